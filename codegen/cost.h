@@ -1,0 +1,175 @@
+/*
+ * cost.h - predicted time of a schedule, from the schedule itself.
+ *
+ * Pipeline position: after verification, beside code generation.  Input: a
+ * verified ir_sched, a buffer size and a link model (linkmodel.h); output:
+ * a time, algbw and busbw, and for the simulator the timeline, each rank's
+ * idle time and the critical path.  No algorithm has a formula here: every
+ * schedule, including one a user has just written, is costed by walking
+ * its rounds, and the papers' closed forms are tests of this code
+ * (tests/unit/test_cost.c), not its source.
+ *
+ * Shared conventions of both models:
+ * - Chunk bytes = buffer bytes / chunks.  Transfers of one round between
+ *   the same ordered pair travel as one message (one alpha, their bytes
+ *   summed), as the language defines; a message from i to j of b bytes
+ *   takes alpha_ij + b * beta_ij and holds one send port of i and one
+ *   receive port of j (ports_send / ports_recv of the schedule).
+ * - Rounds whose phase name starts with "pre" (StragglAR's reduce-scatter
+ *   precondition, the Broadcast baseline's allreduce) are the work the
+ *   other ranks can do while a straggler is late.
+ * - A straggler (rank R, delay D) joins at time D; everyone else at 0.
+ *   `time` is measured from when the last rank joined (D, or 0 without a
+ *   straggler): it is the time the delay did not hide, which is what
+ *   StragglAR's Table 1, its section 4.2 critical-delay rule and nccl-tests'
+ *   algbw refer to.  `total` is measured from 0.
+ * - COST_MASKED as the delay means "long enough": the straggler joins when
+ *   everything that does not need it has finished (the paper's assumption
+ *   of a delay that hides the precondition).
+ *
+ * Models (cost_models[], chosen by name, same shape: parameters + hook):
+ * - "rounds": round-synchronous.  Every round lasts as long as its slowest
+ *   message; rounds run back to back.  Precondition rounds run among the
+ *   other ranks from time 0; the first other round starts at
+ *   max(D, precondition time).  Ignores segments.
+ * - "sim": event-driven.  Each rank runs its plan in order (no barrier per
+ *   round): a message starts when its source holds every chunk it sends
+ *   (the last write to that (rank, chunk) in an earlier round has landed),
+ *   a send port of the source and a receive port of the destination are
+ *   free, and both ranks have joined.  With S segments the buffer is cut
+ *   into S pieces that run through the schedule one after the other
+ *   (segment g runs round k in step k + g), so later rounds of early
+ *   segments overlap earlier rounds of late ones.  A reduce lands when
+ *   both the message and the receiver's own copy are there; reductions
+ *   cost nothing.
+ */
+#ifndef COLL_COST_H
+#define COLL_COST_H
+
+#include <stdint.h>
+
+#include "ir.h"
+#include "linkmodel.h"
+
+#define COST_MASKED (-1.0)   /* cost_params.delay: a delay that hides all it can */
+
+/* One message of a plan: the transfers of one round from src to dst. */
+typedef struct {
+	int32_t src, dst;
+	int32_t round;         /* index into the schedule's rounds */
+	int32_t first, count;  /* its transfers: plan->chunk/op[first .. first+count) */
+} cost_pmsg;
+
+/* A schedule prepared for costing; built once, evaluated for many sizes
+ * and link models.  Keeps a pointer to the schedule (for phase names). */
+typedef struct {
+	const ir_sched *s;
+	int n, chunks, nrounds;
+	int ports_send, ports_recv;
+	int nmsgs;
+	cost_pmsg *msgs;       /* round by round, in program order within a round */
+	int *round_first;      /* messages of round k: [round_first[k], round_first[k+1]) */
+	int32_t *chunk;        /* per transfer: chunk index */
+	uint8_t *op;           /* per transfer: ir_op */
+	uint8_t *pre;          /* per round: 1 when its phase name starts with "pre" */
+	int npre;              /* how many rounds are precondition rounds */
+} cost_plan;
+
+typedef struct {
+	double bytes;              /* buffer size */
+	const link_model *links;
+	int straggler;             /* rank that joins late; -1: none */
+	double delay;              /* its delay (s), or COST_MASKED */
+	int segments;              /* pipelining (sim only); 1 = none */
+} cost_params;
+
+typedef struct {
+	double time;               /* completion - when the last rank joined (s) */
+	double total;              /* completion measured from 0 (s) */
+	double join;               /* when the last rank joined (s) */
+	double pre;                /* precondition: rounds model, its duration; sim,
+				      when its last transfer ended (0 if none) */
+	double algbw, busbw;       /* bytes / time, and algbw * busbw factor (B/s) */
+} cost_result;
+
+/* Why a simulated message started when it did (the binding constraint). */
+typedef enum {
+	COST_WAIT_NONE,            /* started at 0 */
+	COST_WAIT_DATA,            /* a chunk it sends had just landed */
+	COST_WAIT_SEND,            /* its source's send port was busy */
+	COST_WAIT_RECV,            /* its destination's receive port was busy */
+	COST_WAIT_JOIN             /* a rank had not joined yet (straggler) */
+} cost_wait;
+
+/* One simulated message. */
+typedef struct {
+	int32_t msg;               /* index into plan->msgs */
+	int32_t seg;               /* segment */
+	double bytes, start, end;
+	int32_t pred;              /* sim message it waited for, -1 none */
+	uint8_t why;               /* cost_wait */
+} cost_smsg;
+
+typedef struct {
+	cost_result r;
+	int n, nmsgs;
+	cost_smsg *msgs;           /* in simulation order */
+	double *join;              /* per rank: when it joined */
+	double *busy;              /* per rank: time sending or receiving */
+	double *idle;              /* per rank: completion - join - busy */
+	double *done;              /* per rank: end of its last message */
+	int *path, npath;          /* critical path, first to last (indices into msgs) */
+} cost_sim;
+
+typedef int (*cost_predict_fn)(const cost_plan *p, const cost_params *q,
+			       cost_result *r, link_error *err);
+
+typedef struct {
+	const char *name;          /* "rounds", "sim" */
+	const char *what;          /* one line for --help and reports */
+	cost_predict_fn predict;
+} cost_model;
+
+/* cost.c */
+/* The models, ending with a NULL name. */
+extern const cost_model cost_models[];
+/* The model called `name`, or NULL. */
+const cost_model *cost_model_find(const char *name);
+
+/* Prepare s for costing.  NULL with err set when a transfer names a rank
+ * or chunk out of range (an unverified schedule). */
+cost_plan *cost_plan_new(const ir_sched *s, link_error *err);
+void cost_plan_free(cost_plan *p);
+/* Check q against p (size, segments, straggler rank, link matrix size);
+ * every entry point below does this first. */
+int cost_check(const cost_plan *p, const cost_params *q, link_error *err);
+
+/* nccl-tests' busbw factor: allreduce 2(n-1)/n, reduce_scatter and
+ * allgather (n-1)/n, broadcast and reduce 1. */
+double cost_busbw_factor(ir_kind kind, int n);
+
+/* Round-synchronous estimate (model "rounds"). */
+int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_error *err);
+/* Event-driven simulation (model "sim"), result only. */
+int cost_sim_time(const cost_plan *p, const cost_params *q, cost_result *r, link_error *err);
+/* Event-driven simulation with the timeline, idle times and critical
+ * path.  NULL with err set on bad parameters.  Free with cost_sim_free. */
+cost_sim *cost_simulate(const cost_plan *p, const cost_params *q, link_error *err);
+void cost_sim_free(cost_sim *sim);
+
+/* The smallest straggler delay at which `algo` takes no longer than `base`
+ * after the straggler joins (both judged by model m, straggler and size
+ * from q; q->delay is ignored).  Returns 0 and sets *delay, 1 when algo
+ * never catches up (not even with the delay masking all it can), -1 on
+ * error.  Found by searching the model, not by a formula. */
+int cost_critical_delay(const cost_model *m, const cost_plan *algo, const cost_plan *base,
+			const cost_params *q, double *delay, link_error *err);
+/* StragglAR section 4.2's rule: algo wins when the delay is at least
+ * t_rs - max(t_base - t_algo, 0), t_rs being algo's precondition time and
+ * t_algo, t_base the times after the straggler joins with the
+ * precondition hidden.  Returns that bound (>= 0), or INFINITY when
+ * t_algo > t_base (then no delay is enough; the rule as printed assumes
+ * t_algo <= t_base). */
+double cost_critical_delay_rule(double t_rs, double t_base, double t_algo);
+
+#endif

@@ -1,0 +1,329 @@
+/*
+ * export.c - JSON, table and Graphviz exports of the schedule IR (see
+ * export.h).
+ *
+ * Pipeline position: back end, after verification.  These writers only
+ * read the ir_sched; they still skip out-of-range ranks instead of trusting
+ * them, so that `collc export` of an unverified schedule cannot crash.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	if (!p) {
+		fputs("collc: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static const char *phase_name(const ir_sched *s, const ir_round *rd)
+{
+	return rd->phase >= 0 && rd->phase < s->nphases ? s->phases[rd->phase] : "main";
+}
+
+static const char *op_name(int op)
+{
+	return op == IR_COPY ? "copy" : "reduce";
+}
+
+/* --- JSON ----------------------------------------------------------------- */
+
+static void json_str(FILE *out, const char *str)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)(str ? str : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else if (*p == '\t')
+			fputs("\\t", out);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+void export_json(FILE *out, const ir_sched *s)
+{
+	const char *kind = (int)s->kind >= 0 && s->kind < IR_NKINDS ? ir_kind_names[s->kind] : "unknown";
+	fputs("{\"collective\": ", out);
+	json_str(out, kind);
+	fputs(", \"algorithm\": ", out);
+	json_str(out, s->algo);
+	fprintf(out, ", \"n\": %d, \"chunks\": %d, \"root\": %d, \"ports\": {\"send\": %d, \"recv\": %d}, \"rounds\": [",
+		s->n, s->chunks, s->root, s->ports_send, s->ports_recv);
+	for (int r = 0; r < s->nrounds; r++) {
+		const ir_round *rd = &s->rounds[r];
+		fputs(r ? ",\n  {\"phase\": " : "\n  {\"phase\": ", out);
+		json_str(out, phase_name(s, rd));
+		fputs(", \"transfers\": [", out);
+		for (int t = rd->first; t < rd->first + rd->count; t++) {
+			const ir_xfer *x = &s->xfers[t];
+			fprintf(out, "%s{\"src\": %d, \"dst\": %d, \"chunk\": %d, \"op\": \"%s\"}",
+				t > rd->first ? ", " : "", x->src, x->dst, x->chunk, op_name(x->op));
+		}
+		fputs("]}", out);
+	}
+	fputs(s->nrounds ? "\n]}\n" : "]}\n", out);
+}
+
+/* --- table ---------------------------------------------------------------- */
+
+static int entry_len(const ir_xfer *x)
+{
+	return snprintf(NULL, 0, "%sc%d>%d", x->op == IR_COPY ? "" : "+", x->chunk, x->dst);
+}
+
+static int digits(long long v)
+{
+	return snprintf(NULL, 0, "%lld", v);
+}
+
+void export_table(FILE *out, const ir_sched *s)
+{
+	int n = s->n > 0 ? s->n : 0;
+	int *width = xcalloc((size_t)n, sizeof *width);
+	int *cur = xcalloc((size_t)n, sizeof *cur);
+	int *seen = xcalloc((size_t)n, sizeof *seen);
+	int *start = xcalloc((size_t)n + 1, sizeof *start);
+	long long *sent = xcalloc((size_t)n, sizeof *sent), *recvd = xcalloc((size_t)n, sizeof *recvd);
+	int maxcount = 0, phw = 5, show_phase = 0;
+	long long ncopy = 0, nreduce = 0;
+
+	/* pass 1: column widths (a cell is all of one rank's sends in a round) */
+	for (int r = 0; r < n; r++) {
+		width[r] = digits(r) + 1;  /* "r12" */
+		seen[r] = -1;
+	}
+	for (int i = 0; i < s->nrounds; i++) {
+		const ir_round *rd = &s->rounds[i];
+		const char *ph = phase_name(s, rd);
+		if (strcmp(ph, "main") != 0)
+			show_phase = 1;
+		if ((int)strlen(ph) > phw)
+			phw = (int)strlen(ph);
+		if (rd->count > maxcount)
+			maxcount = rd->count;
+		for (int t = rd->first; t < rd->first + rd->count; t++) {
+			const ir_xfer *x = &s->xfers[t];
+			x->op == IR_COPY ? ncopy++ : nreduce++;
+			if (x->dst >= 0 && x->dst < n)
+				recvd[x->dst]++;
+			if (x->src < 0 || x->src >= n)
+				continue;
+			sent[x->src]++;
+			int l = entry_len(x);
+			cur[x->src] = seen[x->src] == i ? cur[x->src] + 1 + l : l;
+			seen[x->src] = i;
+			if (cur[x->src] > width[x->src])
+				width[x->src] = cur[x->src];
+		}
+	}
+	int rw = digits(s->nrounds > 0 ? s->nrounds - 1 : 0);
+	if (rw < 5)
+		rw = 5;
+
+	fprintf(out, "%*s", rw, "round");
+	if (show_phase)
+		fprintf(out, "  %-*s", phw, "phase");
+	for (int r = 0; r < n; r++)
+		fprintf(out, "  r%-*d", r + 1 < n ? width[r] - 1 : 0, r);
+	fputc('\n', out);
+
+	/* pass 2: per round, bucket the transfers by sender (stable, so a cell
+	 * lists them in program order) and print the row */
+	int *order = xcalloc((size_t)maxcount, sizeof *order);
+	char cell[64];
+	for (int i = 0; i < s->nrounds; i++) {
+		const ir_round *rd = &s->rounds[i];
+		memset(start, 0, ((size_t)n + 1) * sizeof *start);
+		for (int t = rd->first; t < rd->first + rd->count; t++)
+			if (s->xfers[t].src >= 0 && s->xfers[t].src < n)
+				start[s->xfers[t].src + 1]++;
+		for (int r = 0; r < n; r++)
+			start[r + 1] += start[r];
+		memcpy(cur, start, (size_t)n * sizeof *cur);
+		for (int t = rd->first; t < rd->first + rd->count; t++)
+			if (s->xfers[t].src >= 0 && s->xfers[t].src < n)
+				order[cur[s->xfers[t].src]++] = t;
+
+		fprintf(out, "%*d", rw, i);
+		if (show_phase)
+			fprintf(out, "  %-*s", phw, phase_name(s, rd));
+		for (int r = 0; r < n; r++) {
+			fputs("  ", out);
+			int used = 0;
+			for (int k = start[r]; k < start[r + 1]; k++) {
+				const ir_xfer *x = &s->xfers[order[k]];
+				used += snprintf(cell, sizeof cell, "%s%sc%d>%d", k > start[r] ? "," : "",
+						 x->op == IR_COPY ? "" : "+", x->chunk, x->dst);
+				fputs(cell, out);
+			}
+			if (start[r] == start[r + 1]) {
+				fputc('.', out);
+				used = 1;
+			}
+			if (r + 1 < n)   /* no trailing blanks */
+				fprintf(out, "%*s", width[r] - used, "");
+		}
+		fputc('\n', out);
+	}
+
+	int ms = 0, mr = 0;
+	for (int r = 1; r < n; r++) {
+		if (sent[r] > sent[ms])
+			ms = r;
+		if (recvd[r] > recvd[mr])
+			mr = r;
+	}
+	fprintf(out, "%d round%s, %lld transfers (%lld copy, %lld reduce)", s->nrounds,
+		s->nrounds == 1 ? "" : "s", ncopy + nreduce, ncopy, nreduce);
+	if (n > 0)
+		fprintf(out, ", max per rank: %lld sent (rank %d), %lld received (rank %d)", sent[ms], ms,
+			recvd[mr], mr);
+	fputc('\n', out);
+
+	free(order);
+	free(width);
+	free(cur);
+	free(seen);
+	free(start);
+	free(sent);
+	free(recvd);
+}
+
+/* --- Graphviz ------------------------------------------------------------- */
+
+/* Past this many (rank, step) nodes the time-expanded picture is unreadable
+ * (and slow to lay out); draw one node per rank instead. */
+#define DOT_MAX_NODES 4000
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void dot_header(FILE *out, const ir_sched *s)
+{
+	const char *kind = (int)s->kind >= 0 && s->kind < IR_NKINDS ? ir_kind_names[s->kind] : "unknown";
+	fputs("digraph ", out);
+	json_str(out, s->algo);   /* a DOT ID in quotes has JSON-like escapes */
+	fputs(" {\n  label=", out);
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s %s: n = %d, %d chunk%s, %d round%s", kind, s->algo ? s->algo : "?",
+		 s->n, s->chunks, s->chunks == 1 ? "" : "s", s->nrounds, s->nrounds == 1 ? "" : "s");
+	json_str(out, buf);
+	fputs("; labelloc=t; fontname=\"Helvetica\";\n"
+	      "  node [fontname=\"Helvetica\", fontsize=10];\n"
+	      "  edge [fontname=\"Helvetica\", fontsize=9];\n", out);
+}
+
+/* Small schedules: lane per rank, row per step (row 0 the start, row t+1
+ * the state after round t), transfers as edges between adjacent rows. */
+static void dot_timeline(FILE *out, const ir_sched *s)
+{
+	fputs("  node [shape=circle, fixedsize=true, width=0.35];\n", out);
+	for (int t = 0; t <= s->nrounds; t++) {
+		fprintf(out, "  { rank=same; s%d [shape=plaintext, fixedsize=false, label=", t);
+		if (t == 0) {
+			fputs("\"start\"", out);
+		} else {
+			const char *ph = phase_name(s, &s->rounds[t - 1]);
+			char buf[160];
+			if (strcmp(ph, "main") != 0)
+				snprintf(buf, sizeof buf, "round %d (%s)", t - 1, ph);
+			else
+				snprintf(buf, sizeof buf, "round %d", t - 1);
+			json_str(out, buf);
+		}
+		fputs("];", out);
+		for (int r = 0; r < s->n; r++)
+			fprintf(out, " n%d_%d [label=\"%d\"];", r, t, r);
+		fputs(" }\n", out);
+	}
+	/* invisible spine and dotted lanes keep rows in order and ranks in columns */
+	for (int t = 0; t < s->nrounds; t++)
+		fprintf(out, "  s%d -> s%d [style=invis];\n", t, t + 1);
+	for (int r = 0; r < s->n; r++)
+		for (int t = 0; t < s->nrounds; t++)
+			fprintf(out, "  n%d_%d -> n%d_%d [style=dotted, color=gray70, arrowhead=none, weight=20];\n",
+				r, t, r, t + 1);
+	for (int t = 0; t < s->nrounds; t++) {
+		const ir_round *rd = &s->rounds[t];
+		for (int k = rd->first; k < rd->first + rd->count; k++) {
+			const ir_xfer *x = &s->xfers[k];
+			if (x->src < 0 || x->src >= s->n || x->dst < 0 || x->dst >= s->n)
+				continue;
+			fprintf(out, "  n%d_%d -> n%d_%d [label=\"%d:%s%d\", color=%s, fontcolor=%s];\n", x->src, t,
+				x->dst, t + 1, t, x->op == IR_COPY ? "" : "+", x->chunk,
+				x->op == IR_COPY ? "royalblue" : "firebrick", x->op == IR_COPY ? "royalblue" : "firebrick");
+		}
+	}
+}
+
+/* Large schedules: one node per rank, one edge per (src, dst) pair that
+ * ever talks, labelled with its first few "round:chunk" and a count. */
+static void dot_ranks(FILE *out, const ir_sched *s)
+{
+	uint64_t *keys = xcalloc((size_t)s->nxfers, sizeof *keys);
+	int nk = 0;
+	for (int t = 0; t < s->nrounds; t++) {
+		const ir_round *rd = &s->rounds[t];
+		for (int k = rd->first; k < rd->first + rd->count; k++) {
+			const ir_xfer *x = &s->xfers[k];
+			if (x->src < 0 || x->src >= s->n || x->dst < 0 || x->dst >= s->n)
+				continue;
+			/* (src, dst) pair, then the transfer index: sorting groups
+			 * the pairs and keeps program order within each */
+			keys[nk++] = ((uint64_t)x->src * (uint64_t)s->n + (uint64_t)x->dst) << 32 | (uint32_t)k;
+		}
+	}
+	qsort(keys, (size_t)nk, sizeof *keys, cmp_u64);
+	/* round of each transfer, by index: rounds are contiguous slices */
+	int *round_of = xcalloc((size_t)s->nxfers, sizeof *round_of);
+	for (int t = 0; t < s->nrounds; t++)
+		for (int k = s->rounds[t].first; k < s->rounds[t].first + s->rounds[t].count; k++)
+			round_of[k] = t;
+	fputs("  layout=circo; node [shape=circle];\n", out);
+	for (int r = 0; r < s->n; r++)
+		fprintf(out, "  n%d [label=\"%d\"];\n", r, r);
+	for (int i = 0; i < nk;) {
+		uint64_t pair = keys[i] >> 32;
+		int j = i;
+		while (j < nk && keys[j] >> 32 == pair)
+			j++;
+		int src = (int)(pair / (uint64_t)s->n), dst = (int)(pair % (uint64_t)s->n);
+		fprintf(out, "  n%d -> n%d [label=\"", src, dst);
+		for (int k = i; k < j && k < i + 3; k++) {
+			const ir_xfer *x = &s->xfers[(uint32_t)keys[k]];
+			fprintf(out, "%s%d:%s%d", k > i ? " " : "", round_of[(uint32_t)keys[k]],
+				x->op == IR_COPY ? "" : "+", x->chunk);
+		}
+		if (j - i > 3)
+			fprintf(out, " (+%d)", j - i - 3);
+		fputs("\"];\n", out);
+		i = j;
+	}
+	free(round_of);
+	free(keys);
+}
+
+void export_dot(FILE *out, const ir_sched *s)
+{
+	dot_header(out, s);
+	if ((long long)(s->nrounds + 1) * s->n <= DOT_MAX_NODES)
+		dot_timeline(out, s);
+	else
+		dot_ranks(out, s);
+	fputs("}\n", out);
+}

@@ -1,0 +1,515 @@
+/*
+ * linkmodel.c - units, uniform and matrix link models, the matrix file
+ * reader and writer (see linkmodel.h for the format).
+ *
+ * Pipeline position: the first thing the cost subcommands build from their
+ * flags; the cost model (cost.c) only calls link_time.  Parsing is strict
+ * on purpose: a bandwidth typed as "450GB" or a latency as "3" is far more
+ * likely a mistake than a wish for bytes or seconds, and a silently wrong
+ * unit makes every prediction wrong by orders of magnitude.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linkmodel.h"
+
+static int fail(link_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(link_error *err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+typedef struct {
+	const char *name;
+	double scale;
+} unit;
+
+static const unit size_units[] = {
+	{ "B", 1 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 }, { "TB", 1e12 },
+	{ "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+	{ "TiB", 1099511627776.0 },
+	/* nccl-tests' -b/-e suffixes: binary multiples */
+	{ "K", 1024.0 }, { "M", 1048576.0 }, { "G", 1073741824.0 },
+	{ "T", 1099511627776.0 },
+	{ NULL, 0 }
+};
+
+static const unit time_units[] = {
+	{ "ns", 1e-9 }, { "us", 1e-6 }, { "\xc2\xb5s", 1e-6 }, { "ms", 1e-3 },
+	{ "s", 1 }, { NULL, 0 }
+};
+
+static const unit bw_units[] = {
+	{ "B/s", 1 }, { "KB/s", 1e3 }, { "MB/s", 1e6 }, { "GB/s", 1e9 },
+	{ "TB/s", 1e12 }, { "KiB/s", 1024.0 }, { "MiB/s", 1048576.0 },
+	{ "GiB/s", 1073741824.0 }, { "TiB/s", 1099511627776.0 },
+	{ "bit/s", 1.0 / 8 }, { "Kbit/s", 1e3 / 8 }, { "Mbit/s", 1e6 / 8 },
+	{ "Gbit/s", 1e9 / 8 }, { "Tbit/s", 1e12 / 8 },
+	{ "bps", 1.0 / 8 }, { "Kbps", 1e3 / 8 }, { "Mbps", 1e6 / 8 },
+	{ "Gbps", 1e9 / 8 }, { "Tbps", 1e12 / 8 },
+	{ NULL, 0 }
+};
+
+/* Split text into a decimal number and a unit.  Only plain decimals are
+ * numbers here: strtod alone would also take "inf", "nan" and hex. */
+static int split_number(const char *what, const char *text, double *val,
+			const char **unit_out, link_error *err)
+{
+	const char *p = text;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!*p)
+		return fail(err, "bad %s '%s': empty", what, text);
+	const char *num = p;
+	if (*p == '+' || *p == '-')
+		p++;
+	int digits = 0;
+	while (isdigit((unsigned char)*p)) {
+		p++;
+		digits++;
+	}
+	if (*p == '.') {
+		p++;
+		while (isdigit((unsigned char)*p)) {
+			p++;
+			digits++;
+		}
+	}
+	if (!digits)
+		return fail(err, "bad %s '%s': expected a number", what, text);
+	if ((*p == 'e' || *p == 'E') &&
+	    (isdigit((unsigned char)p[1]) ||
+	     ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2])))) {
+		p += 2;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	char buf[64];
+	size_t len = (size_t)(p - num);
+	if (len >= sizeof buf)
+		return fail(err, "bad %s '%s': number too long", what, text);
+	memcpy(buf, num, len);
+	buf[len] = 0;
+	errno = 0;
+	*val = strtod(buf, NULL);
+	if (errno == ERANGE || !isfinite(*val))
+		return fail(err, "bad %s '%s': number out of range", what, text);
+	while (isspace((unsigned char)*p))
+		p++;
+	*unit_out = p;
+	return 0;
+}
+
+/* Look up the unit (trailing blanks ignored); NULL when unknown. */
+static const unit *find_unit(const unit *tab, const char *u)
+{
+	size_t len = strlen(u);
+	while (len && isspace((unsigned char)u[len - 1]))
+		len--;
+	for (; tab->name; tab++)
+		if (strlen(tab->name) == len && strncmp(tab->name, u, len) == 0)
+			return tab;
+	return NULL;
+}
+
+int link_parse_size(const char *text, double *bytes, link_error *err)
+{
+	static const char hint[] = "(use B, KB, MB, GB, KiB, MiB, GiB)";
+	double v;
+	const char *u;
+	if (split_number("size", text, &v, &u, err))
+		return -1;
+	double scale = 1;
+	if (*u) {
+		const unit *x = find_unit(size_units, u);
+		if (!x)
+			return fail(err, "bad size '%s': unknown unit '%s' %s", text, u, hint);
+		scale = x->scale;
+	}
+	v *= scale;
+	if (v <= 0)
+		return fail(err, "bad size '%s': must be positive", text);
+	if (v > 9007199254740992.0)   /* 2^53: doubles stop counting bytes exactly */
+		return fail(err, "bad size '%s': too large", text);
+	if (v != floor(v))
+		return fail(err, "bad size '%s': not a whole number of bytes", text);
+	*bytes = v;
+	return 0;
+}
+
+int link_parse_time(const char *text, double *seconds, link_error *err)
+{
+	static const char hint[] = "(use ns, us, ms, s)";
+	double v;
+	const char *u;
+	if (split_number("time", text, &v, &u, err))
+		return -1;
+	if (!*u) {
+		if (v != 0)   /* "3" could be seconds or microseconds: ask */
+			return fail(err, "bad time '%s': missing unit %s", text, hint);
+		*seconds = 0;
+		return 0;
+	}
+	const unit *x = find_unit(time_units, u);
+	if (!x)
+		return fail(err, "bad time '%s': unknown unit '%s' %s", text, u, hint);
+	if (v < 0)
+		return fail(err, "bad time '%s': must not be negative", text);
+	*seconds = v * x->scale;
+	return 0;
+}
+
+int link_parse_bw(const char *text, double *bytes_per_s, link_error *err)
+{
+	static const char hint[] =
+		"(use B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s, Mbit/s, Gbit/s)";
+	double v;
+	const char *u;
+	if (split_number("bandwidth", text, &v, &u, err))
+		return -1;
+	if (!*u)
+		return fail(err, "bad bandwidth '%s': missing unit %s", text, hint);
+	const unit *x = find_unit(bw_units, u);
+	if (!x)
+		return fail(err, "bad bandwidth '%s': unknown unit '%s' %s", text, u, hint);
+	if (v <= 0)
+		return fail(err, "bad bandwidth '%s': must be positive", text);
+	*bytes_per_s = v * x->scale;
+	return 0;
+}
+
+/* %.4g without a trailing exponent for the magnitudes we print. */
+static char *fmt_scaled(char *buf, size_t len, double v, const char *u)
+{
+	snprintf(buf, len, "%.4g %s", v, u);
+	return buf;
+}
+
+char *link_fmt_size(double b, char *buf, size_t len)
+{
+	static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	int k = 0;
+	while (k < 5 && fabs(b) >= 1024) {
+		b /= 1024;
+		k++;
+	}
+	return fmt_scaled(buf, len, b, names[k]);
+}
+
+char *link_fmt_time(double s, char *buf, size_t len)
+{
+	double a = fabs(s);
+	if (a == 0)
+		return fmt_scaled(buf, len, 0, "s");
+	if (a < 1e-6)
+		return fmt_scaled(buf, len, s * 1e9, "ns");
+	if (a < 1e-3)
+		return fmt_scaled(buf, len, s * 1e6, "us");
+	if (a < 1)
+		return fmt_scaled(buf, len, s * 1e3, "ms");
+	return fmt_scaled(buf, len, s, "s");
+}
+
+char *link_fmt_bw(double b, char *buf, size_t len)
+{
+	static const char *const names[] = { "B/s", "KB/s", "MB/s", "GB/s", "TB/s" };
+	int k = 0;
+	while (k < 4 && fabs(b) >= 1000) {
+		b /= 1000;
+		k++;
+	}
+	return fmt_scaled(buf, len, b, names[k]);
+}
+
+int link_uniform(link_model *lm, double alpha, double bw, link_error *err)
+{
+	memset(lm, 0, sizeof *lm);
+	if (!(alpha >= 0) || !isfinite(alpha))
+		return fail(err, "latency must be >= 0");
+	if (!(bw > 0) || !isfinite(bw))
+		return fail(err, "bandwidth must be positive");
+	lm->kind = LINK_UNIFORM;
+	lm->alpha = alpha;
+	lm->beta = 1 / bw;
+	char a[32], b[32], d[96];
+	snprintf(d, sizeof d, "uniform alpha %s, bw %s", link_fmt_time(alpha, a, sizeof a),
+		 link_fmt_bw(bw, b, sizeof b));
+	lm->source = strdup(d);
+	return 0;
+}
+
+int link_matrix(link_model *lm, int n, double alpha, double bw, link_error *err)
+{
+	memset(lm, 0, sizeof *lm);
+	if (n < 1 || n > 65536)
+		return fail(err, "matrix rank count %d out of range", n);
+	if (!(alpha >= 0) || !(bw > 0))
+		return fail(err, "latency must be >= 0 and bandwidth positive");
+	lm->kind = LINK_MATRIX;
+	lm->n = n;
+	lm->alpha_m = malloc(sizeof(double) * (size_t)n * (size_t)n);
+	lm->beta_m = malloc(sizeof(double) * (size_t)n * (size_t)n);
+	if (!lm->alpha_m || !lm->beta_m) {
+		link_free(lm);
+		return fail(err, "out of memory for a %d-rank matrix", n);
+	}
+	for (size_t i = 0; i < (size_t)n * (size_t)n; i++) {
+		lm->alpha_m[i] = alpha;
+		lm->beta_m[i] = 1 / bw;
+	}
+	lm->source = strdup("matrix");
+	return 0;
+}
+
+void link_set(link_model *lm, int src, int dst, double alpha, double bw)
+{
+	lm->alpha_m[src * lm->n + dst] = alpha;
+	lm->beta_m[src * lm->n + dst] = 1 / bw;
+}
+
+void link_free(link_model *lm)
+{
+	free(lm->alpha_m);
+	free(lm->beta_m);
+	free(lm->source);
+	memset(lm, 0, sizeof *lm);
+}
+
+int link_check_n(const link_model *lm, int n, link_error *err)
+{
+	if (lm->kind == LINK_MATRIX && lm->n != n)
+		return fail(err, "the link matrix %s has %d ranks but the schedule has %d",
+			    lm->source ? lm->source : "", lm->n, n);
+	return 0;
+}
+
+char *link_describe(const link_model *lm, char *buf, size_t len)
+{
+	if (lm->kind == LINK_UNIFORM)
+		snprintf(buf, len, "%s", lm->source ? lm->source : "uniform");
+	else
+		snprintf(buf, len, "matrix %s (%d ranks)", lm->source ? lm->source : "", lm->n);
+	return buf;
+}
+
+/* --- matrix files ---------------------------------------------------------- */
+
+typedef struct {
+	int src, dst;        /* -1: '*' */
+	double alpha, bw;
+	int line;
+} entry;
+
+static int parse_rank(const char *tok, int *r)
+{
+	if (strcmp(tok, "*") == 0) {
+		*r = -1;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	long v = strtol(tok, &end, 10);
+	if (*end || end == tok || errno || v < 0 || v >= 65536 || !isdigit((unsigned char)*tok))
+		return -1;
+	*r = (int)v;
+	return 0;
+}
+
+int link_read_matrix(link_model *lm, const char *path, link_error *err)
+{
+	memset(lm, 0, sizeof *lm);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return fail(err, "%s: cannot open: %s", path, strerror(errno));
+	entry *ents = NULL;
+	int nents = 0, cap = 0, ranks = -1, ranks_line = 0, maxrank = -1, rc = -1;
+	int wild = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	int *spec = NULL, *from = NULL;
+	for (int lineno = 1; getline(&line, &lcap, f) >= 0; lineno++) {
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		char *tok[5];
+		int nt = 0;
+		for (char *t = strtok(line, " \t\r\n"); t; t = strtok(NULL, " \t\r\n")) {
+			if (nt < 5)
+				tok[nt] = t;
+			nt++;
+		}
+		if (nt == 0)
+			continue;
+		if (strcmp(tok[0], "ranks") == 0) {
+			int r;
+			if (nt != 2 || parse_rank(tok[1], &r) || r < 1) {
+				fail(err, "%s:%d: expected 'ranks N' with N >= 1", path, lineno);
+				goto out;
+			}
+			if (ranks >= 0) {
+				fail(err, "%s:%d: second 'ranks' line (first at line %d)", path,
+				     lineno, ranks_line);
+				goto out;
+			}
+			ranks = r;
+			ranks_line = lineno;
+			continue;
+		}
+		if (nt != 4) {
+			fail(err, "%s:%d: expected 'src dst alpha bandwidth', found %d field%s",
+			     path, lineno, nt, nt == 1 ? "" : "s");
+			goto out;
+		}
+		entry e = { .line = lineno };
+		if (parse_rank(tok[0], &e.src)) {
+			fail(err, "%s:%d: bad source rank '%s' (a rank number or '*')", path, lineno, tok[0]);
+			goto out;
+		}
+		if (parse_rank(tok[1], &e.dst)) {
+			fail(err, "%s:%d: bad destination rank '%s' (a rank number or '*')", path,
+			     lineno, tok[1]);
+			goto out;
+		}
+		link_error e2;
+		if (link_parse_time(tok[2], &e.alpha, &e2) || link_parse_bw(tok[3], &e.bw, &e2)) {
+			fail(err, "%s:%d: %s", path, lineno, e2.msg);
+			goto out;
+		}
+		if (e.src < 0 || e.dst < 0)
+			wild = 1;
+		if (e.src > maxrank)
+			maxrank = e.src;
+		if (e.dst > maxrank)
+			maxrank = e.dst;
+		if (nents == cap) {
+			cap = cap ? 2 * cap : 64;
+			entry *ne = realloc(ents, sizeof *ents * (size_t)cap);
+			if (!ne) {
+				fail(err, "%s: out of memory", path);
+				goto out;
+			}
+			ents = ne;
+		}
+		ents[nents++] = e;
+	}
+	if (ferror(f)) {
+		fail(err, "%s: read error", path);
+		goto out;
+	}
+	if (nents == 0) {
+		fail(err, "%s: no links (expected lines 'src dst alpha bandwidth')", path);
+		goto out;
+	}
+	int n = ranks;
+	if (n < 0) {
+		if (maxrank < 0 || wild) {
+			fail(err, "%s: cannot tell the rank count from lines with '*': add a line 'ranks N'",
+			     path);
+			goto out;
+		}
+		n = maxrank + 1;
+	}
+	for (int i = 0; i < nents; i++)
+		if (ents[i].src >= n || ents[i].dst >= n) {
+			fail(err, "%s:%d: rank %d out of range for %d ranks (line %d says 'ranks %d')",
+			     path, ents[i].line, ents[i].src >= n ? ents[i].src : ents[i].dst, n,
+			     ranks_line, n);
+			goto out;
+		}
+	if (link_matrix(lm, n, 0, 1, err))
+		goto out;
+	free(lm->source);
+	lm->source = strdup(path);
+	size_t nn = (size_t)n * (size_t)n;
+	spec = malloc(sizeof *spec * nn);
+	from = malloc(sizeof *from * nn);
+	if (!spec || !from) {
+		fail(err, "%s: out of memory", path);
+		goto out;
+	}
+	for (size_t i = 0; i < nn; i++)
+		spec[i] = -1;
+	for (int k = 0; k < nents; k++) {
+		const entry *e = &ents[k];
+		int sp = (e->src >= 0) + (e->dst >= 0);
+		int s0 = e->src >= 0 ? e->src : 0, s1 = e->src >= 0 ? e->src : n - 1;
+		int d0 = e->dst >= 0 ? e->dst : 0, d1 = e->dst >= 0 ? e->dst : n - 1;
+		for (int i = s0; i <= s1; i++)
+			for (int j = d0; j <= d1; j++) {
+				size_t c = (size_t)i * (size_t)n + (size_t)j;
+				if (i == j || spec[c] > sp)
+					continue;
+				if (spec[c] == sp) {
+					fail(err, "%s:%d: pair %d -> %d given twice (also line %d)",
+					     path, e->line, i, j, ents[from[c]].line);
+					goto out;
+				}
+				spec[c] = sp;
+				from[c] = k;
+				lm->alpha_m[c] = e->alpha;
+				lm->beta_m[c] = 1 / e->bw;
+			}
+	}
+	int missing = 0, mi = 0, mj = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (i != j && spec[(size_t)i * (size_t)n + (size_t)j] < 0 && missing++ == 0) {
+				mi = i;
+				mj = j;
+			}
+	if (missing) {
+		char more[48] = "";
+		if (missing > 1)
+			snprintf(more, sizeof more, " and %d more", missing - 1);
+		fail(err, "%s: missing pair %d -> %d%s: each of the %d ordered pairs of %d ranks needs a line",
+		     path, mi, mj, more, n * (n - 1), n);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc)
+		link_free(lm);
+	free(spec);
+	free(from);
+	free(ents);
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+/* A time with a unit that reads back exactly (17 significant digits would
+ * be exact but unreadable; 12 keeps probe output stable and precise). */
+static void put_time(FILE *out, double s)
+{
+	if (s == 0)
+		fputs("0", out);
+	else if (s < 1e-3)
+		fprintf(out, "%.12gus", s * 1e6);
+	else
+		fprintf(out, "%.12gms", s * 1e3);
+}
+
+void link_write_matrix(FILE *out, const link_model *lm, int n)
+{
+	fprintf(out, "# coll link matrix: src dst alpha bandwidth\n");
+	fprintf(out, "ranks %d\n", n);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			fprintf(out, "%d\t%d\t", i, j);
+			put_time(out, link_alpha(lm, i, j));
+			fprintf(out, "\t%.12gGB/s\n", 1e-9 / link_beta(lm, i, j));
+		}
+}

@@ -1,0 +1,212 @@
+/*
+ * driver.c - the straight-line compiler driver (see driver.h):
+ * load (lex + parse, following imports) -> resolve -> eval -> verify.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+#include "driver.h"
+#include "eval.h"
+#include "verify.h"
+
+long long drv_max_steps = 200000000LL;
+
+struct drv_prog {
+	ast_prog ast;
+	char **real;          /* realpath of each loaded file, for import dedup */
+	bool *named;          /* file was named by the caller, not imported */
+	bool quiet;
+	bool unsupported;
+	char why[256];
+};
+
+/* Load and parse one file unless it is already loaded; returns errors. */
+static int load_one(drv_prog *p, const char *path, srcpos from)
+{
+	char *real = realpath(path, NULL);
+	if (!real) {
+		if (from.file)
+			diag_error(from, "cannot import '%s': %s", path, strerror(errno));
+		else
+			diag_error(from, "cannot open '%s': %s", path, strerror(errno));
+		return 1;
+	}
+	for (int i = 0; i < p->ast.nfiles; i++)
+		if (strcmp(p->real[i], real) == 0) {
+			free(real);
+			return 0;
+		}
+	src_file *f = diag_load(path);
+	if (!f) {
+		free(real);
+		return 1;
+	}
+	p->ast.files = realloc(p->ast.files, (p->ast.nfiles + 1) * sizeof *p->ast.files);
+	p->real = realloc(p->real, (p->ast.nfiles + 1) * sizeof *p->real);
+	p->named = realloc(p->named, (p->ast.nfiles + 1) * sizeof *p->named);
+	p->named[p->ast.nfiles] = from.file == NULL;
+	p->ast.files[p->ast.nfiles] = f;
+	p->real[p->ast.nfiles] = real;
+	p->ast.nfiles++;
+	int first = p->ast.decls.n;
+	int errs = parse_file(&p->ast, f);
+	/* imports are relative to the importing file */
+	for (int i = first; i < p->ast.decls.n; i++) {
+		ast *d = p->ast.decls.v[i];
+		if (d->kind != A_IMPORT)
+			continue;
+		char buf[PATH_MAX];
+		const char *slash = strrchr(f->name, '/');
+		if (d->str[0] == '/' || !slash)
+			snprintf(buf, sizeof buf, "%s", d->str);
+		else
+			snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - f->name), f->name, d->str);
+		errs += load_one(p, buf, d->pos);
+	}
+	return errs;
+}
+
+drv_prog *drv_load(int nfiles, char *const *paths)
+{
+	drv_prog *p = calloc(1, sizeof *p);
+	p->ast.arena = arena_new();
+	int errs = 0;
+	for (int i = 0; i < nfiles; i++)
+		errs += load_one(p, paths[i], (srcpos){ 0 });
+	if (!errs)
+		errs = resolve_prog(&p->ast);
+	if (errs) {
+		drv_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void drv_free(drv_prog *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->ast.nfiles; i++) {
+		diag_free_file(p->ast.files[i]);
+		free(p->real[i]);
+	}
+	free(p->ast.files);
+	free(p->real);
+	free(p->named);
+	arena_free(p->ast.arena);
+	free(p);
+}
+
+static ast *algo_at(const drv_prog *p, int i)
+{
+	int k = 0;
+	for (int j = 0; j < p->ast.decls.n; j++)
+		if (p->ast.decls.v[j]->kind == A_ALGO && k++ == i)
+			return p->ast.decls.v[j];
+	return NULL;
+}
+
+int drv_nalgos(const drv_prog *p)
+{
+	int k = 0;
+	for (int j = 0; j < p->ast.decls.n; j++)
+		k += p->ast.decls.v[j]->kind == A_ALGO;
+	return k;
+}
+
+const char *drv_algo_name(const drv_prog *p, int i) { return algo_at(p, i)->str; }
+ir_kind drv_algo_kind(const drv_prog *p, int i) { return (ir_kind)algo_at(p, i)->kindof; }
+
+int drv_find_algo(const drv_prog *p, const char *name)
+{
+	for (int i = 0, n = drv_nalgos(p); i < n; i++)
+		if (strcmp(algo_at(p, i)->str, name) == 0)
+			return i;
+	return -1;
+}
+
+int drv_algo_params(const drv_prog *p, int i, const char **names, int max)
+{
+	ast *a = algo_at(p, i);
+	int k = 0;
+	for (int j = 0; j < a->b->list.n; j++)
+		if (a->b->list.v[j]->kind == A_PARAM && k < max)
+			names[k++] = a->b->list.v[j]->str;
+	if (k < max && (a->kindof == IR_BROADCAST || a->kindof == IR_REDUCE))
+		names[k++] = "root";
+	return k;
+}
+
+bool drv_algo_named(const drv_prog *p, int i)
+{
+	const src_file *f = algo_at(p, i)->pos.file;
+	for (int j = 0; j < p->ast.nfiles; j++)
+		if (p->ast.files[j] == f)
+			return p->named[j];
+	return false;
+}
+
+void drv_set_quiet_require(drv_prog *p, bool quiet) { p->quiet = quiet; }
+
+bool drv_unsupported(const drv_prog *p, const char **why)
+{
+	if (why)
+		*why = p->why;
+	return p->unsupported;
+}
+
+ir_sched *drv_run(drv_prog *p, const char *algo, int n, const drv_define *defs, int ndefs, bool verify)
+{
+	p->unsupported = false;
+	p->why[0] = '\0';
+	int i = drv_find_algo(p, algo);
+	if (i < 0) {
+		fprintf(stderr, "%s: error: no algorithm named '%s'", diag_tool, algo);
+		for (int j = 0, k = drv_nalgos(p); j < k; j++)
+			fprintf(stderr, "%s%s", j ? ", " : " (have: ", drv_algo_name(p, j));
+		fprintf(stderr, "%s\n", drv_nalgos(p) ? ")" : "");
+		diag_errors++;
+		return NULL;
+	}
+	if (n < 1 || n > 65536) {
+		fprintf(stderr, "%s: error: rank count %d out of range 1..65536\n", diag_tool, n);
+		diag_errors++;
+		return NULL;
+	}
+	eval_opts o = { .max_steps = drv_max_steps, .quiet_require = p->quiet };
+	ir_sched *s = eval_algorithm(&p->ast, algo_at(p, i), n, defs, ndefs, &o);
+	if (!s) {
+		p->unsupported = o.unsupported;
+		snprintf(p->why, sizeof p->why, "%s", o.why);
+		return NULL;
+	}
+	if (verify && verify_sched(s) != 0) {
+		ir_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int drv_parse_define(const char *arg, drv_define *d)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg) {
+		fprintf(stderr, "%s: error: -D expects name=value, found '%s'\n", diag_tool, arg);
+		return -1;
+	}
+	char *end;
+	errno = 0;
+	long long v = strtoll(eq + 1, &end, 0);
+	if (errno || end == eq + 1 || *end) {
+		fprintf(stderr, "%s: error: -D %.*s: value '%s' is not an integer\n", diag_tool, (int)(eq - arg), arg,
+			eq + 1);
+		return -1;
+	}
+	d->name = strndup(arg, eq - arg);
+	d->value = v;
+	return 0;
+}

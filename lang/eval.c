@@ -1,0 +1,1300 @@
+/*
+ * eval.c - the tree-walking evaluator: algorithm + n -> schedule IR.
+ *
+ * Pipeline position: resolved AST -> (this file) -> ir_sched -> verify.
+ * Variables live in per-call frames indexed by the slots resolve.c
+ * assigned.  Transfers are appended to the IR as they execute; the
+ * symbolic buffer state (state.c) is brought up to date lazily, only when
+ * an algorithm asks a state query, so algorithms that never ask pay
+ * nothing.  Composition (`run`) evaluates another algorithm in a child
+ * instance whose rank and chunk maps translate into the top-level
+ * schedule's numbering.
+ *
+ * Error handling: the first error is printed (with a note naming the
+ * algorithm and n), sets `failed`, and every evaluation function returns
+ * promptly from then on.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "matching.h"
+#include "state.h"
+#include "value.h"
+
+/* One running algorithm: the top level or a composed `run`. */
+typedef struct inst {
+	ast *algo;
+	int kind;             /* ir_kind of this algorithm's collective */
+	int n, root;
+	int *rmap;            /* local rank -> top-level rank (owned) */
+	int *cmap;            /* local chunk -> top-level chunk (owned); NULL: identity */
+	int ncmap;            /* entries in cmap, or the parent's chunk count when cmap is NULL */
+	int *rinv;            /* top-level rank -> local rank or -1 (owned) */
+	int chunks;
+	bool chunks_set, emitted, top;
+	ast_list *with;       /* `run ... with` bindings (evaluated in withv) */
+	value *withv;
+} inst;
+
+typedef struct {
+	ast_prog *prog;
+	ir_sched *s;
+	bstate *st;
+	int applied;          /* rounds of s already applied to st */
+	int *buf;             /* scratch of s->n ranks for state queries */
+	eval_opts *opts;
+	long long steps;
+	int depth;            /* function call depth */
+	bool in_round;
+	int phase;
+	bool failed;
+	value ret;            /* value of the last `return` */
+	const drv_define *defs;
+	int ndefs;
+} ctx;
+
+enum { FLOW_NEXT, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN, FLOW_ERROR };
+
+#define MAX_DEPTH 1000
+#define MAX_RANGE 100000000LL
+
+static void fail(ctx *c, srcpos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(ctx *c, srcpos p, const char *fmt, ...)
+{
+	if (c->failed)
+		return;
+	c->failed = true;
+	va_list ap;
+	va_start(ap, fmt);
+	diag_verror(p, fmt, ap);
+	va_end(ap);
+	diag_note(c->s->pos, "while evaluating algorithm '%s' for n = %d", c->s->algo, c->s->n);
+}
+
+static const char *tname(value v) { return v_type_names[v.t]; }
+
+/* Check that v is an int; `what` names it in the message. */
+static bool want_int(ctx *c, value v, ast *e, const char *what, int64_t *out)
+{
+	if (v.t == V_INT) {
+		*out = v.i;
+		return true;
+	}
+	fail(c, e->pos, "%s must be an int, found %s", what, tname(v));
+	return false;
+}
+
+static bool want_bool(ctx *c, value v, ast *e, const char *what)
+{
+	if (v.t == V_BOOL)
+		return v.i != 0;
+	fail(c, e->pos, "%s must be a bool, found %s", what, tname(v));
+	return false;
+}
+
+static bool step(ctx *c, ast *at)
+{
+	if (++c->steps <= c->opts->max_steps)
+		return true;
+	fail(c, at->pos, "step limit exceeded (%lld steps); is there a runaway loop? (raise it with --max-steps)",
+	     c->opts->max_steps);
+	return false;
+}
+
+static value ev(ctx *c, inst *in, value *fr, ast *e);
+static int ex(ctx *c, inst *in, value *fr, ast *s);
+static int block(ctx *c, inst *in, value *fr, ast *b);
+static void run_inst(ctx *c, inst *in);
+
+/* ---- symbolic state queries -------------------------------------------- */
+
+/* Bring the buffer state up to the last closed round. */
+static bstate *state(ctx *c)
+{
+	if (!c->st) {
+		c->st = state_new(c->s);
+		c->applied = 0;
+	}
+	int closed = c->s->nrounds - (c->in_round ? 1 : 0);
+	while (c->applied < closed)
+		state_apply_round(c->st, c->s, c->applied++);
+	return c->st;
+}
+
+/* Contributions of local (r, ch) as local ranks, into c->buf; count. */
+static int contrib(ctx *c, inst *in, int r, int ch)
+{
+	int gc = in->cmap ? in->cmap[ch] : ch;
+	int k = state_contrib(state(c), in->rmap[r], gc, c->buf);
+	if (in->top)
+		return k;
+	int m = 0;
+	for (int i = 0; i < k; i++)
+		if (in->rinv[c->buf[i]] >= 0)
+			c->buf[m++] = in->rinv[c->buf[i]];
+	/* local order follows the rank map, which need not be ascending */
+	for (int i = 1; i < m; i++)
+		for (int j = i; j > 0 && c->buf[j - 1] > c->buf[j]; j--) {
+			int t = c->buf[j]; c->buf[j] = c->buf[j - 1]; c->buf[j - 1] = t;
+		}
+	return m;
+}
+
+/* Does local (r, ch) hold everything this instance's collective needs? */
+static bool holds(ctx *c, inst *in, int r, int ch)
+{
+	if (in->top)
+		return state_complete(state(c), r, in->cmap ? in->cmap[ch] : ch);
+	int k = contrib(c, in, r, ch);
+	switch (in->kind) {
+	case IR_ALLGATHER:
+		return k == 1 && c->buf[0] == ch / (in->chunks / in->n);
+	case IR_BROADCAST:
+		return k == 1 && c->buf[0] == in->root;
+	default:
+		return k == in->n;
+	}
+}
+
+/* ---- arithmetic ---------------------------------------------------------- */
+
+static int64_t floordiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	if (a % b != 0 && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+static int64_t floormod(int64_t a, int64_t b)
+{
+	int64_t r = a % b;
+	if (r != 0 && ((r < 0) != (b < 0)))
+		r += b;
+	return r;
+}
+
+static const char *opname(int op)
+{
+	static const char *names[] = {
+		[OP_NEG] = "-", [OP_NOT] = "not", [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*",
+		[OP_DIV] = "/", [OP_MOD] = "%", [OP_EQ] = "==", [OP_NE] = "!=", [OP_LT] = "<",
+		[OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">=", [OP_IN] = "in", [OP_NOTIN] = "not in",
+		[OP_UNION] = "|", [OP_INTER] = "&",
+	};
+	return names[op];
+}
+
+static bool member(value coll, value x, bool *ok)
+{
+	*ok = true;
+	switch (coll.t) {
+	case V_LIST:
+		for (int i = 0; i < v_list(coll)->n; i++)
+			if (v_eq(v_list(coll)->v[i], x))
+				return true;
+		return false;
+	case V_SET:
+		return v_set_find(v_list(coll), x) >= 0;
+	case V_MAP:
+		return v_map_get(v_map(coll), x) != NULL;
+	default:
+		*ok = false;
+		return false;
+	}
+}
+
+/* Apply a binary operator; consumes neither operand. */
+static value binop(ctx *c, ast *e, int op, value a, value b)
+{
+	int64_t r;
+	if (a.t == V_INT && b.t == V_INT) {
+		switch (op) {
+		case OP_ADD: if (__builtin_add_overflow(a.i, b.i, &r)) goto overflow; return v_int(r);
+		case OP_SUB: if (__builtin_sub_overflow(a.i, b.i, &r)) goto overflow; return v_int(r);
+		case OP_MUL: if (__builtin_mul_overflow(a.i, b.i, &r)) goto overflow; return v_int(r);
+		case OP_DIV: case OP_MOD:
+			if (b.i == 0) {
+				fail(c, e->pos, "%s by zero", op == OP_DIV ? "division" : "modulo");
+				return V_NILV;
+			}
+			if (a.i == INT64_MIN && b.i == -1)
+				goto overflow;
+			return v_int(op == OP_DIV ? floordiv(a.i, b.i) : floormod(a.i, b.i));
+		case OP_LT: return v_bool(a.i < b.i);
+		case OP_LE: return v_bool(a.i <= b.i);
+		case OP_GT: return v_bool(a.i > b.i);
+		case OP_GE: return v_bool(a.i >= b.i);
+		default: break;
+		}
+	}
+	switch (op) {
+	case OP_EQ: return v_bool(v_eq(a, b));
+	case OP_NE: return v_bool(!v_eq(a, b));
+	case OP_IN: case OP_NOTIN: {
+		bool ok, m = member(b, a, &ok);
+		if (ok)
+			return v_bool(op == OP_IN ? m : !m);
+		fail(c, e->pos, "'%s' needs a list, set or map on its right, found %s", opname(op), tname(b));
+		return V_NILV;
+	}
+	case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+		if (a.t == V_STR && b.t == V_STR) {
+			int k = v_cmp(a, b);
+			return v_bool(op == OP_LT ? k < 0 : op == OP_LE ? k <= 0 : op == OP_GT ? k > 0 : k >= 0);
+		}
+		break;
+	case OP_ADD:
+		if (a.t == V_STR && b.t == V_STR) {
+			vstr *x = v_strobj(a), *y = v_strobj(b);
+			value s = v_newstr(x->s, x->len + y->len);
+			memcpy(v_strobj(s)->s + x->len, y->s, y->len + 1);
+			return s;
+		}
+		if (a.t == V_LIST && b.t == V_LIST) {
+			vlist *x = v_list(a), *y = v_list(b);
+			value l = v_newlist(V_LIST, x->n + y->n);
+			for (int i = 0; i < x->n; i++) v_push(v_list(l), v_ref(x->v[i]));
+			for (int i = 0; i < y->n; i++) v_push(v_list(l), v_ref(y->v[i]));
+			return l;
+		}
+		break;
+	case OP_SUB:
+		if (a.t == V_SET && b.t == V_SET)
+			return v_set_diff(v_list(a), v_list(b));
+		break;
+	case OP_UNION:
+		if (a.t == V_SET && b.t == V_SET)
+			return v_set_union(v_list(a), v_list(b));
+		break;
+	case OP_INTER:
+		if (a.t == V_SET && b.t == V_SET)
+			return v_set_inter(v_list(a), v_list(b));
+		break;
+	}
+	fail(c, e->pos, "operator '%s' cannot combine %s and %s", opname(op), tname(a), tname(b));
+	return V_NILV;
+overflow:
+	fail(c, e->pos, "integer overflow in '%s' (%lld %s %lld)", opname(op), (long long)a.i, opname(op),
+	     (long long)b.i);
+	return V_NILV;
+}
+
+static int cmp_values(const void *a, const void *b)
+{
+	return v_cmp(*(const value *)a, *(const value *)b);
+}
+
+/* ---- builtins ------------------------------------------------------------ */
+
+static bool is_key(value v) { return v.t == V_INT || v.t == V_BOOL || v.t == V_STR; }
+
+/* Elements of a list, set or map (keys) as a borrowed array. */
+static bool elems(ctx *c, ast *e, value v, const char *fn, value **out, int *n)
+{
+	if (v.t == V_LIST || v.t == V_SET) {
+		*out = v_list(v)->v;
+		*n = v_list(v)->n;
+		return true;
+	}
+	if (v.t == V_MAP) {
+		*out = v_map(v)->k;
+		*n = v_map(v)->n;
+		return true;
+	}
+	fail(c, e->pos, "%s() needs a list, set or map, found %s", fn, tname(v));
+	return false;
+}
+
+/* Check a local rank / chunk argument of a state query. */
+static bool want_rank(ctx *c, inst *in, value v, ast *e, int *out)
+{
+	int64_t i;
+	if (!want_int(c, v, e, "rank", &i))
+		return false;
+	if (i < 0 || i >= in->n) {
+		fail(c, e->pos, "rank %lld out of range 0..%d", (long long)i, in->n - 1);
+		return false;
+	}
+	*out = (int)i;
+	return true;
+}
+
+static bool want_chunk(ctx *c, inst *in, value v, ast *e, int *out)
+{
+	int64_t i;
+	if (!want_int(c, v, e, "chunk", &i))
+		return false;
+	if (i < 0 || i >= in->chunks) {
+		fail(c, e->pos, "chunk %lld out of range 0..%d", (long long)i, in->chunks - 1);
+		return false;
+	}
+	*out = (int)i;
+	return true;
+}
+
+static value set_of_buf(const int *b, int k)
+{
+	value s = v_newlist(V_SET, k);
+	for (int i = 0; i < k; i++)
+		v_push(v_list(s), v_int(b[i]));
+	return s;
+}
+
+static value matching(ctx *c, ast *e, value edges, bool maxcard)
+{
+	if (edges.t != V_LIST) {
+		fail(c, e->pos, "max_weight_matching() needs a list of [u, v, w] edges, found %s", tname(edges));
+		return V_NILV;
+	}
+	vlist *l = v_list(edges);
+	int ne = l->n, nv = 0;
+	int *eu = malloc((ne + 1) * sizeof *eu), *evv = malloc((ne + 1) * sizeof *evv);
+	int64_t *w = malloc((ne + 1) * sizeof *w);
+	value res = V_NILV;
+	for (int i = 0; i < ne; i++) {
+		value t = l->v[i];
+		vlist *q = t.t == V_LIST ? v_list(t) : NULL;
+		if (!q || q->n != 3 || q->v[0].t != V_INT || q->v[1].t != V_INT || q->v[2].t != V_INT) {
+			char *s = v_show(t, 60);
+			fail(c, e->pos, "max_weight_matching(): edge %d is %s, expected [u, v, w] of ints", i, s);
+			free(s);
+			goto out;
+		}
+		int64_t u = q->v[0].i, v = q->v[1].i;
+		if (u < 0 || v < 0 || u > 1000000 || v > 1000000 || q->v[2].i < 0 ||
+		    q->v[2].i >= MATCH_MAX_WEIGHT) {
+			fail(c, e->pos, "max_weight_matching(): edge %d has a vertex outside 0..1000000 or a weight outside 0..2^40", i);
+			goto out;
+		}
+		eu[i] = (int)u;
+		evv[i] = (int)v;
+		w[i] = q->v[2].i;
+		if (u + 1 > nv) nv = (int)u + 1;
+		if (v + 1 > nv) nv = (int)v + 1;
+	}
+	int *mate = malloc((nv + 1) * sizeof *mate);
+	char err[200];
+	if (match_max_weight(nv, ne, eu, evv, w, maxcard, mate, err, sizeof err) != 0) {
+		fail(c, e->pos, "max_weight_matching(): %s", err);
+	} else {
+		res = v_newlist(V_LIST, 0);
+		for (int u = 0; u < nv; u++) {
+			if (mate[u] > u) {
+				value p = v_newlist(V_LIST, 2);
+				v_push(v_list(p), v_int(u));
+				v_push(v_list(p), v_int(mate[u]));
+				v_push(v_list(res), p);
+			}
+		}
+	}
+	free(mate);
+out:
+	free(eu);
+	free(evv);
+	free(w);
+	return res;
+}
+
+static value builtin(ctx *c, inst *in, ast *e, value *a, int na)
+{
+	const char *fn = e->str;
+	int r, ch;
+	int64_t x;
+	switch (e->slot) {
+	case BI_LEN:
+		switch (a[0].t) {
+		case V_STR: return v_int(v_strobj(a[0])->len);
+		case V_LIST: case V_SET: return v_int(v_list(a[0])->n);
+		case V_MAP: return v_int(v_map(a[0])->n);
+		default: break;
+		}
+		fail(c, e->pos, "len() needs a list, set, map or string, found %s", tname(a[0]));
+		return V_NILV;
+	case BI_MIN: case BI_MAX: {
+		value *v = a;
+		int n = na;
+		if (na == 1 && !elems(c, e, a[0], fn, &v, &n))
+			return V_NILV;
+		if (n == 0) {
+			fail(c, e->pos, "%s() of an empty collection", fn);
+			return V_NILV;
+		}
+		value best = v[0];
+		for (int i = 0; i < n; i++) {
+			if (v[i].t != v[0].t || (v[i].t != V_INT && v[i].t != V_STR)) {
+				fail(c, e->pos, "%s() compares ints or strings, found %s", fn, tname(v[i]));
+				return V_NILV;
+			}
+			int k = v_cmp(v[i], best);
+			if (e->slot == BI_MIN ? k < 0 : k > 0)
+				best = v[i];
+		}
+		return v_ref(best);
+	}
+	case BI_ABS:
+		if (!want_int(c, a[0], e->list.v[0], "abs() argument", &x))
+			return V_NILV;
+		if (x == INT64_MIN) {
+			fail(c, e->pos, "integer overflow in abs()");
+			return V_NILV;
+		}
+		return v_int(x < 0 ? -x : x);
+	case BI_LOG2: case BI_CLOG2: case BI_ISPOW2: {
+		if (!want_int(c, a[0], e->list.v[0], "argument", &x))
+			return V_NILV;
+		if (e->slot == BI_ISPOW2)
+			return v_bool(x > 0 && (x & (x - 1)) == 0);
+		if (x < 1) {
+			fail(c, e->pos, "%s() of %lld; it needs an int >= 1", fn, (long long)x);
+			return V_NILV;
+		}
+		int l = 63 - __builtin_clzll((unsigned long long)x);
+		if (e->slot == BI_CLOG2 && (x & (x - 1)) != 0)
+			l++;
+		return v_int(l);
+	}
+	case BI_SORTED: case BI_LIST: case BI_KEYS: case BI_SET: {
+		value *v = NULL;
+		int n = 0;
+		if (na == 1) {
+			if (e->slot == BI_KEYS && a[0].t != V_MAP) {
+				fail(c, e->pos, "keys() needs a map, found %s", tname(a[0]));
+				return V_NILV;
+			}
+			if (!elems(c, e, a[0], fn, &v, &n))
+				return V_NILV;
+		}
+		if (e->slot == BI_SET) {
+			value s = v_newlist(V_SET, n);
+			for (int i = 0; i < n; i++) {
+				if (!is_key(v[i])) {
+					fail(c, e->pos, "set elements must be ints, bools or strings, found %s", tname(v[i]));
+					v_unref(s);
+					return V_NILV;
+				}
+				v_set_add(v_list(s), v_ref(v[i]));
+			}
+			return s;
+		}
+		value l = v_newlist(V_LIST, n);
+		for (int i = 0; i < n; i++)
+			v_push(v_list(l), v_ref(v[i]));
+		if (e->slot == BI_SORTED && a[0].t == V_LIST) {
+			/* insertion sort is stable and fast on the nearly sorted lists
+			 * schedules produce; fall back to qsort for long ones */
+			vlist *q = v_list(l);
+			if (q->n > 64) {
+				qsort(q->v, q->n, sizeof *q->v, cmp_values);
+			} else {
+				for (int i = 1; i < q->n; i++)
+					for (int j = i; j > 0 && v_cmp(q->v[j - 1], q->v[j]) > 0; j--) {
+						value t = q->v[j]; q->v[j] = q->v[j - 1]; q->v[j - 1] = t;
+					}
+			}
+		}
+		return l;
+	}
+	case BI_PUSH:
+		if (a[0].t != V_LIST) {
+			fail(c, e->pos, "push() needs a list, found %s", tname(a[0]));
+			return V_NILV;
+		}
+		v_push(v_list(a[0]), v_ref(a[1]));
+		return V_NILV;
+	case BI_POP:
+		if (a[0].t != V_LIST || v_list(a[0])->n == 0) {
+			fail(c, e->pos, a[0].t != V_LIST ? "pop() needs a list, found %s" : "pop() from an empty %s",
+			     tname(a[0]));
+			return V_NILV;
+		}
+		return v_list(a[0])->v[--v_list(a[0])->n];   /* the list's reference moves to the caller */
+	case BI_ADD:
+		if (a[0].t != V_SET || !is_key(a[1])) {
+			fail(c, e->pos, a[0].t != V_SET ? "add() needs a set, found %s"
+			     : "set elements must be ints, bools or strings, found %s",
+			     tname(a[0].t != V_SET ? a[0] : a[1]));
+			return V_NILV;
+		}
+		v_set_add(v_list(a[0]), v_ref(a[1]));
+		return V_NILV;
+	case BI_REMOVE:
+		if (a[0].t == V_SET)
+			return v_bool(v_set_remove(v_list(a[0]), a[1]));
+		if (a[0].t == V_MAP)
+			return v_bool(v_map_remove(v_map(a[0]), a[1]));
+		fail(c, e->pos, "remove() needs a set or a map, found %s", tname(a[0]));
+		return V_NILV;
+	case BI_STR: {
+		char *s = v_show(a[0], 1 << 20);
+		value v = v_newstr(s, strlen(s));
+		free(s);
+		return v;
+	}
+	case BI_PRINT:
+		for (int i = 0; i < na; i++) {
+			char *s = v_show(a[i], 1 << 20);
+			fprintf(stderr, "%s%s", i ? " " : "", s);
+			free(s);
+		}
+		fputc('\n', stderr);
+		return V_NILV;
+	case BI_MATCHING:
+		if (na == 2 && a[1].t != V_BOOL) {
+			fail(c, e->pos, "max_weight_matching(): the second argument (max cardinality) must be a bool, found %s",
+			     tname(a[1]));
+			return V_NILV;
+		}
+		return matching(c, e, a[0], na == 2 && a[1].i);
+	case BI_HOLDS: case BI_HAS: case BI_CONTRIB:
+		if (!want_rank(c, in, a[0], e->list.v[0], &r) || !want_chunk(c, in, a[1], e->list.v[1], &ch))
+			return V_NILV;
+		if (e->slot == BI_HOLDS)
+			return v_bool(holds(c, in, r, ch));
+		if (e->slot == BI_HAS)
+			return v_bool(contrib(c, in, r, ch) > 0);
+		return set_of_buf(c->buf, contrib(c, in, r, ch));
+	case BI_HOLDERS: {
+		if (!want_chunk(c, in, a[0], e->list.v[0], &ch))
+			return V_NILV;
+		if (in->top)
+			return set_of_buf(c->buf, state_holders(state(c), in->cmap ? in->cmap[ch] : ch, c->buf));
+		value s = v_newlist(V_SET, 0);
+		for (int q = 0; q < in->n; q++)
+			if (holds(c, in, q, ch))
+				v_push(v_list(s), v_int(q));
+		return s;
+	}
+	case BI_OWNER:
+		if (!want_chunk(c, in, a[0], e->list.v[0], &ch))
+			return V_NILV;
+		if (in->chunks % in->n != 0) {
+			fail(c, e->pos, "owner() needs the chunk count (%d) to be a multiple of n (%d)", in->chunks, in->n);
+			return V_NILV;
+		}
+		return v_int(ch / (in->chunks / in->n));
+	case BI_NCHUNKS:
+		return v_int(in->chunks);
+	}
+	return V_NILV;
+}
+
+/* ---- expressions --------------------------------------------------------- */
+
+static value call(ctx *c, inst *in, value *fr, ast *e)
+{
+	int na = e->list.n;
+	value argv[8], *args = na <= 8 ? argv : malloc(na * sizeof *args);
+	int got = 0;
+	value res = V_NILV;
+	for (; got < na; got++) {
+		args[got] = ev(c, in, fr, e->list.v[got]);
+		if (c->failed)
+			goto out;
+	}
+	if (e->bind == B_BUILTIN) {
+		res = builtin(c, in, e, args, na);
+		goto out;
+	}
+	ast *fn = e->target;
+	if (c->depth >= MAX_DEPTH) {
+		fail(c, e->pos, "calls nested deeper than %d (unbounded recursion in '%s'?)", MAX_DEPTH, fn->str);
+		goto out;
+	}
+	value *nf = calloc(fn->slot ? fn->slot : 1, sizeof *nf);
+	for (int i = 0; i < na; i++) {
+		nf[fn->list.v[i]->slot] = args[i];
+		args[i] = V_NILV;
+	}
+	c->depth++;
+	int flow = block(c, in, nf, fn->b);
+	c->depth--;
+	if (flow == FLOW_RETURN) {
+		res = c->ret;
+		c->ret = V_NILV;
+	}
+	for (int i = 0; i < fn->slot; i++)
+		v_unref(nf[i]);
+	free(nf);
+out:
+	for (int i = 0; i < got; i++)
+		v_unref(args[i]);
+	if (args != argv)
+		free(args);
+	return res;
+}
+
+static value ev(ctx *c, inst *in, value *fr, ast *e)
+{
+	if (c->failed)
+		return V_NILV;
+	switch (e->kind) {
+	case A_INT:
+		return v_int(e->ival);
+	case A_BOOL:
+		return v_bool(e->ival != 0);
+	case A_STR:
+		return v_newstr(e->str, strlen(e->str));
+	case A_NAME:
+		switch (e->bind) {
+		case B_LOCAL:
+			return v_ref(fr[e->slot]);
+		case B_N:
+			return v_int(in->n);
+		case B_ROOT:
+			return v_int(in->root);
+		}
+		return V_NILV;
+	case A_LIST: case A_SET: {
+		value l = v_newlist(e->kind == A_LIST ? V_LIST : V_SET, e->list.n);
+		for (int i = 0; i < e->list.n; i++) {
+			value x = ev(c, in, fr, e->list.v[i]);
+			if (c->failed)
+				break;
+			if (e->kind == A_LIST) {
+				v_push(v_list(l), x);
+			} else if (!is_key(x)) {
+				fail(c, e->list.v[i]->pos, "set elements must be ints, bools or strings, found %s", tname(x));
+				v_unref(x);
+			} else {
+				v_set_add(v_list(l), x);
+			}
+		}
+		return l;
+	}
+	case A_MAP: {
+		value m = v_newmap();
+		for (int i = 0; i < e->list.n && !c->failed; i++) {
+			value k = ev(c, in, fr, e->list.v[i]->a);
+			value x = ev(c, in, fr, e->list.v[i]->b);
+			if (!c->failed && !is_key(k))
+				fail(c, e->list.v[i]->a->pos, "map keys must be ints, bools or strings, found %s", tname(k));
+			if (c->failed) {
+				v_unref(k);
+				v_unref(x);
+				break;
+			}
+			v_map_set(v_map(m), k, x);
+		}
+		return m;
+	}
+	case A_RANGE: {
+		int64_t lo, hi;
+		value a = ev(c, in, fr, e->a), b = ev(c, in, fr, e->b);
+		if (c->failed || !want_int(c, a, e->a, "range start", &lo) || !want_int(c, b, e->b, "range end", &hi)) {
+			v_unref(a);
+			v_unref(b);
+			return V_NILV;
+		}
+		if (hi >= lo && hi - lo >= MAX_RANGE) {
+			fail(c, e->pos, "range %lld .. %lld has more than %lld elements", (long long)lo, (long long)hi,
+			     MAX_RANGE);
+			return V_NILV;
+		}
+		value l = v_newlist(V_LIST, hi >= lo ? (int)(hi - lo + 1) : 0);
+		for (int64_t i = lo; i <= hi; i++)
+			v_push(v_list(l), v_int(i));
+		return l;
+	}
+	case A_UNOP: {
+		value a = ev(c, in, fr, e->a);
+		if (c->failed)
+			return V_NILV;
+		if (e->op == OP_NOT)
+			return v_bool(!want_bool(c, a, e->a, "operand of 'not'"));
+		int64_t x;
+		if (!want_int(c, a, e->a, "operand of unary '-'", &x)) {
+			v_unref(a);
+			return V_NILV;
+		}
+		if (x == INT64_MIN) {
+			fail(c, e->pos, "integer overflow in unary '-'");
+			return V_NILV;
+		}
+		return v_int(-x);
+	}
+	case A_AND: case A_OR: {
+		value a = ev(c, in, fr, e->a);
+		bool x = !c->failed && want_bool(c, a, e->a, e->kind == A_AND ? "operand of 'and'" : "operand of 'or'");
+		v_unref(a);
+		if (c->failed || x == (e->kind == A_OR))
+			return v_bool(x);
+		value b = ev(c, in, fr, e->b);
+		bool y = !c->failed && want_bool(c, b, e->b, e->kind == A_AND ? "operand of 'and'" : "operand of 'or'");
+		v_unref(b);
+		return v_bool(y);
+	}
+	case A_BINOP: {
+		value a = ev(c, in, fr, e->a);
+		value b = ev(c, in, fr, e->b);
+		value r = c->failed ? V_NILV : binop(c, e, e->op, a, b);
+		v_unref(a);
+		v_unref(b);
+		return r;
+	}
+	case A_CALL:
+		return call(c, in, fr, e);
+	case A_INDEX: {
+		value a = ev(c, in, fr, e->a);
+		value i = ev(c, in, fr, e->b);
+		value r = V_NILV;
+		if (c->failed)
+			goto done;
+		if (a.t == V_LIST) {
+			int64_t k;
+			if (!want_int(c, i, e->b, "list index", &k))
+				goto done;
+			if (k < 0 || k >= v_list(a)->n) {
+				fail(c, e->pos, "index %lld out of range for a list of length %d", (long long)k, v_list(a)->n);
+				goto done;
+			}
+			r = v_ref(v_list(a)->v[k]);
+		} else if (a.t == V_MAP) {
+			value *p = v_map_get(v_map(a), i);
+			if (!p) {
+				char *s = v_show(i, 60);
+				fail(c, e->pos, "key %s not in map (test with 'in' first)", s);
+				free(s);
+				goto done;
+			}
+			r = v_ref(*p);
+		} else {
+			fail(c, e->pos, "cannot index a %s; only lists and maps can be indexed", tname(a));
+		}
+	done:
+		v_unref(a);
+		v_unref(i);
+		return r;
+	}
+	default:
+		break;
+	}
+	fail(c, e->pos, "internal error: unexpected node %d in an expression", e->kind);
+	return V_NILV;
+}
+
+/* ---- statements ---------------------------------------------------------- */
+
+static int assign(ctx *c, inst *in, value *fr, ast *s)
+{
+	value x = ev(c, in, fr, s->b);
+	if (c->failed)
+		return FLOW_ERROR;
+	value *slot = NULL, cont = V_NILV, key = V_NILV;
+	if (s->a->kind == A_NAME) {
+		slot = &fr[s->a->slot];
+	} else {
+		cont = ev(c, in, fr, s->a->a);
+		key = ev(c, in, fr, s->a->b);
+		if (c->failed)
+			goto out;
+		if (cont.t == V_LIST) {
+			int64_t k;
+			if (!want_int(c, key, s->a->b, "list index", &k))
+				goto out;
+			if (k < 0 || k >= v_list(cont)->n) {
+				fail(c, s->a->pos, "index %lld out of range for a list of length %d", (long long)k,
+				     v_list(cont)->n);
+				goto out;
+			}
+			slot = &v_list(cont)->v[k];
+		} else if (cont.t == V_MAP) {
+			if (!is_key(key)) {
+				fail(c, s->a->b->pos, "map keys must be ints, bools or strings, found %s", tname(key));
+				goto out;
+			}
+			slot = v_map_get(v_map(cont), key);
+			if (!slot) {
+				if (s->op != OP_SET) {
+					char *t = v_show(key, 60);
+					fail(c, s->a->pos, "key %s not in map", t);
+					free(t);
+					goto out;
+				}
+				v_map_set(v_map(cont), v_ref(key), x);
+				x = V_NILV;
+				goto out;
+			}
+		} else {
+			fail(c, s->a->pos, "cannot assign into a %s; only lists and maps have elements", tname(cont));
+			goto out;
+		}
+	}
+	if (s->op != OP_SET) {
+		value r = binop(c, s, s->op, *slot, x);
+		v_unref(x);
+		x = r;
+		if (c->failed)
+			goto out;
+	}
+	v_unref(*slot);
+	*slot = x;
+	x = V_NILV;
+out:
+	v_unref(x);
+	v_unref(cont);
+	v_unref(key);
+	return c->failed ? FLOW_ERROR : FLOW_NEXT;
+}
+
+/* Run a loop body once; maps the body's flow to the loop's. */
+static int body(ctx *c, inst *in, value *fr, ast *b, bool *stop)
+{
+	int f = step(c, b) ? block(c, in, fr, b) : FLOW_ERROR;
+	*stop = f == FLOW_BREAK || f == FLOW_RETURN || f == FLOW_ERROR;
+	return f == FLOW_BREAK || f == FLOW_CONTINUE ? FLOW_NEXT : f;
+}
+
+static int for_loop(ctx *c, inst *in, value *fr, ast *s)
+{
+	value *var = &fr[s->slot];
+	bool stop = false;
+	int f = FLOW_NEXT;
+	if (s->a->kind == A_RANGE) {
+		/* counted loop without materialising the list */
+		int64_t lo, hi;
+		value a = ev(c, in, fr, s->a->a), b = ev(c, in, fr, s->a->b);
+		if (c->failed || !want_int(c, a, s->a->a, "range start", &lo) ||
+		    !want_int(c, b, s->a->b, "range end", &hi)) {
+			v_unref(a);
+			v_unref(b);
+			return FLOW_ERROR;
+		}
+		for (int64_t i = lo; i <= hi && !stop; i++) {
+			v_unref(*var);
+			*var = v_int(i);
+			f = body(c, in, fr, s->b, &stop);
+		}
+		return f;
+	}
+	value coll = ev(c, in, fr, s->a);
+	if (c->failed)
+		return FLOW_ERROR;
+	if (coll.t == V_LIST) {
+		/* live, like Python: elements pushed during the loop are visited */
+		for (int i = 0; i < v_list(coll)->n && !stop; i++) {
+			v_unref(*var);
+			*var = v_ref(v_list(coll)->v[i]);
+			f = body(c, in, fr, s->b, &stop);
+		}
+	} else if (coll.t == V_SET || coll.t == V_MAP) {
+		/* a snapshot, so the body may add to or remove from the set */
+		vlist *l = coll.t == V_SET ? v_list(coll) : NULL;
+		int n = l ? l->n : v_map(coll)->n;
+		value *snap = malloc((n + 1) * sizeof *snap);
+		for (int i = 0; i < n; i++)
+			snap[i] = v_ref(l ? l->v[i] : v_map(coll)->k[i]);
+		for (int i = 0; i < n && !stop; i++) {
+			v_unref(*var);
+			*var = v_ref(snap[i]);
+			f = body(c, in, fr, s->b, &stop);
+		}
+		for (int i = 0; i < n; i++)
+			v_unref(snap[i]);
+		free(snap);
+	} else {
+		fail(c, s->a->pos, "'for' needs a range, list, set or map, found %s", tname(coll));
+		f = FLOW_ERROR;
+	}
+	v_unref(coll);
+	return f;
+}
+
+/* Evaluate an int-valued expression into *out; false on error. */
+static bool int_of(ctx *c, inst *in, value *fr, ast *e, const char *what, int64_t *out)
+{
+	value v = ev(c, in, fr, e);
+	bool ok = !c->failed && want_int(c, v, e, what, out);
+	v_unref(v);
+	return ok;
+}
+
+static int xfer(ctx *c, inst *in, value *fr, ast *s)
+{
+	int64_t ch, a, b;
+	if (!int_of(c, in, fr, s->a, "chunk", &ch) || !int_of(c, in, fr, s->b, "source rank", &a) ||
+	    !int_of(c, in, fr, s->c, "destination rank", &b))
+		return FLOW_ERROR;
+	if (ch < 0 || ch >= in->chunks) {
+		fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
+		     in->chunks, in->chunks == 1 ? "" : "s", in->chunks - 1);
+		return FLOW_ERROR;
+	}
+	for (int k = 0; k < 2; k++) {
+		int64_t r = k ? b : a;
+		if (r < 0 || r >= in->n) {
+			fail(c, (k ? s->c : s->b)->pos, "%s rank %lld out of range: '%s' runs on %d ranks (0..%d)",
+			     k ? "destination" : "source", (long long)r, in->algo->str, in->n, in->n - 1);
+			return FLOW_ERROR;
+		}
+	}
+	int gc = in->cmap ? in->cmap[ch] : (int)ch;
+	int ga = in->rmap[a], gb = in->rmap[b];
+	bool lone = !c->in_round;
+	if (lone)
+		ir_begin_round(c->s, c->phase, s->pos);
+	ir_add(c->s, ga, gb, gc, s->op ? IR_REDUCE_OP : IR_COPY, s->pos);
+	if (s->both)
+		ir_add(c->s, gb, ga, gc, s->op ? IR_REDUCE_OP : IR_COPY, s->pos);
+	if (lone)
+		ir_end_round(c->s);
+	in->emitted = true;
+	return FLOW_NEXT;
+}
+
+/* A list (or set) of distinct ints in 0..lim-1, for `run ... on/chunks`. */
+static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char *what, int *len)
+{
+	value v = ev(c, in, fr, e);
+	if (c->failed)
+		return NULL;
+	if (v.t != V_LIST && v.t != V_SET) {
+		fail(c, e->pos, "'run ... %s' needs a list of %s, found %s", what, what, tname(v));
+		v_unref(v);
+		return NULL;
+	}
+	vlist *l = v_list(v);
+	int *out = malloc((l->n + 1) * sizeof *out);
+	char *seen = calloc(lim + 1, 1);
+	for (int i = 0; i < l->n; i++) {
+		value x = l->v[i];
+		if (x.t != V_INT || x.i < 0 || x.i >= lim || seen[x.i]) {
+			char *t = v_show(x, 40);
+			fail(c, e->pos, "'run ... %s': element %d is %s; expected distinct %s in 0..%d", what, i, t, what,
+			     lim - 1);
+			free(t);
+			free(out);
+			out = NULL;
+			break;
+		}
+		seen[x.i] = 1;
+		out[i] = (int)x.i;
+	}
+	if (out && l->n == 0) {
+		fail(c, e->pos, "'run ... %s' needs at least one element", what);
+		free(out);
+		out = NULL;
+	}
+	*len = l->n;
+	free(seen);
+	v_unref(v);
+	return out;
+}
+
+static int run_stmt(ctx *c, inst *in, value *fr, ast *s)
+{
+	if (c->in_round) {
+		fail(c, s->pos, "'run' inside a round; a composed algorithm emits its own rounds");
+		return FLOW_ERROR;
+	}
+	int nr = 0, nc = 0;
+	int *ranks = index_list(c, in, fr, s->a, in->n, "ranks", &nr);
+	if (!ranks)
+		return FLOW_ERROR;
+	int *chunks = NULL;
+	if (s->b && !(chunks = index_list(c, in, fr, s->b, in->chunks, "chunks", &nc))) {
+		free(ranks);
+		return FLOW_ERROR;
+	}
+	inst sub = { .algo = s->target, .kind = s->target->kindof, .n = nr, .chunks = 1,
+		     .with = &s->list };
+	sub.rmap = malloc(nr * sizeof *sub.rmap);
+	for (int i = 0; i < nr; i++)
+		sub.rmap[i] = in->rmap[ranks[i]];
+	sub.rinv = malloc(c->s->n * sizeof *sub.rinv);
+	for (int i = 0; i < c->s->n; i++)
+		sub.rinv[i] = -1;
+	for (int i = 0; i < nr; i++)
+		sub.rinv[sub.rmap[i]] = i;
+	if (chunks) {
+		sub.cmap = malloc(nc * sizeof *sub.cmap);
+		for (int j = 0; j < nc; j++)
+			sub.cmap[j] = in->cmap ? in->cmap[chunks[j]] : chunks[j];
+		sub.ncmap = nc;
+	} else if (in->cmap) {
+		sub.cmap = malloc(in->chunks * sizeof *sub.cmap);
+		memcpy(sub.cmap, in->cmap, in->chunks * sizeof *sub.cmap);
+		sub.ncmap = in->chunks;
+	} else {
+		sub.ncmap = in->chunks;
+	}
+	sub.withv = calloc(s->list.n + 1, sizeof *sub.withv);
+	for (int i = 0; i < s->list.n && !c->failed; i++)
+		sub.withv[i] = ev(c, in, fr, s->list.v[i]->a);
+	for (int i = 0; i < s->list.n && !c->failed; i++) {
+		if (strcmp(s->list.v[i]->str, "root") == 0) {
+			int64_t r;
+			if (want_int(c, sub.withv[i], s->list.v[i]->a, "root", &r)) {
+				if (r < 0 || r >= nr)
+					fail(c, s->list.v[i]->a->pos, "root %lld out of range 0..%d", (long long)r, nr - 1);
+				sub.root = (int)r;
+			}
+		}
+	}
+	in->emitted = true;   /* the caller's chunk count is now fixed */
+	if (!c->failed)
+		run_inst(c, &sub);
+	for (int i = 0; i < s->list.n; i++)
+		v_unref(sub.withv[i]);
+	free(sub.withv);
+	free(sub.rmap);
+	free(sub.rinv);
+	free(sub.cmap);
+	free(ranks);
+	free(chunks);
+	return c->failed ? FLOW_ERROR : FLOW_NEXT;
+}
+
+static int param(ctx *c, inst *in, value *fr, ast *s)
+{
+	value v = V_NILV;
+	bool set = false;
+	if (in->top) {
+		for (int i = 0; i < c->ndefs; i++)
+			if (strcmp(c->defs[i].name, s->str) == 0) {
+				v = v_int(c->defs[i].value);
+				set = true;
+			}
+	} else {
+		for (int i = 0; i < in->with->n; i++)
+			if (strcmp(in->with->v[i]->str, s->str) == 0) {
+				v = v_ref(in->withv[i]);
+				set = true;
+			}
+	}
+	if (!set) {
+		v = ev(c, in, fr, s->a);
+		if (c->failed)
+			return FLOW_ERROR;
+	}
+	v_unref(fr[s->slot]);
+	fr[s->slot] = v;
+	return FLOW_NEXT;
+}
+
+static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
+{
+	int64_t k;
+	if (!int_of(c, in, fr, s->a, "chunk count", &k))
+		return FLOW_ERROR;
+	if (in->emitted) {
+		fail(c, s->pos, "'chunks' after the first transfer; the chunk count must be fixed before any round");
+		return FLOW_ERROR;
+	}
+	if (k < 1 || k > (1 << 20)) {
+		fail(c, s->a->pos, "chunk count %lld out of range 1..%d", (long long)k, 1 << 20);
+		return FLOW_ERROR;
+	}
+	if (in->top) {
+		c->s->chunks = (int)k;
+		if (c->st) {   /* the state was shaped for the old count */
+			state_free(c->st);
+			c->st = NULL;
+		}
+	} else if (in->cmap && k != in->ncmap) {
+		fail(c, s->pos, "'%s' declares %lld chunks but 'run' maps %d", in->algo->str, (long long)k, in->ncmap);
+		return FLOW_ERROR;
+	} else if (!in->cmap && k > in->ncmap) {
+		fail(c, s->pos, "'%s' declares %lld chunks but its caller has only %d (map them with 'run ... chunks')",
+		     in->algo->str, (long long)k, in->ncmap);
+		return FLOW_ERROR;
+	}
+	in->chunks = (int)k;
+	in->chunks_set = true;
+	return FLOW_NEXT;
+}
+
+static int ex(ctx *c, inst *in, value *fr, ast *s)
+{
+	if (c->failed || !step(c, s))
+		return FLOW_ERROR;
+	switch (s->kind) {
+	case A_LET: {
+		value v = ev(c, in, fr, s->a);
+		if (c->failed)
+			return FLOW_ERROR;
+		v_unref(fr[s->slot]);
+		fr[s->slot] = v;
+		return FLOW_NEXT;
+	}
+	case A_ASSIGN:
+		return assign(c, in, fr, s);
+	case A_IF: {
+		value v = ev(c, in, fr, s->a);
+		bool t = !c->failed && want_bool(c, v, s->a, "'if' condition");
+		v_unref(v);
+		if (c->failed)
+			return FLOW_ERROR;
+		if (t)
+			return block(c, in, fr, s->b);
+		return s->c ? block(c, in, fr, s->c) : FLOW_NEXT;
+	}
+	case A_FOR:
+		return for_loop(c, in, fr, s);
+	case A_WHILE:
+		for (;;) {
+			value v = ev(c, in, fr, s->a);
+			bool t = !c->failed && want_bool(c, v, s->a, "'while' condition");
+			v_unref(v);
+			if (c->failed)
+				return FLOW_ERROR;
+			if (!t)
+				return FLOW_NEXT;
+			bool stop;
+			int f = body(c, in, fr, s->b, &stop);
+			if (stop)
+				return f;
+		}
+	case A_BREAK:
+		return FLOW_BREAK;
+	case A_CONTINUE:
+		return FLOW_CONTINUE;
+	case A_RETURN:
+		v_unref(c->ret);
+		c->ret = s->a ? ev(c, in, fr, s->a) : V_NILV;
+		return c->failed ? FLOW_ERROR : FLOW_RETURN;
+	case A_REQUIRE: {
+		value v = ev(c, in, fr, s->a);
+		bool t = !c->failed && want_bool(c, v, s->a, "'require' condition");
+		v_unref(v);
+		if (c->failed || t)
+			return c->failed ? FLOW_ERROR : FLOW_NEXT;
+		value m = ev(c, in, fr, s->b);
+		if (c->failed)
+			return FLOW_ERROR;
+		char *msg = v_show(m, 200);
+		v_unref(m);
+		if (c->opts->quiet_require) {
+			c->opts->unsupported = true;
+			snprintf(c->opts->why, sizeof c->opts->why, "%s", msg);
+			c->failed = true;
+		} else {
+			fail(c, s->pos, "requirement failed: %s", msg);
+		}
+		free(msg);
+		return FLOW_ERROR;
+	}
+	case A_PARAM:
+		return param(c, in, fr, s);
+	case A_CHUNKS:
+		return chunks_stmt(c, in, fr, s);
+	case A_PORTS: {
+		int64_t ps, pr;
+		if (!int_of(c, in, fr, s->a, "port count", &ps))
+			return FLOW_ERROR;
+		pr = ps;
+		if (s->b && !int_of(c, in, fr, s->b, "port count", &pr))
+			return FLOW_ERROR;
+		if (ps < 1 || pr < 1 || ps > 1 << 20 || pr > 1 << 20) {
+			fail(c, s->pos, "port counts must be at least 1, found %lld, %lld", (long long)ps, (long long)pr);
+			return FLOW_ERROR;
+		}
+		if (in->top) {   /* a composed algorithm runs under its caller's port model */
+			c->s->ports_send = (int)ps;
+			c->s->ports_recv = (int)pr;
+		}
+		return FLOW_NEXT;
+	}
+	case A_ROUND: {
+		if (c->in_round) {
+			fail(c, s->pos, "'round' inside another round; a round is a flat set of transfers");
+			return FLOW_ERROR;
+		}
+		ir_begin_round(c->s, c->phase, s->pos);
+		c->in_round = true;
+		int f = block(c, in, fr, s->b);
+		c->in_round = false;
+		ir_end_round(c->s);
+		return f;
+	}
+	case A_PHASE: {
+		value v = ev(c, in, fr, s->a);
+		if (c->failed)
+			return FLOW_ERROR;
+		if (v.t != V_STR) {
+			fail(c, s->a->pos, "phase name must be a string, found %s", tname(v));
+			v_unref(v);
+			return FLOW_ERROR;
+		}
+		int old = c->phase;
+		c->phase = ir_phase(c->s, v_strobj(v)->s);
+		v_unref(v);
+		int f = block(c, in, fr, s->b);
+		c->phase = old;
+		return f;
+	}
+	case A_XFER:
+		return xfer(c, in, fr, s);
+	case A_RUN:
+		return run_stmt(c, in, fr, s);
+	case A_EXPR:
+		v_unref(ev(c, in, fr, s->a));
+		return c->failed ? FLOW_ERROR : FLOW_NEXT;
+	default:
+		fail(c, s->pos, "internal error: unexpected node %d as a statement", s->kind);
+		return FLOW_ERROR;
+	}
+}
+
+static int block(ctx *c, inst *in, value *fr, ast *b)
+{
+	for (int i = 0; i < b->list.n; i++) {
+		int f = ex(c, in, fr, b->list.v[i]);
+		if (f != FLOW_NEXT)
+			return f;
+	}
+	return FLOW_NEXT;
+}
+
+static void run_inst(ctx *c, inst *in)
+{
+	if (c->depth >= MAX_DEPTH) {
+		fail(c, in->algo->pos, "algorithms composed deeper than %d ('run' recursion in '%s'?)", MAX_DEPTH,
+		     in->algo->str);
+		return;
+	}
+	value *fr = calloc(in->algo->slot ? in->algo->slot : 1, sizeof *fr);
+	c->depth++;
+	block(c, in, fr, in->algo->b);
+	c->depth--;
+	for (int i = 0; i < in->algo->slot; i++)
+		v_unref(fr[i]);
+	free(fr);
+}
+
+ir_sched *eval_algorithm(ast_prog *prog, ast *algo, int n, const drv_define *defs, int ndefs, eval_opts *opts)
+{
+	ir_sched *s = ir_new((ir_kind)algo->kindof, algo->str, n);
+	s->pos = algo->pos;
+	ctx c = { .prog = prog, .s = s, .opts = opts, .defs = defs, .ndefs = ndefs };
+	c.phase = ir_phase(s, "main");
+	c.buf = malloc((n + 1) * sizeof *c.buf);
+	inst top = { .algo = algo, .kind = algo->kindof, .n = n, .chunks = 1, .top = true };
+	top.rmap = malloc(n * sizeof *top.rmap);
+	for (int i = 0; i < n; i++)
+		top.rmap[i] = i;
+	for (int i = 0; i < ndefs; i++) {
+		if (strcmp(defs[i].name, "root") != 0)
+			continue;
+		if (algo->kindof != IR_BROADCAST && algo->kindof != IR_REDUCE)
+			continue;
+		if (defs[i].value < 0 || defs[i].value >= n)
+			fail(&c, (srcpos){ 0 }, "-D root=%lld out of range 0..%d", defs[i].value, n - 1);
+		top.root = (int)defs[i].value;
+	}
+	s->root = top.root;
+	if (!c.failed)
+		run_inst(&c, &top);
+	opts->steps = c.steps;
+	v_unref(c.ret);
+	free(top.rmap);
+	free(c.buf);
+	state_free(c.st);
+	if (c.failed) {
+		ir_free(s);
+		return NULL;
+	}
+	return s;
+}

@@ -1,0 +1,95 @@
+/*
+ * ir.c - building the schedule IR (see ir.h).  The evaluator appends
+ * rounds and transfers; everything downstream only reads.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+const char *const ir_kind_names[IR_NKINDS] = {
+	"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
+};
+
+int ir_kind_from_name(const char *name)
+{
+	for (int k = 0; k < IR_NKINDS; k++)
+		if (strcmp(name, ir_kind_names[k]) == 0)
+			return k;
+	return -1;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p && n) {
+		fputs("collc: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+ir_sched *ir_new(ir_kind kind, const char *algo, int n)
+{
+	ir_sched *s = xrealloc(NULL, sizeof *s);
+	memset(s, 0, sizeof *s);
+	s->kind = kind;
+	s->algo = strdup(algo);
+	s->n = n;
+	s->chunks = 1;
+	s->ports_send = s->ports_recv = 1;
+	return s;
+}
+
+void ir_free(ir_sched *s)
+{
+	if (!s)
+		return;
+	free(s->algo);
+	free(s->xfers);
+	free(s->rounds);
+	for (int i = 0; i < s->nphases; i++)
+		free(s->phases[i]);
+	free(s->phases);
+	free(s);
+}
+
+int ir_phase(ir_sched *s, const char *name)
+{
+	for (int i = 0; i < s->nphases; i++)
+		if (strcmp(s->phases[i], name) == 0)
+			return i;
+	s->phases = xrealloc(s->phases, (s->nphases + 1) * sizeof *s->phases);
+	s->phases[s->nphases] = strdup(name);
+	return s->nphases++;
+}
+
+void ir_begin_round(ir_sched *s, int phase, srcpos pos)
+{
+	if (s->nrounds == s->caprounds) {
+		s->caprounds = s->caprounds ? 2 * s->caprounds : 64;
+		s->rounds = xrealloc(s->rounds, s->caprounds * sizeof *s->rounds);
+	}
+	ir_round *r = &s->rounds[s->nrounds++];
+	r->first = s->nxfers;
+	r->count = 0;
+	r->phase = phase;
+	r->pos = pos;
+}
+
+void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, srcpos pos)
+{
+	if (s->nxfers == s->capxfers) {
+		s->capxfers = s->capxfers ? 2 * s->capxfers : 256;
+		s->xfers = xrealloc(s->xfers, s->capxfers * sizeof *s->xfers);
+	}
+	s->xfers[s->nxfers++] = (ir_xfer){ .src = src, .dst = dst, .chunk = chunk,
+					   .op = (uint8_t)op, .pos = pos };
+	s->rounds[s->nrounds - 1].count++;
+}
+
+void ir_end_round(ir_sched *s)
+{
+	if (s->nrounds > 0 && s->rounds[s->nrounds - 1].count == 0)
+		s->nrounds--;
+}

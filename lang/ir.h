@@ -1,0 +1,84 @@
+/*
+ * ir.h - the schedule IR: what an algorithm evaluates to for a concrete n.
+ *
+ * Pipeline position: text -> AST -> (eval) -> ir_sched -> (verify) ->
+ * cost / export / code generation.  Every consumer downstream of the
+ * evaluator reads only this header, so the IR is plain data: a list of
+ * rounds, each a contiguous slice of the transfer array.  Transfers keep
+ * the source position of the statement that emitted them so that the
+ * verifier can point back into the .coll file.
+ */
+#ifndef COLL_IR_H
+#define COLL_IR_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diag.h"
+
+/* The collectives a schedule can implement.  Chunk ownership for
+ * reduce_scatter and allgather: with C chunks and n ranks, C must be a
+ * multiple of n and rank r owns chunks [r*C/n, (r+1)*C/n). */
+typedef enum {
+	IR_ALLREDUCE,
+	IR_REDUCE_SCATTER,
+	IR_ALLGATHER,
+	IR_BROADCAST,
+	IR_REDUCE,
+	IR_NKINDS
+} ir_kind;
+
+typedef enum { IR_COPY, IR_REDUCE_OP } ir_op;
+
+/* One point-to-point transfer of one chunk inside a round: the receiver's
+ * copy of `chunk` becomes the sender's (copy) or the reduction of both
+ * (reduce).  Transfers of one round all read the state before the round. */
+typedef struct {
+	int32_t src, dst, chunk;
+	uint8_t op;   /* ir_op */
+	srcpos pos;   /* the copy/reduce statement that emitted it */
+} ir_xfer;
+
+/* A round: transfers [first, first+count) of ir_sched.xfers. */
+typedef struct {
+	int32_t first, count;
+	int32_t phase;  /* index into ir_sched.phases */
+	srcpos pos;     /* the round statement (or the lone transfer) */
+} ir_round;
+
+typedef struct {
+	ir_kind kind;
+	char *algo;          /* algorithm name (owned) */
+	srcpos pos;          /* the algorithm declaration */
+	int n;               /* rank count */
+	int chunks;          /* chunk count C: the buffer is split in C equal parts */
+	int root;            /* broadcast/reduce root, else 0 */
+	int ports_send;      /* port model: transfers a rank may send per round */
+	int ports_recv;      /* ... and receive per round */
+	ir_xfer *xfers;
+	int nxfers, capxfers;
+	ir_round *rounds;
+	int nrounds, caprounds;
+	char **phases;       /* phase names (owned); rounds refer by index */
+	int nphases;
+} ir_sched;
+
+/* ir.c */
+extern const char *const ir_kind_names[IR_NKINDS];
+/* Map a collective name to its kind; returns -1 when unknown. */
+int ir_kind_from_name(const char *name);
+/* Allocate an empty schedule; aborts only on out-of-memory. */
+ir_sched *ir_new(ir_kind kind, const char *algo, int n);
+void ir_free(ir_sched *s);
+/* Return the index of phase `name`, adding it if new. */
+int ir_phase(ir_sched *s, const char *name);
+/* Open a new (empty) round in `phase`; transfers added go into it. */
+void ir_begin_round(ir_sched *s, int phase, srcpos pos);
+/* Append a transfer to the last round. */
+void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, srcpos pos);
+/* Drop trailing rounds that ended up empty (a round with no transfers). */
+void ir_end_round(ir_sched *s);
+/* Owner of chunk c for reduce_scatter/allgather (see ir_kind). */
+static inline int ir_owner(const ir_sched *s, int c) { return c / (s->chunks / s->n); }
+
+#endif

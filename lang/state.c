@@ -1,0 +1,772 @@
+/*
+ * state.c - the symbolic buffer state (see state.h): which contributions
+ * every (rank, chunk) holds, as shared immutable sets.
+ *
+ * Pipeline position: used by the evaluator (queries while it builds a
+ * schedule) and by the verifier (replay with checks).  The state must stay
+ * small and fast at n = 1024 with ~n chunks (a million cells, millions of
+ * transfers), so:
+ *  - a cell is one pointer to a refcounted set; copy shares the pointer;
+ *  - a set is stored as runs of consecutive ranks when that is smaller than
+ *    an n-bit bitset (partial sums of ring, halving/doubling and trees are
+ *    one or two runs, 24-32 bytes instead of 144), as a bitset otherwise;
+ *  - results are normalised: no members -> the shared empty set, n members
+ *    -> the shared full set, one member -> the shared {r}, so the common
+ *    "complete" sets never cost memory and compare by pointer;
+ *  - sets come from per-size free lists carved out of large slabs, so there
+ *    is no malloc header per set and freeing is O(1);
+ *  - a small cache of recent unions (by operand address) makes schedules
+ *    that repeat one pattern over many chunks (pipelines, halving/doubling)
+ *    share the resulting sets, so memory follows the distinct sets;
+ *  - cells are chunk-major (cell[chunk * n + rank]) because the frequent
+ *    scans (holders of a chunk, "does this contribution still exist") walk
+ *    all ranks of one chunk, and a ring round's src and dst cells are
+ *    neighbours.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+struct state_set {
+	uint32_t ref;
+	uint32_t count;   /* members */
+	uint32_t len;     /* words in w[] */
+	uint32_t bits;    /* 1: w[] is an n-bit bitset; 0: w[] holds len runs */
+	uint64_t w[];     /* run i: low 32 bits first rank, high 32 bits one past the last */
+};
+
+typedef struct {
+	uint32_t slot;          /* chunk * n + rank */
+	int32_t tag;
+	state_set *val;         /* the staged value (owned until commit) */
+	state_set *old;         /* after commit: what the slot held (owned) */
+	uint32_t hpos;          /* its place in the stage hash, to clear it */
+} stage_ent;
+
+/* A remembered union: a | b = r, holding a reference to all three so that a
+ * freed set's address cannot come back and hit a stale entry. */
+typedef struct {
+	state_set *a, *b, *r;
+} memo_ent;
+
+#define MEMO_BITS 13
+
+typedef struct slab { struct slab *next; } slab;
+
+struct bstate {
+	ir_kind kind;
+	int n, chunks, root;
+	int nwords;               /* 64-bit words of an n-bit bitset */
+	state_set **cell;         /* [chunk * n + rank] */
+	state_set *empty, *full, **single;
+	/* allocator: free lists by len, bump pointer into the newest slab */
+	state_set **freelist;     /* [nwords + 1] */
+	char *bump, *bump_end;
+	slab *slabs;
+	size_t slab_bytes;
+	/* scratch for set operations */
+	uint64_t *ta, *tb, *tc;   /* nwords each */
+	uint64_t *runs;           /* n/2 + 2 runs */
+	/* the last unions, by operand addresses: pipelined and blocked
+	 * schedules compute the same union for many chunks, and answering from
+	 * here makes those cells share one set instead of allocating copies */
+	memo_ent *memo;           /* [1 << MEMO_BITS] */
+	/* write staging: the round's entries and an open-addressing hash from
+	 * slot to entry, sized to the round so it stays in cache */
+	stage_ent *stage;
+	int nstage, capstage;
+	int32_t *shash;           /* [shmask + 1], -1 = free */
+	uint32_t shmask;
+	bool committed;
+};
+
+#define SLAB_BYTES (256u << 10)
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p) {
+		fputs("collc: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	if (!p) {
+		fputs("collc: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+/* --- allocation ----------------------------------------------------------- */
+
+static state_set *set_alloc(bstate *st, uint32_t len)
+{
+	state_set *a = st->freelist[len];
+	if (a) {
+		/* the link lives where the header was; memcpy keeps aliasing clean */
+		memcpy(&st->freelist[len], a, sizeof a);
+	} else {
+		size_t sz = sizeof(state_set) + (size_t)len * sizeof(uint64_t);
+		if ((size_t)(st->bump_end - st->bump) < sz) {
+			size_t bytes = sizeof(uint64_t) * 2 + (sz > SLAB_BYTES ? sz : SLAB_BYTES);
+			slab *sl = xmalloc(bytes);
+			sl->next = st->slabs;
+			st->slabs = sl;
+			st->slab_bytes += bytes;
+			st->bump = (char *)sl + sizeof(uint64_t) * 2;
+			st->bump_end = (char *)sl + bytes;
+		}
+		a = (state_set *)(void *)st->bump;
+		st->bump += sz;
+	}
+	a->ref = 1;
+	a->len = len;
+	return a;
+}
+
+state_set *state_set_ref(state_set *a)
+{
+	a->ref++;
+	return a;
+}
+
+void state_set_release(bstate *st, state_set *a)
+{
+	if (a && --a->ref == 0) {
+		uint32_t len = a->len;
+		memcpy(a, &st->freelist[len], sizeof a);
+		st->freelist[len] = a;
+	}
+}
+
+/* --- runs and bitsets ----------------------------------------------------- */
+
+static inline uint32_t run_lo(uint64_t r) { return (uint32_t)r; }
+static inline uint32_t run_hi(uint64_t r) { return (uint32_t)(r >> 32); }
+static inline uint64_t run_mk(uint32_t lo, uint32_t hi) { return lo | (uint64_t)hi << 32; }
+
+static void bits_fill(uint64_t *w, uint32_t lo, uint32_t hi)
+{
+	while (lo < hi) {
+		uint32_t i = lo >> 6, b = lo & 63;
+		uint32_t nb = hi - lo < 64 - b ? hi - lo : 64 - b;
+		w[i] |= (nb == 64 ? ~0ULL : ((1ULL << nb) - 1)) << b;
+		lo += nb;
+	}
+}
+
+/* First position >= pos whose bit equals `want`, or nw * 64. */
+static uint32_t bits_next(const uint64_t *w, int nw, uint32_t pos, int want)
+{
+	int i = (int)(pos >> 6);
+	if (i >= nw)
+		return (uint32_t)nw * 64;
+	uint64_t x = (want ? w[i] : ~w[i]) & (~0ULL << (pos & 63));
+	while (!x) {
+		if (++i >= nw)
+			return (uint32_t)nw * 64;
+		x = want ? w[i] : ~w[i];
+	}
+	return (uint32_t)i * 64 + (uint32_t)__builtin_ctzll(x);
+}
+
+static int bits_to_runs(const uint64_t *w, int nw, uint64_t *out)
+{
+	int k = 0;
+	uint32_t pos = 0, end = (uint32_t)nw * 64;
+	for (;;) {
+		uint32_t lo = bits_next(w, nw, pos, 1);
+		if (lo >= end)
+			return k;
+		uint32_t hi = bits_next(w, nw, lo, 0);
+		out[k++] = run_mk(lo, hi);
+		pos = hi;
+	}
+}
+
+static int bits_count_runs(const uint64_t *w, int nw)
+{
+	uint64_t carry = 0;
+	int k = 0;
+	for (int i = 0; i < nw; i++) {
+		k += __builtin_popcountll(w[i] & ~((w[i] << 1) | carry));
+		carry = w[i] >> 63;
+	}
+	return k;
+}
+
+/* a as a bitset: its own words, or expanded into scratch. */
+static const uint64_t *set_bits(const bstate *st, const state_set *a, uint64_t *scratch)
+{
+	if (a->bits)
+		return a->w;
+	memset(scratch, 0, (size_t)st->nwords * sizeof *scratch);
+	for (uint32_t i = 0; i < a->len; i++)
+		bits_fill(scratch, run_lo(a->w[i]), run_hi(a->w[i]));
+	return scratch;
+}
+
+/* a as runs: its own, or extracted into scratch (room for n/2 + 2). */
+static int set_runs(const bstate *st, const state_set *a, const uint64_t **out, uint64_t *scratch)
+{
+	if (!a->bits) {
+		*out = a->w;
+		return (int)a->len;
+	}
+	*out = scratch;
+	return bits_to_runs(a->w, st->nwords, scratch);
+}
+
+/* Allocate a set with `count` members given as k runs, in whichever form is
+ * smaller (runs on a tie lose: bitset operations are the faster path). */
+static state_set *set_build(bstate *st, const uint64_t *runs, int k, uint32_t count)
+{
+	state_set *a;
+	if (k < st->nwords) {
+		a = set_alloc(st, (uint32_t)k);
+		a->bits = 0;
+		memcpy(a->w, runs, (size_t)k * sizeof *runs);
+	} else {
+		a = set_alloc(st, (uint32_t)st->nwords);
+		a->bits = 1;
+		memset(a->w, 0, (size_t)st->nwords * sizeof *a->w);
+		for (int i = 0; i < k; i++)
+			bits_fill(a->w, run_lo(runs[i]), run_hi(runs[i]));
+	}
+	a->count = count;
+	return a;
+}
+
+/* Normalised result from runs: shared sets for 0, 1 and n members. */
+static state_set *set_from_runs(bstate *st, const uint64_t *runs, int k, uint32_t count)
+{
+	if (count == 0)
+		return state_set_ref(st->empty);
+	if (count == (uint32_t)st->n)
+		return state_set_ref(st->full);
+	if (count == 1)
+		return state_set_ref(st->single[run_lo(runs[0])]);
+	return set_build(st, runs, k, count);
+}
+
+static state_set *set_from_bits(bstate *st, const uint64_t *w)
+{
+	uint32_t count = 0;
+	for (int i = 0; i < st->nwords; i++)
+		count += (uint32_t)__builtin_popcountll(w[i]);
+	if (count == 0)
+		return state_set_ref(st->empty);
+	if (count == (uint32_t)st->n)
+		return state_set_ref(st->full);
+	if (count == 1)
+		return state_set_ref(st->single[bits_next(w, st->nwords, 0, 1)]);
+	int k = bits_count_runs(w, st->nwords);
+	if (k < st->nwords) {
+		bits_to_runs(w, st->nwords, st->runs);
+		return set_build(st, st->runs, k, count);
+	}
+	state_set *a = set_alloc(st, (uint32_t)st->nwords);
+	a->bits = 1;
+	a->count = count;
+	memcpy(a->w, w, (size_t)st->nwords * sizeof *w);
+	return a;
+}
+
+/* --- set operations ------------------------------------------------------- */
+
+enum { OP_OR, OP_AND, OP_ANDNOT };
+
+static inline uint32_t bound(const uint64_t *r, int i)
+{
+	return (i & 1) ? run_hi(r[i >> 1]) : run_lo(r[i >> 1]);
+}
+
+/* Sweep the run boundaries of a and b in order, toggling membership, and
+ * emit a boundary whenever op(in a, in b) changes. */
+static int runs_merge(const uint64_t *a, int na, const uint64_t *b, int nb, int op,
+		      uint64_t *out, uint32_t *count)
+{
+	int i = 0, j = 0, k = 0, ea = 2 * na, eb = 2 * nb;
+	bool ina = false, inb = false, cur = false;
+	uint32_t lo = 0, cnt = 0;
+	while (op == OP_OR ? (i < ea || j < eb) : op == OP_AND ? (i < ea && j < eb) : i < ea) {
+		uint32_t pa = i < ea ? bound(a, i) : UINT32_MAX;
+		uint32_t pb = j < eb ? bound(b, j) : UINT32_MAX;
+		uint32_t x = pa < pb ? pa : pb;
+		if (pa == x) { ina = !ina; i++; }
+		if (pb == x) { inb = !inb; j++; }
+		bool in = op == OP_OR ? (ina || inb) : op == OP_AND ? (ina && inb) : (ina && !inb);
+		if (in != cur) {
+			if (in) {
+				lo = x;
+			} else {
+				out[k++] = run_mk(lo, x);
+				cnt += x - lo;
+			}
+			cur = in;
+		}
+	}
+	*count = cnt;
+	return k;
+}
+
+static state_set *set_op(bstate *st, const state_set *a, const state_set *b, int op)
+{
+	if (!a->bits && !b->bits) {
+		uint32_t count;
+		int k = runs_merge(a->w, (int)a->len, b->w, (int)b->len, op, st->runs, &count);
+		return set_from_runs(st, st->runs, k, count);
+	}
+	const uint64_t *x = set_bits(st, a, st->ta), *y = set_bits(st, b, st->tb);
+	uint64_t *z = st->tc;
+	for (int i = 0; i < st->nwords; i++)
+		z[i] = op == OP_OR ? (x[i] | y[i]) : op == OP_AND ? (x[i] & y[i]) : (x[i] & ~y[i]);
+	return set_from_bits(st, z);
+}
+
+int state_set_count(const state_set *a)
+{
+	return (int)a->count;
+}
+
+bool state_set_has(const bstate *st, const state_set *a, int rank)
+{
+	if (rank < 0 || rank >= st->n)
+		return false;
+	uint32_t r = (uint32_t)rank;
+	if (a->bits)
+		return (a->w[r >> 6] >> (r & 63)) & 1;
+	uint32_t lo = 0, hi = a->len;   /* binary search for the run with lo <= r */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (run_hi(a->w[mid]) <= r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < a->len && run_lo(a->w[lo]) <= r;
+}
+
+static uint32_t set_min(const bstate *st, const state_set *a)
+{
+	return a->bits ? bits_next(a->w, st->nwords, 0, 1) : run_lo(a->w[0]);
+}
+
+bool state_set_disjoint(const bstate *st, const state_set *a, const state_set *b)
+{
+	if (a->count == 0 || b->count == 0)
+		return true;
+	if (a->count + b->count > (uint32_t)st->n)
+		return false;
+	if (a->count == 1)
+		return !state_set_has(st, b, (int)set_min(st, a));
+	if (b->count == 1)
+		return !state_set_has(st, a, (int)set_min(st, b));
+	if (!a->bits && !b->bits) {
+		uint32_t i = 0, j = 0;
+		while (i < a->len && j < b->len) {
+			if (run_hi(a->w[i]) <= run_lo(b->w[j]))
+				i++;
+			else if (run_hi(b->w[j]) <= run_lo(a->w[i]))
+				j++;
+			else
+				return false;
+		}
+		return true;
+	}
+	const uint64_t *x = set_bits(st, a, st->ta), *y = set_bits(st, b, st->tb);
+	for (int i = 0; i < st->nwords; i++)
+		if (x[i] & y[i])
+			return false;
+	return true;
+}
+
+bool state_set_subset(const bstate *st, const state_set *a, const state_set *b)
+{
+	if (a->count == 0 || a == b || b->count == (uint32_t)st->n)
+		return true;
+	if (a->count > b->count)
+		return false;
+	if (a->count == 1)
+		return state_set_has(st, b, (int)set_min(st, a));
+	if (!a->bits && !b->bits) {
+		/* b's runs are maximal, so each run of a must sit inside one of them */
+		uint32_t j = 0;
+		for (uint32_t i = 0; i < a->len; i++) {
+			while (j < b->len && run_hi(b->w[j]) <= run_lo(a->w[i]))
+				j++;
+			if (j == b->len || run_lo(b->w[j]) > run_lo(a->w[i]) ||
+			    run_hi(b->w[j]) < run_hi(a->w[i]))
+				return false;
+		}
+		return true;
+	}
+	const uint64_t *x = set_bits(st, a, st->ta), *y = set_bits(st, b, st->tb);
+	for (int i = 0; i < st->nwords; i++)
+		if (x[i] & ~y[i])
+			return false;
+	return true;
+}
+
+state_set *state_set_union(bstate *st, const state_set *a, const state_set *b)
+{
+	if (b->count == 0 || a->count == (uint32_t)st->n || a == b)
+		return state_set_ref((state_set *)a);
+	if (a->count == 0 || b->count == (uint32_t)st->n)
+		return state_set_ref((state_set *)b);
+	if ((uintptr_t)a > (uintptr_t)b) {   /* commutative: one entry for both orders */
+		const state_set *t = a;
+		a = b;
+		b = t;
+	}
+	uint64_t h = ((uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)(uintptr_t)b * 0xc2b2ae3d27d4eb4fULL);
+	memo_ent *m = &st->memo[h >> (64 - MEMO_BITS)];
+	if (m->a == a && m->b == b)
+		return state_set_ref(m->r);
+	state_set *r = set_op(st, a, b, OP_OR);
+	if (m->r) {
+		state_set_release(st, m->a);
+		state_set_release(st, m->b);
+		state_set_release(st, m->r);
+	}
+	m->a = state_set_ref((state_set *)a);
+	m->b = state_set_ref((state_set *)b);
+	m->r = state_set_ref(r);
+	return r;
+}
+
+state_set *state_set_inter(bstate *st, const state_set *a, const state_set *b)
+{
+	if (a->count == 0 || b->count == (uint32_t)st->n || a == b)
+		return state_set_ref((state_set *)a);
+	if (b->count == 0 || a->count == (uint32_t)st->n)
+		return state_set_ref((state_set *)b);
+	return set_op(st, a, b, OP_AND);
+}
+
+state_set *state_set_diff(bstate *st, const state_set *a, const state_set *b)
+{
+	if (a->count == 0 || b->count == (uint32_t)st->n || a == b)
+		return state_set_ref(st->empty);
+	if (b->count == 0)
+		return state_set_ref((state_set *)a);
+	return set_op(st, a, b, OP_ANDNOT);
+}
+
+char *state_set_fmt(const bstate *st, const state_set *a, char *buf, size_t len)
+{
+	const uint64_t *runs;
+	int k = set_runs(st, a, &runs, st->runs);
+	size_t pos = 0;
+	if (len == 0)
+		return buf;
+	/* room kept for the truncated ending ",...(NNNNNNNNNN ranks)}" */
+	const size_t reserve = 24;
+	buf[0] = '\0';
+	pos += (size_t)snprintf(buf, len, "{");
+	for (int i = 0; i < k && pos < len; i++) {
+		char item[32];
+		uint32_t lo = run_lo(runs[i]), hi = run_hi(runs[i]);
+		int il = hi - lo == 1 ? snprintf(item, sizeof item, "%s%u", i ? "," : "", lo)
+				      : snprintf(item, sizeof item, "%s%u-%u", i ? "," : "", lo, hi - 1);
+		if (pos + (size_t)il + reserve >= len) {
+			snprintf(buf + pos, len - pos, ",...(%u ranks)}", a->count);
+			return buf;
+		}
+		memcpy(buf + pos, item, (size_t)il + 1);
+		pos += (size_t)il;
+	}
+	if (pos < len)
+		snprintf(buf + pos, len - pos, "}");
+	return buf;
+}
+
+/* --- the state ------------------------------------------------------------ */
+
+bstate *state_new(const ir_sched *s)
+{
+	int n = s->n, C = s->chunks;
+	if (n < 1 || C < 1 || (uint64_t)n * (uint64_t)C >= UINT32_MAX)
+		return NULL;
+	if ((s->kind == IR_REDUCE_SCATTER || s->kind == IR_ALLGATHER) && C % n != 0)
+		return NULL;
+	if ((s->kind == IR_BROADCAST || s->kind == IR_REDUCE) && (s->root < 0 || s->root >= n))
+		return NULL;
+	if ((int)s->kind < 0 || s->kind >= IR_NKINDS)
+		return NULL;
+
+	bstate *st = xcalloc(1, sizeof *st);
+	st->kind = s->kind;
+	st->n = n;
+	st->chunks = C;
+	st->root = (s->kind == IR_BROADCAST || s->kind == IR_REDUCE) ? s->root : 0;
+	st->nwords = (n + 63) / 64;
+	st->freelist = xcalloc((size_t)st->nwords + 1, sizeof *st->freelist);
+	st->ta = xmalloc((size_t)st->nwords * sizeof(uint64_t));
+	st->tb = xmalloc((size_t)st->nwords * sizeof(uint64_t));
+	st->tc = xmalloc((size_t)st->nwords * sizeof(uint64_t));
+	st->runs = xmalloc(((size_t)n / 2 + 2) * sizeof(uint64_t));
+	st->cell = xmalloc((size_t)n * C * sizeof *st->cell);
+	st->memo = xcalloc((size_t)1 << MEMO_BITS, sizeof *st->memo);
+
+	/* the shared sets bypass normalisation (which would return them) */
+	st->empty = set_build(st, NULL, 0, 0);
+	uint64_t r = run_mk(0, (uint32_t)n);
+	st->full = set_build(st, &r, 1, (uint32_t)n);
+	st->single = xmalloc((size_t)n * sizeof *st->single);
+	for (int i = 0; i < n; i++) {
+		r = run_mk((uint32_t)i, (uint32_t)i + 1);
+		st->single[i] = n == 1 ? state_set_ref(st->full) : set_build(st, &r, 1, 1);
+	}
+
+	for (int c = 0; c < C; c++) {
+		state_set **row = st->cell + (size_t)c * n;
+		for (int rk = 0; rk < n; rk++) {
+			state_set *v;
+			switch (st->kind) {
+			case IR_ALLGATHER:
+				v = ir_owner(s, c) == rk ? st->single[rk] : st->empty;
+				break;
+			case IR_BROADCAST:
+				v = rk == st->root ? st->single[rk] : st->empty;
+				break;
+			default:
+				v = st->single[rk];
+				break;
+			}
+			row[rk] = state_set_ref(v);
+		}
+	}
+	return st;
+}
+
+void state_free(bstate *st)
+{
+	if (!st)
+		return;
+	/* every set lives in a slab, so the slabs are all there is to free */
+	for (slab *sl = st->slabs, *next; sl; sl = next) {
+		next = sl->next;
+		free(sl);
+	}
+	free(st->freelist);
+	free(st->ta);
+	free(st->tb);
+	free(st->tc);
+	free(st->runs);
+	free(st->cell);
+	free(st->memo);
+	free(st->shash);
+	free(st->single);
+	free(st->stage);
+	free(st);
+}
+
+size_t state_bytes(const bstate *st)
+{
+	size_t cells = (size_t)st->n * st->chunks;
+	return sizeof *st + st->slab_bytes + cells * sizeof *st->cell +
+	       ((size_t)1 << MEMO_BITS) * sizeof *st->memo +
+	       (size_t)st->capstage * sizeof *st->stage + ((size_t)st->shmask + 1) * sizeof *st->shash +
+	       ((size_t)st->nwords * 4 + (size_t)st->n / 2 + 2 + (size_t)st->n) * sizeof(uint64_t);
+}
+
+static inline bool in_range(const bstate *st, int rank, int chunk)
+{
+	return rank >= 0 && rank < st->n && chunk >= 0 && chunk < st->chunks;
+}
+
+state_set *state_get(const bstate *st, int rank, int chunk)
+{
+	return st->cell[(size_t)chunk * st->n + rank];
+}
+
+state_set *state_need(const bstate *st, int chunk)
+{
+	switch (st->kind) {
+	case IR_ALLGATHER:
+		return st->single[chunk / (st->chunks / st->n)];
+	case IR_BROADCAST:
+		return st->single[st->root];
+	default:
+		return st->full;
+	}
+}
+
+bool state_complete(const bstate *st, int rank, int chunk)
+{
+	if (!in_range(st, rank, chunk))
+		return false;
+	const state_set *a = state_get(st, rank, chunk), *need = state_need(st, chunk);
+	/* normalisation makes the 1- and n-member sets canonical, but do not rely on it */
+	return a == need || (a->count == need->count && state_set_subset(st, need, a));
+}
+
+int state_contrib(const bstate *st, int rank, int chunk, int *out)
+{
+	if (!in_range(st, rank, chunk))
+		return 0;
+	const uint64_t *runs;
+	int k = set_runs(st, state_get(st, rank, chunk), &runs, st->runs), m = 0;
+	for (int i = 0; i < k; i++)
+		for (uint32_t x = run_lo(runs[i]); x < run_hi(runs[i]); x++)
+			out[m++] = (int)x;
+	return m;
+}
+
+int state_holders(const bstate *st, int chunk, int *out)
+{
+	int m = 0;
+	if (chunk < 0 || chunk >= st->chunks)
+		return 0;
+	for (int r = 0; r < st->n; r++)
+		if (state_complete(st, r, chunk))
+			out[m++] = r;
+	return m;
+}
+
+bool state_has(const bstate *st, int rank, int chunk)
+{
+	return in_range(st, rank, chunk) && state_get(st, rank, chunk)->count > 0;
+}
+
+/* --- write staging -------------------------------------------------------- */
+
+static inline uint32_t slot_hash(uint32_t slot)
+{
+	return (uint32_t)(((uint64_t)slot * 0x9e3779b97f4a7c15ULL) >> 32);
+}
+
+int state_stage_find(const bstate *st, int rank, int chunk)
+{
+	if (!st->shash)
+		return -1;
+	uint32_t slot = (uint32_t)((size_t)chunk * st->n + rank);
+	for (uint32_t h = slot_hash(slot) & st->shmask;; h = (h + 1) & st->shmask) {
+		int32_t i = st->shash[h];
+		if (i < 0)
+			return -1;
+		if (st->stage[i].slot == slot)
+			return i;
+	}
+}
+
+static void shash_put(bstate *st, int i)
+{
+	uint32_t h = slot_hash(st->stage[i].slot) & st->shmask;
+	while (st->shash[h] >= 0)
+		h = (h + 1) & st->shmask;
+	st->shash[h] = i;
+	st->stage[i].hpos = h;
+}
+
+int state_stage(bstate *st, int rank, int chunk, state_set *val, int tag)
+{
+	if (st->nstage == st->capstage) {
+		st->capstage = st->capstage ? 2 * st->capstage : 256;
+		stage_ent *ns = realloc(st->stage, (size_t)st->capstage * sizeof *ns);
+		if (!ns) {
+			fputs("collc: out of memory\n", stderr);
+			abort();
+		}
+		st->stage = ns;
+	}
+	if (2 * ((size_t)st->nstage + 1) > (size_t)st->shmask + 1 || !st->shash) {
+		/* keep the load at most 1/2; rebuild from the entries */
+		size_t cap = st->shash ? 2 * ((size_t)st->shmask + 1) : 512;
+		free(st->shash);
+		st->shash = xmalloc(cap * sizeof *st->shash);
+		memset(st->shash, 0xff, cap * sizeof *st->shash);
+		st->shmask = (uint32_t)cap - 1;
+		for (int i = 0; i < st->nstage; i++)
+			shash_put(st, i);
+	}
+	uint32_t slot = (uint32_t)((size_t)chunk * st->n + rank);
+	st->stage[st->nstage] = (stage_ent){ .slot = slot, .tag = tag, .val = val, .old = NULL };
+	shash_put(st, st->nstage);
+	return st->nstage++;
+}
+
+state_set *state_staged(const bstate *st, int i)
+{
+	return st->stage[i].val;
+}
+
+int state_staged_tag(const bstate *st, int i)
+{
+	return st->stage[i].tag;
+}
+
+void state_restage(bstate *st, int i, state_set *val)
+{
+	state_set_release(st, st->stage[i].val);
+	st->stage[i].val = val;
+}
+
+void state_commit(bstate *st)
+{
+	for (int i = 0; i < st->nstage; i++) {
+		stage_ent *e = &st->stage[i];
+		e->old = st->cell[e->slot];
+		st->cell[e->slot] = e->val;
+	}
+	st->committed = true;
+}
+
+int state_nstaged(const bstate *st)
+{
+	return st->nstage;
+}
+
+void state_staged_slot(const bstate *st, int i, int *rank, int *chunk)
+{
+	*rank = (int)(st->stage[i].slot % (uint32_t)st->n);
+	*chunk = (int)(st->stage[i].slot / (uint32_t)st->n);
+}
+
+state_set *state_overwritten(const bstate *st, int i)
+{
+	return st->stage[i].old;
+}
+
+void state_stage_reset(bstate *st)
+{
+	for (int i = 0; i < st->nstage; i++) {
+		state_set_release(st, st->committed ? st->stage[i].old : st->stage[i].val);
+		st->shash[st->stage[i].hpos] = -1;
+	}
+	st->nstage = 0;
+	st->committed = false;
+}
+
+void state_apply_round(bstate *st, const ir_sched *s, int round)
+{
+	if (round < 0 || round >= s->nrounds)
+		return;
+	const ir_round *rd = &s->rounds[round];
+	state_stage_reset(st);
+	for (int t = rd->first; t < rd->first + rd->count; t++) {
+		const ir_xfer *x = &s->xfers[t];
+		if (!in_range(st, x->src, x->chunk) || !in_range(st, x->dst, x->chunk) || x->src == x->dst)
+			continue;
+		state_set *a = state_get(st, x->src, x->chunk);
+		int i = state_stage_find(st, x->dst, x->chunk);
+		if (x->op == IR_COPY)
+			state_set_ref(a);
+		else
+			a = state_set_union(st, i >= 0 ? state_staged(st, i) : state_get(st, x->dst, x->chunk), a);
+		if (i >= 0)
+			state_restage(st, i, a);
+		else
+			state_stage(st, x->dst, x->chunk, a, t);
+	}
+	state_commit(st);
+	state_stage_reset(st);
+}

@@ -1,0 +1,101 @@
+/*
+ * state.h - the symbolic buffer state of a schedule: for every (rank, chunk)
+ * the set of ranks whose contribution that slot holds.
+ *
+ * Pipeline position: the evaluator keeps a bstate next to the ir_sched it
+ * is building (state_apply_round after each round) so that algorithms can
+ * ask who holds what; the verifier (verify.c) replays a finished schedule on
+ * a fresh bstate, using the set operations and the write staging below to
+ * check every transfer.
+ *
+ * Sets are immutable and reference counted, so a copy shares the sender's
+ * set and memory grows with the number of distinct live sets, not with
+ * n * chunks * n bits.  Small sets are stored as runs of consecutive ranks
+ * (ring, halving/doubling and tree partial sums are one or two runs), large
+ * scattered ones as bitsets, whichever is smaller; {r}, the full set and
+ * the empty set are shared singletons.  A set with n members is always the
+ * shared full set and one with one member the shared {r}.
+ */
+#ifndef COLL_STATE_H
+#define COLL_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ir.h"
+
+typedef struct bstate bstate;
+typedef struct state_set state_set;   /* immutable, refcounted set of ranks */
+
+/* state.c */
+/* The pre-state of s's collective (s->kind, n, chunks, root); NULL when
+ * those are unusable (n < 1, chunks < 1, reduce_scatter/allgather chunks not
+ * a multiple of n, root out of range).  Allocation failure aborts. */
+bstate *state_new(const ir_sched *s);
+void state_free(bstate *st);
+/* Apply round `round` of s with the IR's semantics (all transfers read the
+ * state before the round) but no checks: bad ranks/chunks are skipped, a
+ * reduce just unions.  For the evaluator's queries while it builds s. */
+void state_apply_round(bstate *st, const ir_sched *s, int round);
+/* Does (rank, chunk) hold exactly what the collective needs at the end
+ * ("complete": all n for reductions, {owner} for allgather, {root} for
+ * broadcast)?  Out-of-range arguments answer false / 0 below. */
+bool state_complete(const bstate *st, int rank, int chunk);
+/* The ranks in (rank, chunk)'s set, ascending, into out (room for n);
+ * returns the count. */
+int state_contrib(const bstate *st, int rank, int chunk, int *out);
+/* Ranks holding `chunk` complete, ascending, into out (room for n). */
+int state_holders(const bstate *st, int chunk, int *out);
+/* Does (rank, chunk) hold any data at all? */
+bool state_has(const bstate *st, int rank, int chunk);
+/* Bytes the state currently holds from the allocator (cells, sets, scratch). */
+size_t state_bytes(const bstate *st);
+
+/* Sets.  Getters return borrowed references; functions returning a
+ * state_set * that is not borrowed say "new reference": give it back with
+ * state_set_release or hand it to state_stage. */
+/* The set at (rank, chunk); both must be in range. */
+state_set *state_get(const bstate *st, int rank, int chunk);
+/* The "complete" set of chunk c (see state_complete). */
+state_set *state_need(const bstate *st, int chunk);
+int state_set_count(const state_set *a);
+bool state_set_has(const bstate *st, const state_set *a, int rank);
+bool state_set_disjoint(const bstate *st, const state_set *a, const state_set *b);
+/* Is a a subset of b? */
+bool state_set_subset(const bstate *st, const state_set *a, const state_set *b);
+/* a | b, a & b, a \ b: new references. */
+state_set *state_set_union(bstate *st, const state_set *a, const state_set *b);
+state_set *state_set_inter(bstate *st, const state_set *a, const state_set *b);
+state_set *state_set_diff(bstate *st, const state_set *a, const state_set *b);
+/* Take one more reference to a (returns a). */
+state_set *state_set_ref(state_set *a);
+void state_set_release(bstate *st, state_set *a);
+/* Format a compactly, "{0-3,5}", into buf (truncated with "..." and the
+ * member count when it does not fit); returns buf. */
+char *state_set_fmt(const bstate *st, const state_set *a, char *buf, size_t len);
+
+/* Write staging: a round's writes are staged while the round's transfers
+ * read the old state, then committed together.  Staging is per bstate and
+ * holds at most one entry per (rank, chunk). */
+/* Index of the write staged for (rank, chunk) this round, or -1. */
+int state_stage_find(const bstate *st, int rank, int chunk);
+/* Stage a write of val (new reference, taken over) to (rank, chunk), which
+ * has none staged yet; `tag` is the caller's (the transfer index).  Returns
+ * the entry's index. */
+int state_stage(bstate *st, int rank, int chunk, state_set *val, int tag);
+/* The value staged in entry i (borrowed) and its tag. */
+state_set *state_staged(const bstate *st, int i);
+int state_staged_tag(const bstate *st, int i);
+/* Replace entry i's value with val (new reference, taken over). */
+void state_restage(bstate *st, int i, state_set *val);
+/* Apply every staged write.  The entries stay readable until
+ * state_stage_reset: state_staged gives the new value, state_overwritten
+ * the value the slot held before the round. */
+void state_commit(bstate *st);
+int state_nstaged(const bstate *st);
+void state_staged_slot(const bstate *st, int i, int *rank, int *chunk);
+state_set *state_overwritten(const bstate *st, int i);
+/* Drop all entries (and the overwritten values) to start the next round. */
+void state_stage_reset(bstate *st);
+
+#endif

@@ -1,0 +1,317 @@
+/*
+ * value.c - reference-counted values for the evaluator (see value.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "value.h"
+
+const char *const v_type_names[] = { "nothing", "int", "bool", "string", "list", "set", "map" };
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p && n) {
+		fputs("collc: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+value v_ref(value v)
+{
+	if (v_isobj(v))
+		v.o->rc++;
+	return v;
+}
+
+void v_unref(value v)
+{
+	if (!v_isobj(v) || --v.o->rc > 0)
+		return;
+	if (v.t == V_LIST || v.t == V_SET) {
+		vlist *l = v_list(v);
+		for (int i = 0; i < l->n; i++)
+			v_unref(l->v[i]);
+		free(l->v);
+	} else if (v.t == V_MAP) {
+		vmap *m = v_map(v);
+		for (int i = 0; i < m->n; i++) {
+			v_unref(m->k[i]);
+			v_unref(m->v[i]);
+		}
+		free(m->k);
+		free(m->v);
+	}
+	free(v.o);
+}
+
+value v_newstr(const char *s, size_t len)
+{
+	vstr *o = xrealloc(NULL, sizeof *o + len + 1);
+	o->h = (vobj){ 1, V_STR };
+	o->len = (int32_t)len;
+	memcpy(o->s, s, len);
+	o->s[len] = '\0';
+	return (value){ .t = V_STR, .o = &o->h };
+}
+
+value v_newlist(vtype t, int cap)
+{
+	vlist *l = xrealloc(NULL, sizeof *l);
+	l->h = (vobj){ 1, (uint8_t)t };
+	l->n = 0;
+	l->cap = cap > 0 ? cap : 0;
+	l->v = cap > 0 ? xrealloc(NULL, cap * sizeof *l->v) : NULL;
+	return (value){ .t = (uint8_t)t, .o = &l->h };
+}
+
+value v_newmap(void)
+{
+	vmap *m = xrealloc(NULL, sizeof *m);
+	memset(m, 0, sizeof *m);
+	m->h = (vobj){ 1, V_MAP };
+	return (value){ .t = V_MAP, .o = &m->h };
+}
+
+static void grow(vlist *l, int need)
+{
+	if (need <= l->cap)
+		return;
+	l->cap = l->cap * 2 > need ? l->cap * 2 : (need > 4 ? need : 4);
+	l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+}
+
+void v_push(vlist *l, value x)
+{
+	grow(l, l->n + 1);
+	l->v[l->n++] = x;
+}
+
+int v_cmp(value a, value b)
+{
+	if (a.t != b.t)
+		return a.t < b.t ? -1 : 1;
+	switch (a.t) {
+	case V_NIL:
+		return 0;
+	case V_INT: case V_BOOL:
+		return a.i < b.i ? -1 : a.i > b.i;
+	case V_STR:
+		return strcmp(v_strobj(a)->s, v_strobj(b)->s);
+	case V_LIST: case V_SET: {
+		vlist *x = v_list(a), *y = v_list(b);
+		for (int i = 0; i < x->n && i < y->n; i++) {
+			int c = v_cmp(x->v[i], y->v[i]);
+			if (c)
+				return c;
+		}
+		return x->n < y->n ? -1 : x->n > y->n;
+	}
+	case V_MAP: {
+		vmap *x = v_map(a), *y = v_map(b);
+		for (int i = 0; i < x->n && i < y->n; i++) {
+			int c = v_cmp(x->k[i], y->k[i]);
+			if (!c)
+				c = v_cmp(x->v[i], y->v[i]);
+			if (c)
+				return c;
+		}
+		return x->n < y->n ? -1 : x->n > y->n;
+	}
+	}
+	return 0;
+}
+
+bool v_eq(value a, value b)
+{
+	return v_cmp(a, b) == 0;
+}
+
+/* Binary search: index of x, or -(insertion point) - 1. */
+static int bsearch_v(const value *v, int n, value x)
+{
+	int lo = 0, hi = n - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		int c = v_cmp(v[mid], x);
+		if (c == 0)
+			return mid;
+		if (c < 0) lo = mid + 1;
+		else hi = mid - 1;
+	}
+	return -lo - 1;
+}
+
+int v_set_find(const vlist *s, value x)
+{
+	int i = bsearch_v(s->v, s->n, x);
+	return i >= 0 ? i : -1;
+}
+
+void v_set_add(vlist *s, value x)
+{
+	/* Appending in order is the common case (building from a range). */
+	if (s->n == 0 || v_cmp(s->v[s->n - 1], x) < 0) {
+		v_push(s, x);
+		return;
+	}
+	int i = bsearch_v(s->v, s->n, x);
+	if (i >= 0) {
+		v_unref(x);
+		return;
+	}
+	i = -i - 1;
+	grow(s, s->n + 1);
+	memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof *s->v);
+	s->v[i] = x;
+	s->n++;
+}
+
+bool v_set_remove(vlist *s, value x)
+{
+	int i = v_set_find(s, x);
+	if (i < 0)
+		return false;
+	v_unref(s->v[i]);
+	memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
+	s->n--;
+	return true;
+}
+
+/* Merge two sorted sets; keep elements according to `mode` (0 union,
+ * 1 intersection, 2 difference). */
+static value merge(const vlist *a, const vlist *b, int mode)
+{
+	value r = v_newlist(V_SET, mode == 0 ? a->n + b->n : a->n);
+	vlist *o = v_list(r);
+	int i = 0, j = 0;
+	while (i < a->n || j < b->n) {
+		int c = i >= a->n ? 1 : j >= b->n ? -1 : v_cmp(a->v[i], b->v[j]);
+		if (c < 0) {
+			if (mode != 1) v_push(o, v_ref(a->v[i]));
+			i++;
+		} else if (c > 0) {
+			if (mode == 0) v_push(o, v_ref(b->v[j]));
+			j++;
+		} else {
+			if (mode != 2) v_push(o, v_ref(a->v[i]));
+			i++;
+			j++;
+		}
+	}
+	return r;
+}
+
+value v_set_union(const vlist *a, const vlist *b) { return merge(a, b, 0); }
+value v_set_inter(const vlist *a, const vlist *b) { return merge(a, b, 1); }
+value v_set_diff(const vlist *a, const vlist *b) { return merge(a, b, 2); }
+
+value *v_map_get(const vmap *m, value k)
+{
+	int i = bsearch_v(m->k, m->n, k);
+	return i >= 0 ? &m->v[i] : NULL;
+}
+
+void v_map_set(vmap *m, value k, value x)
+{
+	int i = bsearch_v(m->k, m->n, k);
+	if (i >= 0) {
+		v_unref(k);
+		v_unref(m->v[i]);
+		m->v[i] = x;
+		return;
+	}
+	i = -i - 1;
+	if (m->n == m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 4;
+		m->k = xrealloc(m->k, m->cap * sizeof *m->k);
+		m->v = xrealloc(m->v, m->cap * sizeof *m->v);
+	}
+	memmove(m->k + i + 1, m->k + i, (m->n - i) * sizeof *m->k);
+	memmove(m->v + i + 1, m->v + i, (m->n - i) * sizeof *m->v);
+	m->k[i] = k;
+	m->v[i] = x;
+	m->n++;
+}
+
+bool v_map_remove(vmap *m, value k)
+{
+	int i = bsearch_v(m->k, m->n, k);
+	if (i < 0)
+		return false;
+	v_unref(m->k[i]);
+	v_unref(m->v[i]);
+	memmove(m->k + i, m->k + i + 1, (m->n - i - 1) * sizeof *m->k);
+	memmove(m->v + i, m->v + i + 1, (m->n - i - 1) * sizeof *m->v);
+	m->n--;
+	return true;
+}
+
+typedef struct { char *p; size_t len, cap, max; } sbuf;
+
+static void put(sbuf *b, const char *s, size_t n)
+{
+	if (b->len >= b->max)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->p = xrealloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void show(sbuf *b, value v, bool quote)
+{
+	char tmp[32];
+	switch (v.t) {
+	case V_NIL: put(b, "nothing", 7); break;
+	case V_INT: put(b, tmp, snprintf(tmp, sizeof tmp, "%lld", (long long)v.i)); break;
+	case V_BOOL: put(b, v.i ? "true" : "false", v.i ? 4 : 5); break;
+	case V_STR:
+		if (quote) put(b, "\"", 1);
+		put(b, v_strobj(v)->s, v_strobj(v)->len);
+		if (quote) put(b, "\"", 1);
+		break;
+	case V_LIST: case V_SET: {
+		vlist *l = v_list(v);
+		if (v.t == V_SET && l->n == 0) { put(b, "set()", 5); break; }
+		put(b, v.t == V_LIST ? "[" : "{", 1);
+		for (int i = 0; i < l->n; i++) {
+			if (i) put(b, ", ", 2);
+			show(b, l->v[i], true);
+		}
+		put(b, v.t == V_LIST ? "]" : "}", 1);
+		break;
+	}
+	case V_MAP: {
+		vmap *m = v_map(v);
+		put(b, "{", 1);
+		for (int i = 0; i < m->n; i++) {
+			if (i) put(b, ", ", 2);
+			show(b, m->k[i], true);
+			put(b, ": ", 2);
+			show(b, m->v[i], true);
+		}
+		put(b, "}", 1);
+		break;
+	}
+	}
+}
+
+char *v_show(value v, size_t max)
+{
+	sbuf b = { .max = max };
+	put(&b, "", 0);
+	show(&b, v, false);
+	if (b.len >= max) {
+		b.len = max;
+		b.p[b.len] = '\0';
+		b.max = (size_t)-1;
+		put(&b, "...", 3);
+	}
+	return b.p;
+}

@@ -1,0 +1,344 @@
+/*
+ * verify.c - the schedule verifier (see verify.h).
+ *
+ * Pipeline position: runs on every ir_sched the evaluator produces, before
+ * any cost model, export or code generator sees it.  It replays the
+ * schedule round by round on a fresh bstate (state.h): every transfer of a
+ * round reads the state from before the round and its write is staged;
+ * the staged writes are committed together, then the round-level checks
+ * that need the after-state (copies destroying contributions) run.  A wrong
+ * round makes every later state meaningless, so the verifier reports all
+ * errors of the first wrong round (up to VERIFY_MAX_ROUND_ERRORS) and stops.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+#include "verify.h"
+
+#define SETBUF 160
+
+typedef struct {
+	const ir_sched *s;
+	bstate *st;
+	char rname[96];    /* "round 3" or "round 3 (phase gather)" */
+	int nerr;          /* errors in the current round */
+	bool capped;
+	/* port model, per rank, reset after each round */
+	int *tsend, *trecv;   /* totals this round */
+	int *rsend, *rrecv;   /* seen so far while scanning */
+} vctx;
+
+static const char *op_name(int op)
+{
+	return op == IR_COPY ? "copy" : "reduce";
+}
+
+/* The transfer's statement, else its round's, else the algorithm's. */
+static srcpos xpos(const vctx *v, const ir_xfer *x, const ir_round *rd)
+{
+	if (x && x->pos.file)
+		return x->pos;
+	if (rd && rd->pos.file)
+		return rd->pos;
+	return v->s->pos;
+}
+
+static void verr(vctx *v, srcpos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void verr(vctx *v, srcpos p, const char *fmt, ...)
+{
+	if (v->nerr >= VERIFY_MAX_ROUND_ERRORS) {
+		v->capped = true;
+		return;
+	}
+	v->nerr++;
+	va_list ap;
+	va_start(ap, fmt);
+	diag_verror(p, fmt, ap);
+	va_end(ap);
+}
+
+/* "reduce of chunk 4 from rank 2 to rank 5" */
+static const char *xdesc(const ir_xfer *x, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s of chunk %d from rank %d to rank %d", op_name(x->op), x->chunk, x->src, x->dst);
+	return buf;
+}
+
+static bool same_pos(srcpos a, srcpos b)
+{
+	return a.file == b.file && a.off == b.off;
+}
+
+/* Check one transfer against the state before the round and stage its
+ * write.  Errors leave the transfer unstaged. */
+static void check_xfer(vctx *v, const ir_round *rd, int t)
+{
+	const ir_sched *s = v->s;
+	bstate *st = v->st;
+	const ir_xfer *x = &s->xfers[t];
+	srcpos p = xpos(v, x, rd);
+	char d[128], b1[SETBUF], b2[SETBUF], b3[SETBUF];
+	bool bad = false;
+
+	/* xdesc() runs only on errors: an snprintf per transfer would be most
+	 * of the verifier's time */
+	if (x->src < 0 || x->src >= s->n) {
+		verr(v, p, "%s: %s: source rank %d is out of range 0..%d", v->rname, xdesc(x, d, sizeof d), x->src, s->n - 1);
+		bad = true;
+	}
+	if (x->dst < 0 || x->dst >= s->n) {
+		verr(v, p, "%s: %s: destination rank %d is out of range 0..%d", v->rname, xdesc(x, d, sizeof d), x->dst, s->n - 1);
+		bad = true;
+	}
+	if (x->chunk < 0 || x->chunk >= s->chunks) {
+		verr(v, p, "%s: %s: chunk %d is out of range 0..%d (%d chunks)", v->rname, xdesc(x, d, sizeof d), x->chunk,
+		     s->chunks - 1, s->chunks);
+		bad = true;
+	}
+	if (bad)
+		return;
+	if (x->src == x->dst) {
+		verr(v, p, "%s: %s: a rank cannot send to itself", v->rname, xdesc(x, d, sizeof d));
+		return;
+	}
+	if (s->ports_send > 0 && ++v->rsend[x->src] == s->ports_send + 1)
+		verr(v, p, "%s: rank %d sends %d transfers in this round, but the port model allows %d",
+		     v->rname, x->src, v->tsend[x->src], s->ports_send);
+	if (s->ports_recv > 0 && ++v->rrecv[x->dst] == s->ports_recv + 1)
+		verr(v, p, "%s: rank %d receives %d transfers in this round, but the port model allows %d",
+		     v->rname, x->dst, v->trecv[x->dst], s->ports_recv);
+
+	state_set *a = state_get(st, x->src, x->chunk), *b = state_get(st, x->dst, x->chunk);
+	if (state_set_count(a) == 0) {
+		verr(v, p, "%s: %s: rank %d holds no data for chunk %d", v->rname, xdesc(x, d, sizeof d), x->src, x->chunk);
+		return;
+	}
+	int i = state_stage_find(st, x->dst, x->chunk);
+	if (i >= 0) {
+		const ir_xfer *y = &s->xfers[state_staged_tag(st, i)];
+		if (x->op == IR_COPY || y->op == IR_COPY) {
+			verr(v, p, "%s: conflicting writes to rank %d chunk %d: %s from rank %d and %s from rank %d in the same round",
+			     v->rname, x->dst, x->chunk, op_name(y->op), y->src, op_name(x->op), x->src);
+			if (!same_pos(y->pos, x->pos) && y->pos.file && !v->capped)
+				diag_note(y->pos, "the %s from rank %d is here", op_name(y->op), y->src);
+			return;
+		}
+	}
+	if (x->op == IR_COPY) {
+		state_stage(st, x->dst, x->chunk, state_set_ref(a), t);
+		return;
+	}
+	if (state_set_count(b) == 0) {
+		verr(v, p, "%s: %s: rank %d holds no data for chunk %d to reduce into (use copy)",
+		     v->rname, xdesc(x, d, sizeof d), x->dst, x->chunk);
+		return;
+	}
+	if (!state_set_disjoint(st, a, b)) {
+		state_set *both = state_set_inter(st, a, b);
+		verr(v, p, "%s: %s counts contributions %s twice (rank %d holds %s, rank %d sends %s)", v->rname, xdesc(x, d, sizeof d),
+		     state_set_fmt(st, both, b1, sizeof b1), x->dst, state_set_fmt(st, b, b2, sizeof b2),
+		     x->src, state_set_fmt(st, a, b3, sizeof b3));
+		state_set_release(st, both);
+		return;
+	}
+	if (i >= 0 && !state_set_disjoint(st, a, state_staged(st, i))) {
+		/* overlaps another reduce into the same slot in this round: find it */
+		const ir_round *r = rd;
+		for (int u = r->first; u < t; u++) {
+			const ir_xfer *y = &s->xfers[u];
+			if (y->dst != x->dst || y->chunk != x->chunk || y->op == IR_COPY || y->src < 0 ||
+			    y->src >= s->n || y->src == y->dst)
+				continue;
+			state_set *ya = state_get(st, y->src, y->chunk);
+			if (state_set_disjoint(st, a, ya))
+				continue;
+			state_set *both = state_set_inter(st, a, ya);
+			verr(v, p, "%s: %s counts contributions %s twice (rank %d also reduces %s into rank %d in this round)",
+			     v->rname, xdesc(x, d, sizeof d), state_set_fmt(st, both, b1, sizeof b1), y->src,
+			     state_set_fmt(st, ya, b2, sizeof b2), x->dst);
+			state_set_release(st, both);
+			return;
+		}
+	}
+	if (i >= 0)
+		state_restage(st, i, state_set_union(st, state_staged(st, i), a));
+	else
+		state_stage(st, x->dst, x->chunk, state_set_union(st, b, a), t);
+}
+
+/* After the round's writes landed: blame each copy that overwrote the last
+ * copy of a contribution the collective still needs for that chunk. */
+static void check_destroyed(vctx *v, const ir_round *rd)
+{
+	bstate *st = v->st;
+	int ns = state_nstaged(st);
+	for (int i = 0; i < ns; i++) {
+		const ir_xfer *x = &v->s->xfers[state_staged_tag(st, i)];
+		state_set *old = state_overwritten(st, i), *val = state_staged(st, i);
+		if (x->op != IR_COPY || state_set_subset(st, old, val))
+			continue;
+		state_set *gone = state_set_diff(st, old, val);
+		state_set *lost = state_set_inter(st, gone, state_need(st, x->chunk));
+		state_set_release(st, gone);
+		for (int r = 0; r < v->s->n && state_set_count(lost) > 0; r++) {
+			state_set *c = state_get(st, r, x->chunk);
+			if (state_set_disjoint(st, lost, c))
+				continue;
+			state_set *rest = state_set_diff(st, lost, c);
+			state_set_release(st, lost);
+			lost = rest;
+		}
+		if (state_set_count(lost) > 0) {
+			char d[128], b1[SETBUF], b2[SETBUF], b3[SETBUF];
+			verr(v, xpos(v, x, rd), "%s: %s destroys the only copy of contributions %s (rank %d held %s, rank %d sends %s)",
+			     v->rname, xdesc(x, d, sizeof d), state_set_fmt(st, lost, b1, sizeof b1), x->dst,
+			     state_set_fmt(st, old, b2, sizeof b2), x->src, state_set_fmt(st, val, b3, sizeof b3));
+		}
+		state_set_release(st, lost);
+	}
+}
+
+/* Does the collective constrain (rank, chunk) at the end? */
+static bool post_needed(const ir_sched *s, int r, int c)
+{
+	switch (s->kind) {
+	case IR_REDUCE_SCATTER:
+		return ir_owner(s, c) == r;
+	case IR_REDUCE:
+		return r == s->root;
+	default:
+		return true;
+	}
+}
+
+static int check_post(const ir_sched *s, bstate *st)
+{
+	int fr = -1, fc = -1;
+	long long more = 0;
+	for (int r = 0; r < s->n; r++)
+		for (int c = 0; c < s->chunks; c++)
+			if (post_needed(s, r, c) && !state_complete(st, r, c)) {
+				if (fr < 0)
+					fr = r, fc = c;
+				else
+					more++;
+			}
+	if (fr < 0)
+		return 0;
+	char when[64], b1[SETBUF], b2[SETBUF], tail[96] = "";
+	if (s->nrounds == 0)
+		snprintf(when, sizeof when, "with no rounds");
+	else
+		snprintf(when, sizeof when, "after round %d (the last)", s->nrounds - 1);
+	if (more > 0)
+		snprintf(tail, sizeof tail, " (and %lld more (rank, chunk) pair%s wrong)", more, more == 1 ? " is" : "s are");
+	diag_error(s->pos, "%s, rank %d chunk %d holds %s, but %s needs %s%s", when, fr, fc,
+		   state_set_fmt(st, state_get(st, fr, fc), b1, sizeof b1), ir_kind_names[s->kind],
+		   state_set_fmt(st, state_need(st, fc), b2, sizeof b2), tail);
+	return 1;
+}
+
+/* Parameters state_new would refuse, with the reason. */
+static int check_header(const ir_sched *s)
+{
+	const char *a = s->algo ? s->algo : "?";
+	if ((int)s->kind < 0 || s->kind >= IR_NKINDS) {
+		diag_error(s->pos, "algorithm %s: unknown collective kind %d", a, (int)s->kind);
+		return 1;
+	}
+	const char *k = ir_kind_names[s->kind];
+	if (s->n < 1) {
+		diag_error(s->pos, "algorithm %s: rank count n = %d, must be at least 1", a, s->n);
+		return 1;
+	}
+	if (s->chunks < 1) {
+		diag_error(s->pos, "algorithm %s: chunk count %d, must be at least 1", a, s->chunks);
+		return 1;
+	}
+	if ((s->kind == IR_REDUCE_SCATTER || s->kind == IR_ALLGATHER) && s->chunks % s->n != 0) {
+		diag_error(s->pos, "algorithm %s: %s needs the chunk count to be a multiple of n, got %d chunks for n = %d",
+			   a, k, s->chunks, s->n);
+		return 1;
+	}
+	if ((s->kind == IR_BROADCAST || s->kind == IR_REDUCE) && (s->root < 0 || s->root >= s->n)) {
+		diag_error(s->pos, "algorithm %s: %s root %d is out of range 0..%d", a, k, s->root, s->n - 1);
+		return 1;
+	}
+	if ((unsigned long long)s->n * (unsigned long long)s->chunks >= 0xffffffffULL) {
+		diag_error(s->pos, "algorithm %s: n * chunks = %llu (rank, chunk) pairs is too many to verify", a,
+			   (unsigned long long)s->n * (unsigned long long)s->chunks);
+		return 1;
+	}
+	return 0;
+}
+
+static void count_ports(vctx *v, const ir_round *rd, int delta)
+{
+	const ir_sched *s = v->s;
+	for (int t = rd->first; t < rd->first + rd->count; t++) {
+		const ir_xfer *x = &s->xfers[t];
+		if (x->src >= 0 && x->src < s->n) {
+			v->tsend[x->src] = delta ? v->tsend[x->src] + 1 : 0;
+			v->rsend[x->src] = 0;
+		}
+		if (x->dst >= 0 && x->dst < s->n) {
+			v->trecv[x->dst] = delta ? v->trecv[x->dst] + 1 : 0;
+			v->rrecv[x->dst] = 0;
+		}
+	}
+}
+
+int verify_sched(const ir_sched *s)
+{
+	if (check_header(s))
+		return 1;
+	vctx v = { .s = s };
+	v.st = state_new(s);
+	if (!v.st) {   /* check_header covers every refusal; be safe anyway */
+		diag_error(s->pos, "algorithm %s: cannot build the pre-state", s->algo ? s->algo : "?");
+		return 1;
+	}
+	int *ports = calloc((size_t)s->n * 4, sizeof *ports);
+	if (!ports) {
+		state_free(v.st);
+		diag_error(s->pos, "out of memory while verifying");
+		return 1;
+	}
+	v.tsend = ports;
+	v.trecv = ports + s->n;
+	v.rsend = ports + 2 * s->n;
+	v.rrecv = ports + 3 * s->n;
+
+	int errors = 0;
+	for (int r = 0; r < s->nrounds && errors == 0; r++) {
+		const ir_round *rd = &s->rounds[r];
+		const char *ph = rd->phase >= 0 && rd->phase < s->nphases ? s->phases[rd->phase] : NULL;
+		if (ph && strcmp(ph, "main") != 0)
+			snprintf(v.rname, sizeof v.rname, "round %d (phase %s)", r, ph);
+		else
+			snprintf(v.rname, sizeof v.rname, "round %d", r);
+		v.nerr = 0;
+		v.capped = false;
+
+		count_ports(&v, rd, 1);
+		for (int t = rd->first; t < rd->first + rd->count; t++)
+			check_xfer(&v, rd, t);
+		state_commit(v.st);
+		/* rejected transfers were not staged, which only keeps data alive,
+		 * so this check stays sound in a round that already has errors */
+		check_destroyed(&v, rd);
+		state_stage_reset(v.st);
+		count_ports(&v, rd, 0);
+
+		if (v.capped)
+			diag_note(xpos(&v, NULL, rd), "%s: further errors in this round not shown", v.rname);
+		errors += v.nerr;
+	}
+	if (errors == 0)
+		errors += check_post(s, v.st);
+	free(ports);
+	state_free(v.st);
+	return errors;
+}

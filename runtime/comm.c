@@ -1,0 +1,424 @@
+/*
+ * comm.c - the communicator and the public collective entry points.
+ *
+ * coll_init resolves the configuration (arguments, then COLL_* environment,
+ * then defaults), runs the TCP rendezvous (bootstrap.c), exchanges host
+ * identities and plan fingerprints, picks and connects the transport
+ * ("auto": shm when every rank shares this kernel and network namespace,
+ * else tcp).  The coll_<collective> calls check arguments, map the NCCL
+ * buffer conventions to one full working count, pick an algorithm by size
+ * (or by name) and hand over to the executor (exec.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+static _Thread_local char init_err[320];
+
+int rt_err(coll_comm *c, int code, const char *fmt, ...)
+{
+	char *buf = c ? c->err : init_err;
+	size_t len = c ? sizeof c->err : sizeof init_err;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+long rt_env_long(const char *name, long dflt)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	long x = strtol(v, &end, 0);
+	return *end ? dflt : x;
+}
+
+double rt_env_double(const char *name, double dflt)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	double x = strtod(v, &end);
+	return *end ? dflt : x;
+}
+
+const char *coll_strerror(coll_result r)
+{
+	switch (r) {
+	case COLL_OK: return "success";
+	case COLL_ERR_INVALID: return "invalid argument";
+	case COLL_ERR_NOMEM: return "out of memory";
+	case COLL_ERR_SYSTEM: return "system call failed";
+	case COLL_ERR_TIMEOUT: return "timed out";
+	case COLL_ERR_PEER: return "peer process failed or closed its connection";
+	case COLL_ERR_AUTH: return "authentication failed (wrong secret)";
+	case COLL_ERR_MISMATCH: return "ranks disagree on the collective's arguments";
+	case COLL_ERR_NOALGO: return "no algorithm for this collective";
+	case COLL_ERR_BOOTSTRAP: return "bootstrap failed";
+	case COLL_ERR_TRANSPORT: return "transport unavailable";
+	case COLL_ERR_PLAN: return "malformed or inconsistent plan";
+	case COLL_ERR_ABORTED: return "communicator aborted";
+	case COLL_ERR_PROTOCOL: return "protocol error";
+	case COLL_ERR_UNSUPPORTED: return "not supported by this build";
+	}
+	return "unknown error";
+}
+
+const char *coll_last_error(const coll_comm *c) { return c ? c->err : init_err; }
+
+size_t coll_dtype_size(coll_dtype dt)
+{
+	static const unsigned char sz[COLL_NDTYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+	return (unsigned)dt < COLL_NDTYPES ? sz[dt] : 0;
+}
+
+const char *coll_dtype_name(coll_dtype dt)
+{
+	static const char *const nm[COLL_NDTYPES] = {"int8",    "uint8",  "int32", "uint32",  "int64",
+	                                             "uint64", "fp16",   "bf16",  "fp32",    "fp64"};
+	return (unsigned)dt < COLL_NDTYPES ? nm[dt] : "?";
+}
+
+const char *coll_op_name(coll_op op)
+{
+	static const char *const nm[COLL_NOPS] = {"sum", "prod", "min", "max"};
+	return (unsigned)op < COLL_NOPS ? nm[op] : "?";
+}
+
+const char *coll_kind_name(coll_kind k)
+{
+	static const char *const nm[COLL_NCOLLS] = {"allreduce", "reduce_scatter", "allgather", "broadcast",
+	                                            "reduce"};
+	return (unsigned)k < COLL_NCOLLS ? nm[k] : "?";
+}
+
+int coll_rank(const coll_comm *c) { return c ? c->rank : -1; }
+int coll_nranks(const coll_comm *c) { return c ? c->n : 0; }
+const char *coll_transport_name(const coll_comm *c) { return c && c->tp ? c->tp->ops->name : "none"; }
+
+void coll_set_timeout(coll_comm *c, double s)
+{
+	if (c)
+		c->timeout_ms = s > 0 ? (int64_t)(s * 1000) : 0;
+}
+
+/* --- initialisation -------------------------------------------------------- */
+
+static void host_identity(rt_hostinfo *h)
+{
+	memset(h, 0, sizeof *h);
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (f) {
+		if (!fgets(h->boot_id, sizeof h->boot_id, f))
+			h->boot_id[0] = 0;
+		fclose(f);
+	}
+	if (!h->boot_id[0])
+		gethostname(h->boot_id, sizeof h->boot_id - 1);
+	struct stat st;
+	if (stat("/proc/self/ns/net", &st) == 0)
+		h->netns = (uint64_t)st.st_ino;
+	h->pid = (int32_t)getpid();
+}
+
+static const char *pick(const char *arg, const char *env, const char *dflt)
+{
+	if (arg)
+		return arg;
+	const char *v = getenv(env);
+	return v ? v : dflt;
+}
+
+static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_config *cfg)
+{
+	int rc;
+	c->rank = cfg->rank >= 0 ? cfg->rank : (int)rt_env_long("COLL_RANK", -1);
+	c->n = cfg->nranks > 0 ? cfg->nranks : (int)rt_env_long("COLL_NRANKS", 0);
+	if (c->rank < 0 && c->n <= 0 && getenv("OMPI_COMM_WORLD_RANK"))
+		return rt_err(c, COLL_ERR_UNSUPPORTED,
+		              "launched by mpirun, but this libcollrt has no MPI bootstrap; set COLL_RANK, "
+		              "COLL_NRANKS, COLL_ADDR or use collrun");
+	if (c->n <= 0 || c->rank < 0 || c->rank >= c->n)
+		return rt_err(c, COLL_ERR_BOOTSTRAP, "bad rank %d / nranks %d (set COLL_RANK and COLL_NRANKS)", c->rank,
+		              c->n);
+	double t = cfg->timeout_s != 0 ? cfg->timeout_s : rt_env_double("COLL_TIMEOUT", 10.0);
+	c->timeout_ms = t > 0 ? (int64_t)(t * 1000) : 0;
+	double bt = rt_env_double("COLL_BOOT_TIMEOUT", t > 0 ? (3 * t > 30 ? 3 * t : 30) : 3600);
+	c->boot.deadline_ms = rt_now_ms() + (int64_t)(bt * 1000);
+	c->plans = plans;
+	if (plans && (rc = coll_plan_set_check(plans, c->err, sizeof c->err)))
+		return rc;
+	if (plans && plans->nranks != c->n)
+		return rt_err(c, COLL_ERR_NOALGO, "plan set '%s' is for %d ranks, job has %d", plans->name,
+		              plans->nranks, c->n);
+
+	if ((rc = rt_boot_init(c, pick(cfg->addr, "COLL_ADDR", NULL), pick(cfg->secret, "COLL_SECRET", ""))))
+		return rc;
+
+	/* Host identities (transport choice) and plan fingerprints. */
+	rt_hostinfo me;
+	host_identity(&me);
+	me.planhash = plans ? rt_planset_hash(plans) : 0;
+	c->hosts = calloc((size_t)c->n, sizeof *c->hosts);
+	if (!c->hosts)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	if ((rc = rt_boot_allgather(c, &me, c->hosts, sizeof me)))
+		return rc;
+	int same_host = 1;
+	for (int r = 0; r < c->n; r++) {
+		if (c->hosts[r].planhash != me.planhash)
+			return rt_err(c, COLL_ERR_PLAN, "rank %d has a different plan set than rank %d", r, c->rank);
+		if (strcmp(c->hosts[r].boot_id, me.boot_id) != 0 || c->hosts[r].netns != me.netns)
+			same_host = 0;
+	}
+
+	const char *tname = pick(cfg->transport, "COLL_TRANSPORT", "auto");
+	if (strcmp(tname, "auto") == 0 || !*tname)
+		tname = same_host ? "shm" : "tcp";
+	const rt_transport *tr = rt_transport_find(tname);
+	if (!tr)
+		return rt_err(c, COLL_ERR_TRANSPORT, "unknown transport '%s' (have shm, tcp)", tname);
+	if (strcmp(tname, "shm") == 0 && !same_host)
+		return rt_err(c, COLL_ERR_TRANSPORT, "transport shm needs every rank on one host and network namespace");
+	if ((rc = tr->connect(c, &c->tp)))
+		return rc;
+	size_t seg = c->tp->max_msg - sizeof(rt_hdr);
+	long cap = rt_env_long("COLL_SEG_BYTES", 0);
+	if (cap >= 64 && (size_t)cap < seg)
+		seg = (size_t)cap;
+	c->seg_bytes = seg & ~(size_t)63;
+	return COLL_OK;
+}
+
+coll_result coll_init(coll_comm **out, const coll_plan_set *plans, const coll_config *cfg)
+{
+	static const coll_config dflt = COLL_CONFIG_INIT;
+	if (!out)
+		return rt_err(NULL, COLL_ERR_INVALID, "coll_init: NULL comm pointer");
+	*out = NULL;
+	coll_comm *c = calloc(1, sizeof *c);
+	if (!c)
+		return rt_err(NULL, COLL_ERR_NOMEM, "out of memory");
+	c->boot.listen_fd = -1;
+	coll_result rc = do_init(c, plans, cfg ? cfg : &dflt);
+	if (rc) {
+		rt_err(NULL, rc, "rank %d: %s", c->rank, c->err);
+		coll_finalize(c);
+		return rc;
+	}
+	*out = c;
+	return COLL_OK;
+}
+
+coll_result coll_init_env(coll_comm **out, const coll_plan_set *plans) { return coll_init(out, plans, NULL); }
+
+void coll_finalize(coll_comm *c)
+{
+	if (!c)
+		return;
+	if (c->tp)
+		c->tp->ops->close(c->tp);
+	rt_boot_close(c);
+	for (rt_prep *p = c->preps, *nx; p; p = nx) {
+		nx = p->next;
+		rt_prep_free(p);
+	}
+	free(c->hosts);
+	free(c->scratch);
+	free(c);
+}
+
+coll_result coll_barrier(coll_comm *c)
+{
+	if (!c)
+		return COLL_ERR_INVALID;
+	if (c->broken)
+		return rt_err(c, COLL_ERR_ABORTED, "communicator failed earlier");
+	int rc = rt_boot_barrier(c);
+	if (rc)
+		c->broken = rc;
+	return rc;
+}
+
+/* --- collectives ----------------------------------------------------------- */
+
+/* A plan for one rank with nothing to do: n == 1 without a plan set. */
+static const coll_rank_plan solo_rank = {NULL, 0};
+static const coll_algo solo_algos[COLL_NCOLLS] = {
+	{"solo", COLL_ALLREDUCE, 1, 1, 0, 0, &solo_rank},      {"solo", COLL_REDUCE_SCATTER, 1, 1, 0, 0, &solo_rank},
+	{"solo", COLL_ALLGATHER, 1, 1, 0, 0, &solo_rank},      {"solo", COLL_BROADCAST, 1, 1, 0, 0, &solo_rank},
+	{"solo", COLL_REDUCE, 1, 1, 0, 0, &solo_rank},
+};
+
+static const coll_algo *find_algo(const coll_comm *c, coll_kind k, const char *name)
+{
+	const coll_plan_set *s = c->plans;
+	for (int i = 0; s && i < s->nalgos; i++)
+		if (s->algos[i]->kind == (int32_t)k && s->algos[i]->nranks == c->n &&
+		    (!name || strcmp(s->algos[i]->name, name) == 0))
+			return s->algos[i];
+	if (c->n == 1 && (!name || strcmp(name, "solo") == 0))
+		return &solo_algos[k];
+	return NULL;
+}
+
+const char *coll_choose_algo(const coll_comm *c, coll_kind k, uint64_t bytes)
+{
+	if (!c || (unsigned)k >= COLL_NCOLLS)
+		return NULL;
+	const coll_plan_set *s = c->plans;
+	for (int i = 0; s && s->choices && i < s->nchoices; i++)
+		if (s->choices[i].kind == (int32_t)k && bytes <= s->choices[i].max_bytes &&
+		    find_algo(c, k, s->choices[i].algo))
+			return s->choices[i].algo;
+	const coll_algo *a = find_algo(c, k, NULL);
+	return a ? a->name : NULL;
+}
+
+static rt_prep *cached_prep(coll_comm *c, const coll_algo *a, int role, int *rc)
+{
+	for (rt_prep *p = c->preps; p; p = p->next)
+		if (p->algo == a && p->role == role)
+			return p;
+	rt_prep *p;
+	if ((*rc = rt_prep_build(c, a, role, &p)))
+		return NULL;
+	p->next = c->preps;
+	c->preps = p;
+	return p;
+}
+
+/* Shared checks and dispatch.  count is the full working count. */
+static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char *name, const void *sb,
+                       void *rb, size_t count, coll_dtype dt, coll_op op, int root, int cache)
+{
+	if (!c)
+		return COLL_ERR_INVALID;
+	if (c->broken)
+		return rt_err(c, COLL_ERR_ABORTED, "communicator failed earlier (%s); only coll_finalize is useful",
+		              coll_strerror(c->broken));
+	if ((unsigned)dt >= COLL_NDTYPES)
+		return rt_err(c, COLL_ERR_INVALID, "%s: bad dtype %d", coll_kind_name(k), (int)dt);
+	if ((unsigned)op >= COLL_NOPS)
+		return rt_err(c, COLL_ERR_INVALID, "%s: bad op %d", coll_kind_name(k), (int)op);
+	if (root < 0 || root >= c->n)
+		return rt_err(c, COLL_ERR_INVALID, "%s: root %d out of range 0..%d", coll_kind_name(k), root, c->n - 1);
+	if (count && ((k != COLL_BROADCAST || c->rank == root) && !sb))
+		return rt_err(c, COLL_ERR_INVALID, "%s: NULL sendbuf", coll_kind_name(k));
+	if (count && ((k != COLL_REDUCE || c->rank == root) && !rb))
+		return rt_err(c, COLL_ERR_INVALID, "%s: NULL recvbuf", coll_kind_name(k));
+	size_t esz = coll_dtype_size(dt);
+	if (count > SIZE_MAX / esz)
+		return rt_err(c, COLL_ERR_INVALID, "%s: count %zu too large", coll_kind_name(k), count);
+	if (!a) {
+		if (name && !*name)
+			name = NULL;
+		if (!name)
+			name = coll_choose_algo(c, k, (uint64_t)count * esz);
+		a = name ? find_algo(c, k, name) : NULL;
+		if (!a)
+			return rt_err(c, COLL_ERR_NOALGO, "no %s algorithm%s%s for %d ranks in the plan set", coll_kind_name(k),
+			              name ? " named " : "", name ? name : "", c->n);
+	}
+	if (a->kind != (int32_t)k || a->nranks != c->n)
+		return rt_err(c, COLL_ERR_NOALGO, "algorithm '%s' is a %s for %d ranks, not a %s for %d", a->name,
+		              coll_kind_name((coll_kind)a->kind), a->nranks, coll_kind_name(k), c->n);
+	int role = c->rank;
+	if (k == COLL_BROADCAST || k == COLL_REDUCE)
+		role = ((c->rank - root + a->root) % c->n + c->n) % c->n;
+	int rc = COLL_OK;
+	rt_prep *p = NULL;
+	if (cache) {
+		p = cached_prep(c, a, role, &rc);
+	} else {
+		rc = rt_prep_build(c, a, role, &p);
+	}
+	if (rc)
+		return rc;
+	rc = rt_exec(c, a, p, sb, rb, count, dt, op, root);
+	if (!cache)
+		rt_prep_free(p);
+	return rc;
+}
+
+coll_result coll_allreduce_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t count,
+                                coll_dtype dt, coll_op op)
+{
+	return run(c, COLL_ALLREDUCE, NULL, algo, sb, rb, count, dt, op, 0, 1);
+}
+
+coll_result coll_reduce_scatter_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t recvcount,
+                                     coll_dtype dt, coll_op op)
+{
+	if (c && recvcount > SIZE_MAX / (size_t)c->n)
+		return rt_err(c, COLL_ERR_INVALID, "reduce_scatter: count too large");
+	return run(c, COLL_REDUCE_SCATTER, NULL, algo, sb, rb, c ? recvcount * (size_t)c->n : 0, dt, op, 0, 1);
+}
+
+coll_result coll_allgather_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t sendcount,
+                                coll_dtype dt)
+{
+	if (c && sendcount > SIZE_MAX / (size_t)c->n)
+		return rt_err(c, COLL_ERR_INVALID, "allgather: count too large");
+	return run(c, COLL_ALLGATHER, NULL, algo, sb, rb, c ? sendcount * (size_t)c->n : 0, dt, COLL_SUM, 0, 1);
+}
+
+coll_result coll_broadcast_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t count,
+                                coll_dtype dt, int root)
+{
+	return run(c, COLL_BROADCAST, NULL, algo, sb, rb, count, dt, COLL_SUM, root, 1);
+}
+
+coll_result coll_reduce_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t count,
+                             coll_dtype dt, coll_op op, int root)
+{
+	return run(c, COLL_REDUCE, NULL, algo, sb, rb, count, dt, op, root, 1);
+}
+
+coll_result coll_allreduce(coll_comm *c, const void *sb, void *rb, size_t count, coll_dtype dt, coll_op op)
+{
+	return coll_allreduce_algo(c, NULL, sb, rb, count, dt, op);
+}
+
+coll_result coll_reduce_scatter(coll_comm *c, const void *sb, void *rb, size_t recvcount, coll_dtype dt,
+                                coll_op op)
+{
+	return coll_reduce_scatter_algo(c, NULL, sb, rb, recvcount, dt, op);
+}
+
+coll_result coll_allgather(coll_comm *c, const void *sb, void *rb, size_t sendcount, coll_dtype dt)
+{
+	return coll_allgather_algo(c, NULL, sb, rb, sendcount, dt);
+}
+
+coll_result coll_broadcast(coll_comm *c, const void *sb, void *rb, size_t count, coll_dtype dt, int root)
+{
+	return coll_broadcast_algo(c, NULL, sb, rb, count, dt, root);
+}
+
+coll_result coll_reduce(coll_comm *c, const void *sb, void *rb, size_t count, coll_dtype dt, coll_op op, int root)
+{
+	return coll_reduce_algo(c, NULL, sb, rb, count, dt, op, root);
+}
+
+coll_result coll_run_algo(coll_comm *c, const coll_algo *a, const void *sb, void *rb, size_t count,
+                          coll_dtype dt, coll_op op)
+{
+	if (!c || !a)
+		return COLL_ERR_INVALID;
+	if ((a->kind == COLL_REDUCE_SCATTER || a->kind == COLL_ALLGATHER) && count % (size_t)c->n)
+		return rt_err(c, COLL_ERR_INVALID, "%s: count %zu is not a multiple of %d ranks",
+		              coll_kind_name((coll_kind)a->kind), count, c->n);
+	if (rt_algo_check(a, c->err, sizeof c->err))
+		return COLL_ERR_PLAN;
+	return run(c, (coll_kind)a->kind, a, NULL, sb, rb, count, dt, op, a->root, 0);
+}

@@ -1,0 +1,152 @@
+/*
+ * coll_plan.h - the plan tables a generated library hands to libcollrt.
+ *
+ * A schedule (the compiler's IR: rounds of transfers (src, dst, chunk, op))
+ * is lowered to one *rank plan* per rank: the ordered steps that rank does.
+ * `collc build` writes them as static const initialisers, one line per step:
+ *
+ *     static const coll_step ring_n4_r1[] = {
+ *         COLL_SEND  (0, 2, 1),          // round 0: send chunk 1 to rank 2
+ *         COLL_RECV_REDUCE(0, 0, 0),     // round 0: chunk 0 op= rank 0's chunk 0
+ *         ...
+ *     };
+ *     static const coll_rank_plan ring_n4_ranks[] = { COLL_RANK_PLAN(ring_n4_r0), ... };
+ *     static const coll_algo ring_n4 = {
+ *         .name = "ring", .kind = COLL_ALLREDUCE, .nranks = 4, .chunks = 4,
+ *         .rounds = 6, .root = 0, .ranks = ring_n4_ranks };
+ *     static const coll_algo *const lab8_algos[] = { &ring_n4, ... };
+ *     static const coll_choice lab8_choices[] = {
+ *         { COLL_ALLREDUCE, 65536, "rhd" }, { COLL_ALLREDUCE, COLL_BYTES_MAX, "ring" } };
+ *     const coll_plan_set lab8_plans = COLL_PLAN_SET("lab8", 4, lab8_algos, lab8_choices);
+ *
+ * The same structures can be built in memory at run time with
+ * coll_algo_build() from a global transfer list (that is what the tests do).
+ *
+ * Semantics the runtime relies on (coll_init checks them, COLL_ERR_PLAN):
+ *   - the buffer of `count` elements is split into `chunks` chunks; chunk c
+ *     is elements [c*count/chunks, (c+1)*count/chunks) (any count, also 0);
+ *   - a rank's steps are sorted by round; all transfers of a round read the
+ *     state from before the round (the runtime receives into a staging slot
+ *     and applies it only after that round's sends of the chunk left);
+ *   - for every pair (a, b), a's SEND steps to b and b's RECV steps from a
+ *     list the same (round, chunk) in the same order: messages between two
+ *     ranks are matched in FIFO order;
+ *   - reduce_scatter/allgather: chunks is a multiple of nranks and rank r
+ *     owns chunks [r*chunks/nranks, (r+1)*chunks/nranks).
+ */
+#ifndef COLL_PLAN_H
+#define COLL_PLAN_H
+
+#include <stdint.h>
+
+#include "coll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when the layout of these structures changes. */
+#define COLL_PLAN_ABI 1
+
+typedef enum {
+	COLL_STEP_SEND = 0,         /* send my chunk to peer */
+	COLL_STEP_RECV_COPY = 1,    /* my chunk := peer's chunk */
+	COLL_STEP_RECV_REDUCE = 2   /* my chunk := my chunk OP peer's chunk */
+} coll_step_kind;
+
+/* One step of one rank. */
+typedef struct {
+	int32_t round;   /* schedule round, non-decreasing along a rank's list */
+	int32_t kind;    /* coll_step_kind */
+	int32_t peer;    /* the other rank */
+	int32_t chunk;   /* 0 .. chunks-1 */
+} coll_step;
+
+#define COLL_SEND(round, peer, chunk)        { (round), COLL_STEP_SEND, (peer), (chunk) }
+#define COLL_RECV_COPY(round, peer, chunk)   { (round), COLL_STEP_RECV_COPY, (peer), (chunk) }
+#define COLL_RECV_REDUCE(round, peer, chunk) { (round), COLL_STEP_RECV_REDUCE, (peer), (chunk) }
+
+typedef struct {
+	const coll_step *steps;
+	int32_t nsteps;
+} coll_rank_plan;
+
+#define COLL_RANK_PLAN(arr) { (arr), (int32_t)(sizeof(arr) / sizeof((arr)[0])) }
+
+/* One algorithm for one collective at one rank count. */
+typedef struct {
+	const char *name;              /* "ring", "rhd", ... (unique per kind) */
+	int32_t kind;                  /* coll_kind */
+	int32_t nranks;
+	int32_t chunks;                /* C >= 1 */
+	int32_t rounds;                /* number of rounds (informational) */
+	int32_t root;                  /* broadcast/reduce root, else 0 */
+	const coll_rank_plan *ranks;   /* nranks entries */
+} coll_algo;
+
+/* Size -> algorithm: for collective `kind`, the first entry (in table
+ * order) with payload bytes <= max_bytes wins.  Payload is the full buffer,
+ * count * dtype size (reduce_scatter: nranks*recvcount elements). */
+#define COLL_BYTES_MAX UINT64_MAX
+typedef struct {
+	int32_t kind;        /* coll_kind */
+	uint64_t max_bytes;
+	const char *algo;
+} coll_choice;
+
+struct coll_plan_set {
+	uint32_t abi;                  /* COLL_PLAN_ABI */
+	const char *name;              /* cluster name, e.g. "lab8" */
+	int32_t nranks;
+	const coll_algo *const *algos;
+	int32_t nalgos;
+	const coll_choice *choices;    /* may be NULL: first algo of a kind wins */
+	int32_t nchoices;
+	const int32_t *perm;           /* rank permutation (logical -> physical), NULL = identity */
+};
+
+#define COLL_PLAN_SET(name, n, algos, choices)                                     \
+	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL }
+
+/* --- building plans at run time ------------------------------------------ */
+
+/* One transfer of a schedule, as the compiler's IR holds it. */
+typedef struct {
+	int32_t round, src, dst, chunk;
+	int32_t reduce;   /* 0: copy, 1: reduce */
+} coll_xfer;
+
+/* Lower a global schedule (transfers in any round order) into a heap
+ * coll_algo with one sorted step list per rank; the order of transfers
+ * within a round is kept, so FIFO matching holds.  `name` is copied.
+ * Does not block.  Returns NULL on out-of-memory or a bad argument (rank
+ * or chunk out of range, src == dst).  Free with coll_algo_free. */
+COLL_API coll_algo *coll_algo_build(const char *name, coll_kind kind, int nranks, int chunks,
+                                    int root, const coll_xfer *xfers, int nxfers);
+COLL_API void coll_algo_free(coll_algo *a);
+
+/* A heap plan set over `algos` (borrowed: they must outlive the set) with
+ * an optional choice table (copied).  NULL on out-of-memory.  Free with
+ * coll_plan_set_free (which frees neither the algos nor their names). */
+COLL_API coll_plan_set *coll_plan_set_build(const char *name, int nranks, const coll_algo *const *algos,
+                                            int nalgos, const coll_choice *choices, int nchoices);
+COLL_API void coll_plan_set_free(coll_plan_set *s);
+
+/* Check a plan set: ranks, peers and chunks in range, steps sorted by
+ * round, sends and receives of every pair matched in FIFO order, chunk
+ * ownership for reduce_scatter/allgather.  Does not block.  Returns COLL_OK
+ * or COLL_ERR_PLAN, writing a one-line reason to why[0..whylen) if given. */
+COLL_API coll_result coll_plan_set_check(const coll_plan_set *s, char *why, size_t whylen);
+
+/* Execute an algorithm not in the communicator's plan set (e.g. one built
+ * at run time).  `count` is the full working count (reduce_scatter:
+ * nranks*recvcount; allgather: nranks*sendcount); buffers as for the
+ * matching coll_ call.  Blocking; errors as the collectives plus PLAN. */
+COLL_API coll_result coll_run_algo(coll_comm *comm, const coll_algo *algo, const void *sendbuf,
+                                   void *recvbuf, size_t count, coll_dtype dt, coll_op op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

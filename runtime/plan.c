@@ -1,0 +1,322 @@
+/*
+ * plan.c - plan tables: build them from a schedule, check them, and
+ * preprocess one rank's steps for the executor.
+ *
+ * coll_algo_build lowers a global transfer list (the compiler IR's shape)
+ * to per-rank step lists, as `collc build` does when it writes tables.
+ * coll_plan_set_check / rt_algo_check enforce the invariants listed in
+ * coll_plan.h, so a bad generated table fails at coll_init with a reason
+ * instead of hanging at run time.  rt_prep_build turns one rank's steps
+ * into dependency counts (see exec.c for how they are used).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+/* --- building -------------------------------------------------------------- */
+
+coll_algo *coll_algo_build(const char *name, coll_kind kind, int n, int chunks, int root, const coll_xfer *x,
+                           int nx)
+{
+	if (!name || n < 1 || chunks < 1 || nx < 0 || (nx && !x) || (unsigned)kind >= COLL_NCOLLS || root < 0 ||
+	    root >= n)
+		return NULL;
+	int maxround = -1;
+	for (int i = 0; i < nx; i++) {
+		if (x[i].src < 0 || x[i].src >= n || x[i].dst < 0 || x[i].dst >= n || x[i].src == x[i].dst ||
+		    x[i].chunk < 0 || x[i].chunk >= chunks || x[i].round < 0)
+			return NULL;
+		if (x[i].round > maxround)
+			maxround = x[i].round;
+	}
+	/* One block: algo, rank plans, 2*nx steps, name. */
+	size_t nl = strlen(name) + 1;
+	size_t sz = sizeof(coll_algo) + sizeof(coll_rank_plan) * (size_t)n + sizeof(coll_step) * 2 * (size_t)nx + nl;
+	char *blk = calloc(1, sz);
+	int *cnt = calloc((size_t)n, sizeof(int));
+	int *byround = malloc(sizeof(int) * (size_t)(nx ? nx : 1));
+	int *rstart = calloc((size_t)maxround + 2, sizeof(int));
+	if (!blk || !cnt || !byround || !rstart) {
+		free(blk), free(cnt), free(byround), free(rstart);
+		return NULL;
+	}
+	coll_algo *a = (coll_algo *)blk;
+	coll_rank_plan *rp = (coll_rank_plan *)(a + 1);
+	coll_step *steps = (coll_step *)(rp + n);
+	char *nm = (char *)(steps + 2 * nx);
+	memcpy(nm, name, nl);
+	/* Stable counting sort of transfers by round. */
+	for (int i = 0; i < nx; i++)
+		rstart[x[i].round + 1]++;
+	for (int r = 0; r <= maxround; r++)
+		rstart[r + 1] += rstart[r];
+	for (int i = 0; i < nx; i++)
+		byround[rstart[x[i].round]++] = i;
+	/* Per-rank step counts, then slices of `steps`. */
+	for (int i = 0; i < nx; i++)
+		cnt[x[i].src]++, cnt[x[i].dst]++;
+	coll_step *p = steps;
+	for (int r = 0; r < n; r++) {
+		rp[r].steps = p;
+		p += cnt[r];
+		cnt[r] = 0;
+	}
+	for (int k = 0; k < nx; k++) {
+		const coll_xfer *t = &x[byround[k]];
+		coll_step *s = (coll_step *)rp[t->src].steps + cnt[t->src]++;
+		*s = (coll_step){t->round, COLL_STEP_SEND, t->dst, t->chunk};
+		s = (coll_step *)rp[t->dst].steps + cnt[t->dst]++;
+		*s = (coll_step){t->round, t->reduce ? COLL_STEP_RECV_REDUCE : COLL_STEP_RECV_COPY, t->src, t->chunk};
+	}
+	for (int r = 0; r < n; r++)
+		rp[r].nsteps = cnt[r];
+	a->name = nm;
+	a->kind = kind;
+	a->nranks = n;
+	a->chunks = chunks;
+	a->rounds = maxround + 1;
+	a->root = root;
+	a->ranks = rp;
+	free(cnt), free(byround), free(rstart);
+	return a;
+}
+
+void coll_algo_free(coll_algo *a) { free(a); }
+
+coll_plan_set *coll_plan_set_build(const char *name, int nranks, const coll_algo *const *algos, int nalgos,
+                                   const coll_choice *choices, int nchoices)
+{
+	if (nalgos < 0 || nchoices < 0)
+		return NULL;
+	size_t sz = sizeof(coll_plan_set) + sizeof(coll_choice) * (size_t)nchoices +
+	            sizeof(coll_algo *) * (size_t)nalgos;
+	char *blk = calloc(1, sz);
+	if (!blk)
+		return NULL;
+	coll_plan_set *s = (coll_plan_set *)blk;
+	coll_choice *ch = (coll_choice *)(s + 1);
+	const coll_algo **al = (const coll_algo **)(ch + nchoices);
+	if (nchoices)
+		memcpy(ch, choices, sizeof *ch * (size_t)nchoices);
+	if (nalgos)
+		memcpy(al, algos, sizeof *al * (size_t)nalgos);
+	s->abi = COLL_PLAN_ABI;
+	s->name = name ? name : "runtime";
+	s->nranks = nranks;
+	s->algos = al;
+	s->nalgos = nalgos;
+	s->choices = nchoices ? ch : NULL;
+	s->nchoices = nchoices;
+	return s;
+}
+
+void coll_plan_set_free(coll_plan_set *s) { free(s); }
+
+/* --- checking -------------------------------------------------------------- */
+
+#define WHY(...) (why ? (void)snprintf(why, whylen, __VA_ARGS__) : (void)0, COLL_ERR_PLAN)
+
+int rt_algo_check(const coll_algo *a, char *why, size_t whylen)
+{
+	if (!a || !a->name || !a->ranks)
+		return WHY("algorithm with no name or no rank plans");
+	const char *nm = a->name;
+	int n = a->nranks, C = a->chunks;
+	if ((unsigned)a->kind >= COLL_NCOLLS || n < 1 || C < 1 || a->root < 0 || a->root >= n)
+		return WHY("algorithm '%s': bad kind, rank count, chunk count or root", nm);
+	if ((a->kind == COLL_REDUCE_SCATTER || a->kind == COLL_ALLGATHER) && C % n)
+		return WHY("algorithm '%s': %d chunks is not a multiple of %d ranks", nm, C, n);
+	size_t total = 0;
+	for (int r = 0; r < n; r++) {
+		const coll_rank_plan *rp = &a->ranks[r];
+		if (rp->nsteps < 0 || (rp->nsteps && !rp->steps))
+			return WHY("algorithm '%s' rank %d: bad step list", nm, r);
+		for (int i = 0; i < rp->nsteps; i++) {
+			const coll_step *s = &rp->steps[i];
+			if (s->round < 0 || (i && s->round < rp->steps[i - 1].round))
+				return WHY("algorithm '%s' rank %d step %d: rounds not sorted", nm, r, i);
+			if (s->kind < COLL_STEP_SEND || s->kind > COLL_STEP_RECV_REDUCE)
+				return WHY("algorithm '%s' rank %d step %d: bad step kind %d", nm, r, i, s->kind);
+			if (s->peer < 0 || s->peer >= n || s->peer == r)
+				return WHY("algorithm '%s' rank %d step %d: bad peer %d", nm, r, i, s->peer);
+			if (s->chunk < 0 || s->chunk >= C)
+				return WHY("algorithm '%s' rank %d step %d: chunk %d out of range", nm, r, i, s->chunk);
+		}
+		total += (size_t)rp->nsteps;
+	}
+	/* FIFO matching: counting-sort sends by (src,dst) and receives by
+	 * (src,dst), keeping list order, then compare element by element. */
+	size_t pairs = (size_t)n * (size_t)n;
+	size_t *off = calloc(pairs + 1, sizeof *off), *roff = calloc(pairs + 1, sizeof *roff);
+	coll_step *snd = malloc(sizeof *snd * (total + 1)), *rcv = malloc(sizeof *rcv * (total + 1));
+	int rc = COLL_OK;
+	if (!off || !roff || !snd || !rcv) {
+		rc = WHY("out of memory checking '%s'", nm);
+		goto out;
+	}
+	for (int r = 0; r < n; r++)
+		for (int i = 0; i < a->ranks[r].nsteps; i++) {
+			const coll_step *s = &a->ranks[r].steps[i];
+			if (s->kind == COLL_STEP_SEND)
+				off[(size_t)r * n + s->peer + 1]++;
+			else
+				roff[(size_t)s->peer * n + r + 1]++;
+		}
+	for (size_t k = 0; k < pairs; k++) {
+		if (off[k + 1] != roff[k + 1]) {
+			rc = WHY("algorithm '%s': rank %d sends %zu chunk(s) to rank %d, which receives %zu", nm,
+			         (int)(k / n), off[k + 1], (int)(k % n), roff[k + 1]);
+			goto out;
+		}
+		off[k + 1] += off[k];
+		roff[k + 1] += roff[k];
+	}
+	for (int r = 0; r < n; r++)
+		for (int i = 0; i < a->ranks[r].nsteps; i++) {
+			const coll_step *s = &a->ranks[r].steps[i];
+			if (s->kind == COLL_STEP_SEND)
+				snd[off[(size_t)r * n + s->peer]++] = *s;
+			else
+				rcv[roff[(size_t)s->peer * n + r]++] = *s;
+		}
+	for (size_t k = 0; k < total; k++) {
+		if (snd[k].round != rcv[k].round || snd[k].chunk != rcv[k].chunk) {
+			rc = WHY("algorithm '%s': sends to rank %d (round %d chunk %d) and its receives from the sender "
+			         "(round %d chunk %d) are not in the same order",
+			         nm, snd[k].peer, snd[k].round, snd[k].chunk, rcv[k].round, rcv[k].chunk);
+			goto out;
+		}
+	}
+out:
+	free(off), free(roff), free(snd), free(rcv);
+	return rc;
+}
+
+coll_result coll_plan_set_check(const coll_plan_set *s, char *why, size_t whylen)
+{
+	if (!s || s->abi != COLL_PLAN_ABI)
+		return WHY("plan set is NULL or built for another plan ABI (want %d)", COLL_PLAN_ABI);
+	if (s->nalgos < 0 || (s->nalgos && !s->algos) || s->nchoices < 0 || (s->nchoices && !s->choices))
+		return WHY("plan set '%s': bad algorithm or choice table", s->name ? s->name : "?");
+	for (int i = 0; i < s->nalgos; i++) {
+		int rc = rt_algo_check(s->algos[i], why, whylen);
+		if (rc)
+			return (coll_result)rc;
+	}
+	if (s->perm)
+		for (int i = 0; i < s->nranks; i++)
+			if (s->perm[i] < 0 || s->perm[i] >= s->nranks)
+				return WHY("plan set '%s': bad rank permutation", s->name ? s->name : "?");
+	return COLL_OK;
+}
+
+/* --- hashing --------------------------------------------------------------- */
+
+static const uint8_t hkey[16] = "coll-plan-hash-k";
+
+uint32_t rt_algo_hash(const coll_algo *a)
+{
+	int32_t shape[4] = {a->kind, a->nranks, a->chunks, a->rounds};
+	uint64_t h = rt_siphash(hkey, a->name, strlen(a->name)) ^ rt_siphash(hkey, shape, sizeof shape);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+uint32_t rt_planset_hash(const coll_plan_set *s)
+{
+	uint64_t h = 0;
+	for (int i = 0; i < s->nalgos; i++) {
+		const coll_algo *a = s->algos[i];
+		h = h * 31 + rt_algo_hash(a);
+		for (int r = 0; r < a->nranks; r++)
+			if (a->ranks[r].nsteps)
+				h = h * 31 + rt_siphash(hkey, a->ranks[r].steps, sizeof(coll_step) * (size_t)a->ranks[r].nsteps);
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* --- preprocessing --------------------------------------------------------- */
+
+void rt_prep_free(rt_prep *p)
+{
+	if (!p)
+		return;
+	free(p->steps);
+	free(p->soff);
+	free(p);
+}
+
+int rt_prep_build(coll_comm *c, const coll_algo *a, int role, rt_prep **out)
+{
+	int n = a->nranks, C = a->chunks;
+	const coll_rank_plan *rp = &a->ranks[role];
+	int ns = rp->nsteps;
+	rt_prep *p = calloc(1, sizeof *p);
+	int *cnt = calloc((size_t)C * 3, sizeof(int));
+	if (p) {
+		p->steps = malloc(sizeof *p->steps * (size_t)(ns ? ns : 1));
+		p->soff = calloc((size_t)(2 * (n + 1) + 2 * ns + 2), sizeof(int));
+	}
+	if (!p || !cnt || !p->steps || !p->soff) {
+		free(cnt);
+		rt_prep_free(p);
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	}
+	p->sidx = p->soff + (n + 1);
+	p->roff = p->sidx + ns + 1;
+	p->ridx = p->roff + (n + 1);
+	p->algo = a;
+	p->role = role;
+	p->nsteps = ns;
+	p->hash = rt_algo_hash(a);
+	int *sends = cnt, *recvs = cnt + C, *ridx = cnt + 2 * C;
+	/* Round groups: sends of a round count for that round's receives;
+	 * receives of a round only count for later rounds' sends. */
+	for (int i = 0; i < ns;) {
+		int j = i;
+		while (j < ns && rp->steps[j].round == rp->steps[i].round)
+			j++;
+		for (int k = i; k < j; k++)
+			if (rp->steps[k].kind == COLL_STEP_SEND)
+				sends[rp->steps[k].chunk]++;
+		for (int k = i; k < j; k++) {
+			const coll_step *s = &rp->steps[k];
+			rt_xstep *x = &p->steps[k];
+			x->kind = s->kind, x->peer = s->peer, x->chunk = s->chunk, x->round = s->round;
+			if (s->kind == COLL_STEP_SEND) {
+				x->need = recvs[s->chunk];
+				x->idx = 0;
+			} else {
+				x->need = sends[s->chunk];
+				x->idx = ridx[s->chunk]++;
+			}
+		}
+		for (int k = i; k < j; k++)
+			if (rp->steps[k].kind != COLL_STEP_SEND)
+				recvs[rp->steps[k].chunk]++;
+		i = j;
+	}
+	/* Per-peer lists in step order (CSR). */
+	for (int k = 0; k < ns; k++)
+		(rp->steps[k].kind == COLL_STEP_SEND ? p->soff : p->roff)[rp->steps[k].peer + 1]++;
+	for (int q = 0; q < n; q++)
+		p->soff[q + 1] += p->soff[q], p->roff[q + 1] += p->roff[q];
+	int *sf = calloc((size_t)n * 2, sizeof(int));
+	if (!sf) {
+		free(cnt);
+		rt_prep_free(p);
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	}
+	for (int k = 0; k < ns; k++) {
+		int q = rp->steps[k].peer;
+		if (rp->steps[k].kind == COLL_STEP_SEND)
+			p->sidx[p->soff[q] + sf[q]++] = k;
+		else
+			p->ridx[p->roff[q] + sf[n + q]++] = k;
+	}
+	free(sf);
+	free(cnt);
+	*out = p;
+	return COLL_OK;
+}

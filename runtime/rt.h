@@ -1,0 +1,265 @@
+/*
+ * rt.h - libcollrt's internal header: the communicator, the transport
+ * vtable, the wire header and every internal prototype, grouped by the file
+ * that defines it.
+ *
+ * Pipeline position: coll.h (API) -> comm.c (communicator, argument checks,
+ * algorithm choice) -> exec.c (runs one rank's plan) -> a transport
+ * (transport/shm.c, transport/tcp.c) that moves messages between ranks.
+ * bootstrap.c builds the communicator's first links; auth.c and net.c are
+ * the helpers under it.  Internal externs use the rt_ prefix (shm_/tcp_ in
+ * the transports); the static library is partially linked with everything
+ * but coll_* made local, see Makefile.frag and check_syms.sh.
+ *
+ * Error convention: internal functions return a coll_result (0 = OK) and
+ * record details with rt_err(comm, code, fmt, ...), which returns code.
+ */
+#ifndef COLL_RT_H
+#define COLL_RT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "coll.h"
+#include "coll_plan.h"
+
+#define RT_UNUSED(x) ((void)(x))
+
+/* --- the wire header every collective message starts with ---------------- */
+
+/* 64 bytes so a payload that follows it in a shm slot is cache-line
+ * aligned.  Receivers check every field against their own call: that is
+ * how mismatched counts, dtypes, ops, roots and plans are reported. */
+#define RT_HDR_MAGIC 0x436f4c31u /* "CoL1" */
+typedef struct {
+	uint32_t magic;
+	uint32_t seq;        /* collective sequence number on the communicator */
+	uint64_t count;      /* full working count */
+	uint32_t algo_hash;  /* hash of the algorithm name and shape */
+	uint8_t kind, dtype, op, pad0;
+	int32_t root;
+	int32_t round, chunk, seg;
+	uint32_t len;        /* payload bytes that follow */
+	uint8_t pad[24];
+} rt_hdr;
+
+/* --- transports ----------------------------------------------------------- */
+
+/* A send or receive request.  The executor owns the memory of the request;
+ * the transport links it into its queues between post and completion. */
+typedef struct rt_req {
+	struct rt_req *next;    /* transport queue link */
+	int peer;               /* physical rank */
+	int done;               /* set by the transport when complete */
+	struct iovec iov[2];    /* send: header, payload (owned by caller until done) */
+	int iovcnt;
+	void *data;             /* recv: message (header + payload) in transport memory */
+	size_t len;             /*       its length; valid until release() */
+	uint64_t tpseq;         /* transport's bookkeeping (slot number, ...) */
+	void *tpbuf;            /* transport's bookkeeping (buffer to recycle) */
+	int32_t xstep, xseg;    /* executor's bookkeeping */
+	int applied;            /* executor: recv applied and released */
+} rt_req;
+
+typedef struct rt_tp rt_tp;
+
+/* A transport: a name, the size of this struct as the transport file was
+ * compiled (a version check), and its operations.  All ops are non-blocking
+ * except connect, progress (bounded by its timeout) and close. */
+typedef struct rt_transport {
+	const char *name;
+	uint32_t size;
+	/* Open links to every other rank of comm, using comm->boot for address
+	 * exchange.  Blocks until connected or the bootstrap deadline.
+	 * Errors: SYSTEM, AUTH, TIMEOUT, PEER, TRANSPORT, NOMEM. */
+	int (*connect)(coll_comm *comm, rt_tp **out);
+	/* Queue req->iov (total <= tp->max_msg) to req->peer.  Does not block;
+	 * the iov memory belongs to the transport until req->done.  Sends to
+	 * one peer complete in post order.  Errors: PEER, SYSTEM, INVALID. */
+	int (*post_send)(rt_tp *tp, rt_req *req);
+	/* Ask for the next message from req->peer (FIFO per peer).  Does not
+	 * block; when req->done, req->data/len point at transport memory that
+	 * stays valid until release().  Errors: PEER, SYSTEM. */
+	int (*post_recv)(rt_tp *tp, rt_req *req);
+	/* Give back the memory of a completed receive (any order). */
+	void (*release)(rt_tp *tp, rt_req *req);
+	/* Move data: complete whatever can be completed; if nothing moved,
+	 * wait up to timeout_ms for something to happen.  Errors: PEER (a peer
+	 * died: detected from closed sockets or process exit), ABORTED (a peer
+	 * aborted), PROTOCOL, SYSTEM. */
+	int (*progress)(rt_tp *tp, int timeout_ms);
+	/* Tell every peer we failed with `code` (best effort, never blocks
+	 * long).  Their progress() then returns ABORTED. */
+	void (*abort)(rt_tp *tp, int code);
+	/* Free everything; pending requests are dropped.  Never fails. */
+	void (*close)(rt_tp *tp);
+} rt_transport;
+
+/* The part of every transport instance the executor reads. */
+struct rt_tp {
+	const rt_transport *ops;
+	coll_comm *comm;
+	size_t max_msg;    /* largest message (header included) post_send takes */
+	int send_window;   /* messages in flight per peer worth keeping */
+	int recv_window;   /* receives per peer worth keeping posted */
+};
+
+/* --- bootstrap ------------------------------------------------------------ */
+
+typedef struct {
+	int *fds;               /* rank 0: fds[r] to rank r (fds[0] = -1); others: fds[0] */
+	uint8_t key[16];        /* derived from the secret */
+	uint64_t jobid;         /* random, chosen by rank 0 */
+	int listen_fd;          /* this rank's listener for transport links */
+	struct sockaddr_storage *addrs;  /* every rank's listener address */
+	socklen_t *addrlens;
+	int64_t deadline_ms;    /* bootstrap deadline (absolute, rt_now_ms) */
+} rt_boot;
+
+/* Host identity exchanged at bootstrap (for transport "auto"). */
+typedef struct {
+	char boot_id[40];
+	uint64_t netns;
+	int32_t pid;
+	uint32_t planhash;      /* fingerprint of the plan set: all ranks must agree */
+} rt_hostinfo;
+
+/* Preprocessed plan of one role (rank of the schedule) of one algorithm. */
+typedef struct {
+	int32_t kind;    /* coll_step_kind */
+	int32_t peer;    /* role of the peer */
+	int32_t chunk, round;
+	int32_t need;    /* send: recvs on chunk with smaller round; recv: sends on chunk with round <= */
+	int32_t idx;     /* recv: index among the recvs on this chunk */
+} rt_xstep;
+
+typedef struct rt_prep {
+	struct rt_prep *next;       /* comm's cache list */
+	const coll_algo *algo;
+	int role;
+	int nsteps;
+	rt_xstep *steps;
+	int *soff, *sidx;           /* per peer role (n+1 offsets): send steps in order */
+	int *roff, *ridx;           /* per peer role: recv steps in order */
+	uint32_t hash;
+} rt_prep;
+
+struct coll_comm {
+	int rank, n;
+	int64_t timeout_ms;        /* <= 0: none */
+	const coll_plan_set *plans;
+	rt_boot boot;
+	rt_hostinfo *hosts;        /* n entries */
+	rt_tp *tp;
+	uint32_t seq;              /* collectives started */
+	coll_result broken;        /* != OK: failed earlier */
+	char err[320];
+	void *scratch;
+	size_t scratch_len;
+	rt_prep *preps;
+	size_t seg_bytes;          /* payload per message (COLL_SEG_BYTES caps it) */
+};
+
+/* --- comm.c --------------------------------------------------------------- */
+/* Record an error detail on comm (or the thread's init slot when comm is
+ * NULL) and return code. */
+int rt_err(coll_comm *comm, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Environment helpers: integer/double with default. */
+long rt_env_long(const char *name, long dflt);
+double rt_env_double(const char *name, double dflt);
+
+/* --- net.c ---------------------------------------------------------------- */
+int64_t rt_now_ms(void);
+int64_t rt_now_ns(void);
+/* Parse "host:port" or "[v6]:port" (numeric or resolvable host). */
+int rt_parse_addr(coll_comm *c, const char *s, struct sockaddr_storage *ss, socklen_t *len);
+/* Format an address as "ip:port" into buf. */
+const char *rt_addr_str(const struct sockaddr_storage *ss, char *buf, size_t len);
+/* Listen on ss (port may be 0); returns fd or -errno-ish rt code via *rc. */
+int rt_listen(coll_comm *c, const struct sockaddr_storage *ss, socklen_t len, int *fd);
+/* Connect with retries until deadline (peer may not listen yet). */
+int rt_connect(coll_comm *c, const struct sockaddr_storage *ss, socklen_t len, int64_t deadline, int *fd);
+/* Accept one connection before deadline. */
+int rt_accept(coll_comm *c, int lfd, int64_t deadline, int *fd);
+/* Read/write exactly len bytes on a blocking-or-not fd before deadline.
+ * Errors: PEER (EOF/reset), TIMEOUT, SYSTEM. `what` names the peer. */
+int rt_read_full(coll_comm *c, int fd, void *buf, size_t len, int64_t deadline, const char *what);
+int rt_write_full(coll_comm *c, int fd, const void *buf, size_t len, int64_t deadline, const char *what);
+int rt_set_nonblock(int fd, int on);
+void rt_tune_socket(int fd);
+
+/* --- auth.c --------------------------------------------------------------- */
+/* SipHash-2-4 of data under a 128-bit key. */
+uint64_t rt_siphash(const uint8_t key[16], const void *data, size_t len);
+/* Derive the 128-bit connection key from a secret string. */
+void rt_auth_key(const char *secret, uint8_t key[16]);
+/* Fill buf with random bytes (getrandom, falls back to time/pid mixing). */
+void rt_random(void *buf, size_t len);
+/* Mutual challenge/response on a fresh connection.  The client proves
+ * (rank, purpose, jobid) under the key and checks the server's proof.
+ * Blocks until deadline.  Errors: AUTH, PEER, TIMEOUT, PROTOCOL, SYSTEM. */
+enum { RT_PURPOSE_BOOT = 1, RT_PURPOSE_TCP = 2 };
+int rt_auth_client(coll_comm *c, int fd, const uint8_t key[16], int rank, int purpose, uint64_t jobid,
+                   int64_t deadline);
+/* Server side: on success *peer_rank is the client's rank. */
+int rt_auth_server(coll_comm *c, int fd, const uint8_t key[16], int purpose, uint64_t jobid,
+                   int64_t deadline, int *peer_rank);
+
+/* --- bootstrap.c ---------------------------------------------------------- */
+/* Rendezvous: rank 0 listens on addr, everyone authenticates, rank 0
+ * hands out the job id and every rank's listener address. */
+int rt_boot_init(coll_comm *c, const char *addr, const char *secret);
+/* Gather len bytes from every rank into all[n*len] on every rank (star
+ * through rank 0).  Blocking until the comm timeout. */
+int rt_boot_allgather(coll_comm *c, const void *mine, void *all, size_t len);
+int rt_boot_barrier(coll_comm *c);
+void rt_boot_close(coll_comm *c);
+
+/* --- transport.c ---------------------------------------------------------- */
+/* Transport by name, or NULL; checks the vtable is complete. */
+const rt_transport *rt_transport_find(const char *name);
+/* Names of the registered transports, NULL-terminated. */
+extern const rt_transport *const rt_transports[];
+
+/* --- transport/shm.c, transport/tcp.c ------------------------------------ */
+extern const rt_transport shm_transport;
+extern const rt_transport tcp_transport;
+
+/* --- plan.c --------------------------------------------------------------- */
+/* Preprocess `algo` for `role` (dependency counts, per-peer lists).
+ * Errors: NOMEM, PLAN. */
+int rt_prep_build(coll_comm *c, const coll_algo *algo, int role, rt_prep **out);
+void rt_prep_free(rt_prep *p);
+/* A stable hash of an algorithm's name, kind, chunks and nranks. */
+uint32_t rt_algo_hash(const coll_algo *a);
+/* A fingerprint of a whole plan set (every step of every algorithm). */
+uint32_t rt_planset_hash(const coll_plan_set *s);
+/* Check one algorithm (see coll_plan_set_check).  COLL_OK or COLL_ERR_PLAN. */
+int rt_algo_check(const coll_algo *a, char *why, size_t whylen);
+/* chunk c of count elements split in C chunks: [lo, hi). */
+static inline uint64_t rt_chunk_lo(uint64_t count, int C, int c) {
+	return (uint64_t)(((unsigned __int128)count * (unsigned)c) / (unsigned)C);
+}
+
+/* --- exec.c --------------------------------------------------------------- */
+/* Run `algo` on this rank.  count: the full working count; buffers as in
+ * coll.h for the algo's kind; root: the caller's root (plans are relabelled
+ * so that the algo's root plays `root`).  Blocking.  On failure the comm is
+ * marked broken and peers are told.  Errors: see coll.h. */
+int rt_exec(coll_comm *c, const coll_algo *algo, rt_prep *prep, const void *sendbuf, void *recvbuf,
+            size_t count, coll_dtype dt, coll_op op, int root);
+
+/* --- reduce.c ------------------------------------------------------------- */
+/* dst[i] = dst[i] OP src[i] (buffers must not overlap). */
+void rt_reduce2(void *dst, const void *src, size_t n, coll_dtype dt, coll_op op);
+/* dst[i] = a[i] OP b[i] (dst may not overlap a or b). */
+void rt_reduce3(void *dst, const void *a, const void *b, size_t n, coll_dtype dt, coll_op op);
+float rt_half_to_float(uint16_t h);
+uint16_t rt_float_to_half(float f);
+float rt_bf16_to_float(uint16_t h);
+uint16_t rt_float_to_bf16(float f);
+
+#endif

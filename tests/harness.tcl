@@ -1,0 +1,164 @@
+# harness.tcl - helpers every tests/*.test file uses (SQLite/Redis style).
+#
+# Helpers, with their signatures:
+#   collc ARGS...                         run build/collc; returns {code stdout stderr}
+#   run_cmd CMD ARGS...                   run any program the same way
+#   do_test NAME SCRIPT EXPECTED          SCRIPT's result must equal EXPECTED
+#   do_match_test NAME SCRIPT GLOB        SCRIPT's result must match GLOB (string match)
+#   do_check_test NAME FILES ARGS         `collc check FILES ARGS` exits 0
+#   do_error_test NAME SOURCE EXPECTED ?ARGS?
+#                                         write SOURCE to t.coll, run `collc check t.coll ARGS`
+#                                         (default -n 4); the first stderr line must be EXACTLY
+#                                         EXPECTED (a full "t.coll:L:C: error: ..." line) and the
+#                                         exit status non-zero
+#   do_fail_test NAME ARGS GLOB           collc ARGS exits non-zero, stderr matches GLOB
+#   needs TAG                             true when the environment has TAG (gpu, netns, mpi,
+#                                         nvcc, ...); otherwise records why and returns false
+#   skip_test NAME REASON                 count a skip with its printed reason
+#   tmpfile NAME ?CONTENT?                path of a scratch file (written when CONTENT given)
+#   wait_for SCRIPT ?TIMEOUT_MS?          poll SCRIPT until true; error after the timeout
+# Globals: ::root (repo root), ::build (build dir), ::quick (1 for quicktest),
+#          ::tmpdir (scratch dir, removed at exit).
+# Test names are area-N.M; each asserts one behaviour.
+
+namespace eval ::h {
+    variable passed 0 failed 0 skipped 0
+    variable failures {}
+}
+
+proc run_cmd {cmd args} {
+    set out [file join $::tmpdir .out]
+    set err [file join $::tmpdir .err]
+    set code 0
+    if {[catch {exec $cmd {*}$args >$out 2>$err} msg opts]} {
+        set ec [dict get $opts -errorcode]
+        if {[lindex $ec 0] eq "CHILDSTATUS"} {
+            set code [lindex $ec 2]
+        } elseif {[lindex $ec 0] eq "CHILDKILLED"} {
+            set code "signal-[lindex $ec 2]"
+        } else {
+            set code "exec-error: $msg"
+        }
+    }
+    set fo [open $out]; set o [read $fo]; close $fo
+    set fe [open $err]; set e [read $fe]; close $fe
+    return [list $code $o $e]
+}
+
+proc collc {args} {
+    return [run_cmd [file join $::build collc] {*}$args]
+}
+
+proc h::report {name ok detail} {
+    if {$ok} {
+        incr h::passed
+        if {$::verbose} { puts "ok   $name" }
+    } else {
+        incr h::failed
+        lappend h::failures $name
+        puts "FAIL $name"
+        foreach line [split [string trimright $detail] \n] { puts "     $line" }
+    }
+}
+
+proc do_test {name script expected} {
+    if {![h::selected $name]} return
+    if {[catch {uplevel 1 $script} res opts]} {
+        h::report $name 0 "error: $res"
+        return
+    }
+    h::report $name [expr {$res eq $expected}] "expected: $expected\ngot:      $res"
+}
+
+proc do_match_test {name script pattern} {
+    if {![h::selected $name]} return
+    if {[catch {uplevel 1 $script} res opts]} {
+        h::report $name 0 "error: $res"
+        return
+    }
+    h::report $name [string match $pattern $res] "expected to match: $pattern\ngot: $res"
+}
+
+proc do_check_test {name files args} {
+    if {![h::selected $name]} return
+    set r [collc check {*}$files {*}$args]
+    lassign $r code out err
+    h::report $name [expr {$code == 0}] "collc check $files $args -> $code\n$out$err"
+}
+
+proc do_error_test {name source expected {args {-n 4}}} {
+    if {![h::selected $name]} return
+    set dir [file join $::tmpdir err]
+    file mkdir $dir
+    set f [open [file join $dir t.coll] w]
+    puts -nonewline $f $source
+    close $f
+    set here [pwd]
+    cd $dir
+    set r [collc check t.coll {*}$args]
+    cd $here
+    lassign $r code out err
+    set first [lindex [split $err \n] 0]
+    set ok [expr {$code ne "0" && $first eq $expected && ![string match signal-* $code]}]
+    h::report $name $ok "expected: $expected\ngot:      $first\nexit:     $code\n$err"
+}
+
+proc do_fail_test {name cmdargs pattern} {
+    if {![h::selected $name]} return
+    lassign [collc {*}$cmdargs] code out err
+    set ok [expr {$code ne "0" && ![string match signal-* $code] && [string match $pattern $err]}]
+    h::report $name $ok "exit: $code\nexpected stderr to match: $pattern\ngot: $err"
+}
+
+proc skip_test {name reason} {
+    incr h::skipped
+    puts "skip $name: $reason"
+}
+
+# Environment probes for tagged tests; each returns "" when available, or why not.
+proc h::probe {tag} {
+    switch -- $tag {
+        gpu     { if {[catch {exec nvidia-smi -L}]} { return "no NVIDIA GPU (nvidia-smi -L failed)" } }
+        nvcc    { if {[auto_execok nvcc] eq "" && ![info exists ::env(CUDA_HOME)]} { return "nvcc not found" } }
+        mpi     { if {[auto_execok mpirun] eq ""} { return "mpirun not installed" } }
+        netns   {
+            if {[catch {exec id -u} uid] || $uid != 0} { return "not root" }
+            if {[catch {exec ip netns add coll-probe$::pid} msg]} { return "cannot create network namespaces: $msg" }
+            catch {exec ip netns del coll-probe$::pid}
+        }
+        slow    { if {$::quick} { return "slow test skipped by quicktest" } }
+        san     { if {![file exists [file join $::root build-san collc]]} { return "no sanitizer build" } }
+        default { return "unknown tag $tag" }
+    }
+    return ""
+}
+
+proc needs {tag} {
+    if {![info exists ::h::probed($tag)]} { set ::h::probed($tag) [h::probe $tag] }
+    if {$::h::probed($tag) ne ""} {
+        set ::h::last_skip $::h::probed($tag)
+        return 0
+    }
+    return 1
+}
+
+proc tmpfile {name args} {
+    set p [file join $::tmpdir $name]
+    if {[llength $args]} {
+        set f [open $p w]; puts -nonewline $f [lindex $args 0]; close $f
+    }
+    return $p
+}
+
+proc wait_for {script {timeout_ms 10000}} {
+    set end [expr {[clock milliseconds] + $timeout_ms}]
+    while {![uplevel 1 [list expr $script]]} {
+        if {[clock milliseconds] > $end} { error "timed out after ${timeout_ms} ms waiting for: $script" }
+        after 20
+    }
+}
+
+# Run only tests whose name matches the -match pattern.
+proc h::selected {name} {
+    return [string match $::match $name]
+}
