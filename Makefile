@@ -28,7 +28,9 @@ LDLIBS  := -lm
 # Debian packages the build and the tests need, as "command:package".
 DEPS := re2c:re2c bison:bison tclsh:tcl
 
-.PHONY: all deps demo test quicktest bench clean
+.PHONY: all deps demo test quicktest bench clean san
+san:
+	$(MAKE) --no-print-directory SAN=1 build-san/collc
 all: deps $(B)/collc
 
 # Install missing build tools once; a stamp keeps later builds quiet.
@@ -76,10 +78,14 @@ demo: all
 	./$(B)/collc check stdlib/*.coll --n-range 2..16
 	./$(B)/collc show stdlib/stragglar.coll -n 8
 
+# The suite also runs the bad-input corpus through a sanitizer build.
 test: all
+	$(MAKE) --no-print-directory SAN=1 build-san/collc
 	tclsh tests/all.tcl -build $(B)
 
-quicktest: all
+quick# The suite also runs the bad-input corpus through a sanitizer build.
+test: all
+	$(MAKE) --no-print-directory SAN=1 build-san/collc
 	tclsh tests/all.tcl -build $(B) -quick
 
 bench: all

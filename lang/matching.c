@@ -327,11 +327,25 @@ static void add_blossom(mctx *c, int bv_base, int k)
 			for (int i = 0; i < bl->len; i++)
 				best_candidate(c, b, bl->v[i], &ntouched);
 		} else {
+			/* Same as best_candidate, but the adjacency arrays
+			 * already hold the far vertex and the weight. */
 			int cnt = leaves(c, s, c->lbuf);
 			for (int li = 0; li < cnt; li++) {
 				int x = c->lbuf[li];
-				for (int a = c->adjstart[x]; a < c->adjstart[x + 1]; a++)
-					best_candidate(c, b, c->adjp[a] >> 1, &ntouched);
+				int64_t dx = c->dual[x];
+				for (int a = c->adjstart[x]; a < c->adjstart[x + 1]; a++) {
+					int bj = c->inblossom[c->adjv[a]];
+					if (bj == b || c->label[bj] != S)
+						continue;
+					int64_t sl = dx + c->dual[c->adjv[a]] - c->adjw2[a];
+					if (c->bestto[bj] == -1) {
+						c->touched[ntouched++] = bj;
+					} else if (sl >= c->besttos[bj]) {
+						continue;
+					}
+					c->bestto[bj] = c->adjp[a] >> 1;
+					c->besttos[bj] = sl;
+				}
 			}
 		}
 		if (s >= n) {
@@ -853,11 +867,13 @@ static int solve(mctx *c, int nv, int ne, const int *eu, const int *ev,
 	 * tight, and any matching of tight edges satisfies all invariants
 	 * (matched edges tight, exposed duals equal and minimal), so match
 	 * them greedily instead of spending a stage on each. */
-	for (int k = 0; k < c->m && !MATCH_NO_JUMPSTART; k++) {
+	int exposed = MATCH_NO_JUMPSTART ? 0 : n;
+	for (int k = 0; k < c->m && exposed > 1; k++) {
 		int a = c->endp[2 * k], b = c->endp[2 * k + 1];
 		if (c->wt2[k] == 2 * maxw && c->mate[a] == -1 && c->mate[b] == -1) {
 			c->mate[a] = 2 * k + 1;
 			c->mate[b] = 2 * k;
+			exposed -= 2;
 		}
 	}
 

@@ -7,6 +7,7 @@
  * small and fast at n = 1024 with ~n chunks (a million cells, millions of
  * transfers), so:
  *  - a cell is one pointer to a refcounted set; copy shares the pointer;
+ *    its low bit marks a write staged in the current round;
  *  - a set is stored as runs of consecutive ranks when that is smaller than
  *    an n-bit bitset (partial sums of ring, halving/doubling and trees are
  *    one or two runs, 24-32 bytes instead of 144), as a bitset otherwise;
@@ -42,7 +43,6 @@ typedef struct {
 	int32_t tag;
 	state_set *val;         /* the staged value (owned until commit) */
 	state_set *old;         /* after commit: what the slot held (owned) */
-	uint32_t hpos;          /* its place in the stage hash, to clear it */
 } stage_ent;
 
 /* A remembered union: a | b = r, holding a reference to all three so that a
@@ -59,7 +59,10 @@ struct bstate {
 	ir_kind kind;
 	int n, chunks, root;
 	int nwords;               /* 64-bit words of an n-bit bitset */
-	state_set **cell;         /* [chunk * n + rank] */
+	/* [chunk * n + rank]: a state_set *, low bit set while a write to the
+	 * slot is staged (sets are 8-aligned), so "is this slot written this
+	 * round" costs nothing beyond reading the cell */
+	uintptr_t *cell;
 	state_set *empty, *full, **single;
 	/* allocator: free lists by len, bump pointer into the newest slab */
 	state_set **freelist;     /* [nwords + 1] */
@@ -73,12 +76,13 @@ struct bstate {
 	 * schedules compute the same union for many chunks, and answering from
 	 * here makes those cells share one set instead of allocating copies */
 	memo_ent *memo;           /* [1 << MEMO_BITS] */
-	/* write staging: the round's entries and an open-addressing hash from
-	 * slot to entry, sized to the round so it stays in cache */
+	/* write staging: the round's entries, and an open-addressing hash from
+	 * slot to entry that is only built when a round writes a slot twice */
 	stage_ent *stage;
 	int nstage, capstage;
 	int32_t *shash;           /* [shmask + 1], -1 = free */
 	uint32_t shmask;
+	bool shash_live;          /* holds every entry of this round */
 	bool committed;
 };
 
@@ -514,6 +518,7 @@ bstate *state_new(const ir_sched *s)
 	st->tc = xmalloc((size_t)st->nwords * sizeof(uint64_t));
 	st->runs = xmalloc(((size_t)n / 2 + 2) * sizeof(uint64_t));
 	st->cell = xmalloc((size_t)n * C * sizeof *st->cell);
+	_Static_assert(sizeof(uint64_t) >= 2, "sets must be at least 2-aligned for the cell tag bit");
 	st->memo = xcalloc((size_t)1 << MEMO_BITS, sizeof *st->memo);
 
 	/* the shared sets bypass normalisation (which would return them) */
@@ -527,7 +532,7 @@ bstate *state_new(const ir_sched *s)
 	}
 
 	for (int c = 0; c < C; c++) {
-		state_set **row = st->cell + (size_t)c * n;
+		uintptr_t *row = st->cell + (size_t)c * n;
 		for (int rk = 0; rk < n; rk++) {
 			state_set *v;
 			switch (st->kind) {
@@ -541,7 +546,7 @@ bstate *state_new(const ir_sched *s)
 				v = st->single[rk];
 				break;
 			}
-			row[rk] = state_set_ref(v);
+			row[rk] = (uintptr_t)state_set_ref(v);
 		}
 	}
 	return st;
@@ -574,7 +579,8 @@ size_t state_bytes(const bstate *st)
 	size_t cells = (size_t)st->n * st->chunks;
 	return sizeof *st + st->slab_bytes + cells * sizeof *st->cell +
 	       ((size_t)1 << MEMO_BITS) * sizeof *st->memo +
-	       (size_t)st->capstage * sizeof *st->stage + ((size_t)st->shmask + 1) * sizeof *st->shash +
+	       (size_t)st->capstage * sizeof *st->stage +
+	       (st->shash ? ((size_t)st->shmask + 1) * sizeof *st->shash : 0) +
 	       ((size_t)st->nwords * 4 + (size_t)st->n / 2 + 2 + (size_t)st->n) * sizeof(uint64_t);
 }
 
@@ -585,7 +591,7 @@ static inline bool in_range(const bstate *st, int rank, int chunk)
 
 state_set *state_get(const bstate *st, int rank, int chunk)
 {
-	return st->cell[(size_t)chunk * st->n + rank];
+	return (state_set *)(st->cell[(size_t)chunk * st->n + rank] & ~(uintptr_t)1);
 }
 
 state_set *state_need(const bstate *st, int chunk)
@@ -644,11 +650,38 @@ static inline uint32_t slot_hash(uint32_t slot)
 	return (uint32_t)(((uint64_t)slot * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 
+static void shash_put(bstate *st, int i)
+{
+	uint32_t h = slot_hash(st->stage[i].slot) & st->shmask;
+	while (st->shash[h] >= 0)
+		h = (h + 1) & st->shmask;
+	st->shash[h] = i;
+}
+
+/* (Re)build the hash for all entries, with room for `want` at load 1/2. */
+static void shash_build(bstate *st, size_t want)
+{
+	size_t cap = 512;
+	while (cap < 2 * want)
+		cap *= 2;
+	if (!st->shash || cap > (size_t)st->shmask + 1) {
+		free(st->shash);
+		st->shash = xmalloc(cap * sizeof *st->shash);
+		st->shmask = (uint32_t)cap - 1;
+	}
+	memset(st->shash, 0xff, ((size_t)st->shmask + 1) * sizeof *st->shash);
+	for (int i = 0; i < st->nstage; i++)
+		shash_put(st, i);
+	st->shash_live = true;
+}
+
 int state_stage_find(const bstate *st, int rank, int chunk)
 {
-	if (!st->shash)
-		return -1;
 	uint32_t slot = (uint32_t)((size_t)chunk * st->n + rank);
+	if (!(st->cell[slot] & 1))
+		return -1;
+	if (!st->shash_live)   /* first second write this round; the hash is scratch */
+		shash_build((bstate *)st, (size_t)st->nstage);
 	for (uint32_t h = slot_hash(slot) & st->shmask;; h = (h + 1) & st->shmask) {
 		int32_t i = st->shash[h];
 		if (i < 0)
@@ -656,15 +689,6 @@ int state_stage_find(const bstate *st, int rank, int chunk)
 		if (st->stage[i].slot == slot)
 			return i;
 	}
-}
-
-static void shash_put(bstate *st, int i)
-{
-	uint32_t h = slot_hash(st->stage[i].slot) & st->shmask;
-	while (st->shash[h] >= 0)
-		h = (h + 1) & st->shmask;
-	st->shash[h] = i;
-	st->stage[i].hpos = h;
 }
 
 int state_stage(bstate *st, int rank, int chunk, state_set *val, int tag)
@@ -678,20 +702,17 @@ int state_stage(bstate *st, int rank, int chunk, state_set *val, int tag)
 		}
 		st->stage = ns;
 	}
-	if (2 * ((size_t)st->nstage + 1) > (size_t)st->shmask + 1 || !st->shash) {
-		/* keep the load at most 1/2; rebuild from the entries */
-		size_t cap = st->shash ? 2 * ((size_t)st->shmask + 1) : 512;
-		free(st->shash);
-		st->shash = xmalloc(cap * sizeof *st->shash);
-		memset(st->shash, 0xff, cap * sizeof *st->shash);
-		st->shmask = (uint32_t)cap - 1;
-		for (int i = 0; i < st->nstage; i++)
-			shash_put(st, i);
-	}
 	uint32_t slot = (uint32_t)((size_t)chunk * st->n + rank);
+	st->cell[slot] |= 1;
 	st->stage[st->nstage] = (stage_ent){ .slot = slot, .tag = tag, .val = val, .old = NULL };
-	shash_put(st, st->nstage);
-	return st->nstage++;
+	st->nstage++;
+	if (st->shash_live) {
+		if (2 * (size_t)st->nstage > (size_t)st->shmask + 1)
+			shash_build(st, (size_t)st->nstage);
+		else
+			shash_put(st, st->nstage - 1);
+	}
+	return st->nstage - 1;
 }
 
 state_set *state_staged(const bstate *st, int i)
@@ -714,8 +735,8 @@ void state_commit(bstate *st)
 {
 	for (int i = 0; i < st->nstage; i++) {
 		stage_ent *e = &st->stage[i];
-		e->old = st->cell[e->slot];
-		st->cell[e->slot] = e->val;
+		e->old = (state_set *)(st->cell[e->slot] & ~(uintptr_t)1);
+		st->cell[e->slot] = (uintptr_t)e->val;
 	}
 	st->committed = true;
 }
@@ -739,10 +760,16 @@ state_set *state_overwritten(const bstate *st, int i)
 void state_stage_reset(bstate *st)
 {
 	for (int i = 0; i < st->nstage; i++) {
-		state_set_release(st, st->committed ? st->stage[i].old : st->stage[i].val);
-		st->shash[st->stage[i].hpos] = -1;
+		stage_ent *e = &st->stage[i];
+		if (st->committed) {
+			state_set_release(st, e->old);
+		} else {
+			state_set_release(st, e->val);
+			st->cell[e->slot] &= ~(uintptr_t)1;
+		}
 	}
 	st->nstage = 0;
+	st->shash_live = false;
 	st->committed = false;
 }
 

@@ -29,15 +29,15 @@ file mkdir $::tmpdir
 source [file join $::root tests harness.tcl]
 
 set start [clock milliseconds]
-foreach f $files {
+foreach ::h::testfile $files {
     set t0 [clock milliseconds]
-    if {[catch {source $f} msg opts]} {
+    if {[catch {source $::h::testfile} msg opts]} {
         incr h::failed
-        lappend h::failures [file tail $f]
-        puts "FAIL [file tail $f]: $msg"
+        lappend h::failures [file tail $::h::testfile]
+        puts "FAIL [file tail $::h::testfile]: $msg"
         puts [dict get $opts -errorinfo]
     }
-    puts [format "%-28s %6.1fs" [file tail $f] [expr {([clock milliseconds] - $t0) / 1000.0}]]
+    puts [format "%-28s %6.1fs" [file tail $::h::testfile] [expr {([clock milliseconds] - $t0) / 1000.0}]]
 }
 file delete -force $::tmpdir
 if {[llength $h::failures]} { puts "failed: [join $h::failures {, }]" }

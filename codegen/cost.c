@@ -1,0 +1,671 @@
+/*
+ * cost.c - the round-synchronous estimate, the event-driven simulator and
+ * what is derived from them (busbw, critical straggler delay).  The models
+ * and their assumptions are described in cost.h.
+ *
+ * Pipeline position: reads a verified schedule (through a cost_plan, which
+ * groups each round's transfers into messages once) and a link model;
+ * `collc cost|sim|compare|tune` (cmd_cost.c) and the rank reordering
+ * search call it many times per schedule, so the plan is built once and
+ * each evaluation is a single pass over the messages.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+
+/* Bounds that keep a simulation within a few hundred MB. */
+#define MAX_CELLS (1L << 24)     /* rank x chunk x segment ready times */
+#define MAX_RECORDS (1L << 23)   /* simulated messages */
+
+static int fail(link_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(link_error *err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	return calloc(n ? n : 1, size);
+}
+
+/* --- plans ----------------------------------------------------------------- */
+
+void cost_plan_free(cost_plan *p)
+{
+	if (!p)
+		return;
+	free(p->msgs);
+	free(p->round_first);
+	free(p->chunk);
+	free(p->op);
+	free(p->pre);
+	free(p);
+}
+
+cost_plan *cost_plan_new(const ir_sched *s, link_error *err)
+{
+	if (s->n < 1 || s->chunks < 1 || s->ports_send < 1 || s->ports_recv < 1) {
+		fail(err, "schedule %s: bad shape (n %d, chunks %d, ports %d/%d)", s->algo,
+		     s->n, s->chunks, s->ports_send, s->ports_recv);
+		return NULL;
+	}
+	cost_plan *p = xcalloc(1, sizeof *p);
+	int *head = NULL, *next = NULL, *msg_of = NULL;
+	if (!p)
+		goto oom;
+	p->s = s;
+	p->n = s->n;
+	p->chunks = s->chunks;
+	p->nrounds = s->nrounds;
+	p->ports_send = s->ports_send;
+	p->ports_recv = s->ports_recv;
+	size_t nx = (size_t)s->nxfers;
+	p->msgs = xcalloc(nx, sizeof *p->msgs);
+	p->round_first = xcalloc((size_t)s->nrounds + 1, sizeof *p->round_first);
+	p->chunk = xcalloc(nx, sizeof *p->chunk);
+	p->op = xcalloc(nx, sizeof *p->op);
+	p->pre = xcalloc((size_t)s->nrounds, sizeof *p->pre);
+	head = malloc(sizeof *head * (size_t)s->n);
+	next = xcalloc(nx, sizeof *next);
+	msg_of = xcalloc(nx, sizeof *msg_of);
+	if (!p->msgs || !p->round_first || !p->chunk || !p->op || !p->pre || !head ||
+	    !next || !msg_of)
+		goto oom;
+	for (int i = 0; i < s->n; i++)
+		head[i] = -1;
+
+	int nm = 0, off = 0;
+	for (int k = 0; k < s->nrounds; k++) {
+		const ir_round *rd = &s->rounds[k];
+		if (rd->first < 0 || rd->count < 0 || rd->first + rd->count > s->nxfers) {
+			fail(err, "schedule %s: round %d has bad transfer indices", s->algo, k);
+			goto bad;
+		}
+		int ph = rd->phase;
+		p->pre[k] = ph >= 0 && ph < s->nphases && strncmp(s->phases[ph], "pre", 3) == 0;
+		p->npre += p->pre[k];
+		p->round_first[k] = nm;
+		int start = nm;
+		/* Group by (src, dst) in order of first appearance: a per-source
+		 * chain of this round's messages keeps the lookup short even for
+		 * BCube's B-1 peers. */
+		for (int x = rd->first; x < rd->first + rd->count; x++) {
+			const ir_xfer *t = &s->xfers[x];
+			if (t->src < 0 || t->src >= s->n || t->dst < 0 || t->dst >= s->n ||
+			    t->src == t->dst || t->chunk < 0 || t->chunk >= s->chunks) {
+				fail(err, "schedule %s: round %d: bad transfer %d -> %d of chunk %d "
+				     "(n %d, chunks %d)", s->algo, k, t->src, t->dst, t->chunk,
+				     s->n, s->chunks);
+				goto bad;
+			}
+			int m;
+			for (m = head[t->src]; m >= 0; m = next[m])
+				if (p->msgs[m].dst == t->dst)
+					break;
+			if (m < 0) {
+				m = nm++;
+				p->msgs[m] = (cost_pmsg){ .src = t->src, .dst = t->dst, .round = k };
+				next[m] = head[t->src];
+				head[t->src] = m;
+			}
+			msg_of[x - rd->first] = m;
+			p->msgs[m].count++;
+		}
+		for (int m = start; m < nm; m++) {
+			head[p->msgs[m].src] = -1;
+			p->msgs[m].first = off;
+			off += p->msgs[m].count;
+			p->msgs[m].count = 0;
+		}
+		for (int x = rd->first; x < rd->first + rd->count; x++) {
+			cost_pmsg *m = &p->msgs[msg_of[x - rd->first]];
+			int e = m->first + m->count++;
+			p->chunk[e] = s->xfers[x].chunk;
+			p->op[e] = s->xfers[x].op;
+		}
+	}
+	p->round_first[s->nrounds] = nm;
+	p->nmsgs = nm;
+	free(head);
+	free(next);
+	free(msg_of);
+	return p;
+oom:
+	fail(err, "out of memory preparing schedule %s", s->algo);
+bad:
+	free(head);
+	free(next);
+	free(msg_of);
+	cost_plan_free(p);
+	return NULL;
+}
+
+int cost_check(const cost_plan *p, const cost_params *q, link_error *err)
+{
+	if (!(q->bytes > 0) || !isfinite(q->bytes))
+		return fail(err, "buffer size must be positive");
+	if (!q->links)
+		return fail(err, "no link model");
+	if (link_check_n(q->links, p->n, err))
+		return -1;
+	if (q->segments < 1)
+		return fail(err, "segments must be >= 1, not %d", q->segments);
+	if (q->straggler < -1 || q->straggler >= p->n)
+		return fail(err, "straggler rank %d out of range for %d ranks", q->straggler, p->n);
+	if (q->delay != COST_MASKED && !(q->delay >= 0 && isfinite(q->delay)))
+		return fail(err, "straggler delay must be >= 0");
+	if ((double)p->n * p->chunks * q->segments > (double)MAX_CELLS ||
+	    (double)p->nmsgs * q->segments > (double)MAX_RECORDS)
+		return fail(err, "%d segments of %d messages over %d ranks x %d chunks is "
+			    "more than the simulator holds; use fewer segments",
+			    q->segments, p->nmsgs, p->n, p->chunks);
+	return 0;
+}
+
+double cost_busbw_factor(ir_kind kind, int n)
+{
+	switch (kind) {
+	case IR_ALLREDUCE:
+		return 2.0 * (n - 1) / n;
+	case IR_REDUCE_SCATTER:
+	case IR_ALLGATHER:
+		return (double)(n - 1) / n;
+	default:
+		return 1;
+	}
+}
+
+static void finish(const cost_plan *p, const cost_params *q, cost_result *r)
+{
+	r->algbw = r->time > 0 ? q->bytes / r->time : 0;
+	r->busbw = r->algbw * cost_busbw_factor(p->s->kind, p->n);
+}
+
+/* --- round-synchronous ----------------------------------------------------- */
+
+/* Earliest-free port among a rank's ports. */
+static int min_port(const double *free_at, int nports)
+{
+	int best = 0;
+	for (int i = 1; i < nports; i++)
+		if (free_at[i] < free_at[best])
+			best = i;
+	return best;
+}
+
+/* Duration of round k.  Normally its slowest message; a rank with more
+ * messages than ports queues them on its ports, so an unverified schedule
+ * that overloads a rank costs what it would. */
+static double round_time(const cost_plan *p, int k, const cost_params *q, double cb,
+			 double *sendf, double *recvf)
+{
+	int ps = p->ports_send, pr = p->ports_recv;
+	double t = 0;
+	for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++) {
+		const cost_pmsg *m = &p->msgs[i];
+		double *sf = sendf + (size_t)m->src * ps, *rf = recvf + (size_t)m->dst * pr;
+		int a = min_port(sf, ps), b = min_port(rf, pr);
+		double start = sf[a] > rf[b] ? sf[a] : rf[b];
+		double end = start + link_time(q->links, m->src, m->dst, m->count * cb);
+		sf[a] = rf[b] = end;
+		if (end > t)
+			t = end;
+	}
+	for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++) {
+		const cost_pmsg *m = &p->msgs[i];
+		memset(sendf + (size_t)m->src * ps, 0, sizeof *sendf * (size_t)ps);
+		memset(recvf + (size_t)m->dst * pr, 0, sizeof *recvf * (size_t)pr);
+	}
+	return t;
+}
+
+int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_error *err)
+{
+	if (cost_check(p, q, err))
+		return -1;
+	double *sendf = xcalloc((size_t)p->n * (size_t)p->ports_send, sizeof *sendf);
+	double *recvf = xcalloc((size_t)p->n * (size_t)p->ports_recv, sizeof *recvf);
+	if (!sendf || !recvf) {
+		free(sendf);
+		free(recvf);
+		return fail(err, "out of memory");
+	}
+	double cb = q->bytes / p->chunks, tpre = 0, tmain = 0;
+	for (int k = 0; k < p->nrounds; k++) {
+		double t = round_time(p, k, q, cb, sendf, recvf);
+		if (p->pre[k])
+			tpre += t;
+		else
+			tmain += t;
+	}
+	free(sendf);
+	free(recvf);
+	double d = 0;
+	if (q->straggler >= 0)
+		d = q->delay == COST_MASKED ? tpre : q->delay;
+	double begin = d > tpre ? d : tpre;   /* the others finish the precondition meanwhile */
+	memset(r, 0, sizeof *r);
+	r->total = begin + tmain;
+	r->join = d;
+	r->time = r->total - d;
+	r->pre = tpre;
+	finish(p, q, r);
+	return 0;
+}
+
+/* --- event-driven simulation ----------------------------------------------- */
+
+typedef struct {
+	double *ready;     /* per (rank, chunk, segment): when its current value landed */
+	int32_t *writer;   /* ... and which record wrote it, -1: initial data */
+	double *sendf, *recvf;   /* per (rank, port): free from */
+	int32_t *sendl, *recvl;  /* ... and the record that used it last */
+	double *join;      /* per rank */
+} sim_state;
+
+static void state_free(sim_state *st)
+{
+	free(st->ready);
+	free(st->writer);
+	free(st->sendf);
+	free(st->recvf);
+	free(st->sendl);
+	free(st->recvl);
+	free(st->join);
+}
+
+static int state_alloc(sim_state *st, const cost_plan *p, int segs)
+{
+	size_t cells = (size_t)p->n * (size_t)p->chunks * (size_t)segs;
+	st->ready = malloc(sizeof *st->ready * cells);
+	st->writer = malloc(sizeof *st->writer * cells);
+	st->sendf = malloc(sizeof *st->sendf * (size_t)p->n * (size_t)p->ports_send);
+	st->recvf = malloc(sizeof *st->recvf * (size_t)p->n * (size_t)p->ports_recv);
+	st->sendl = malloc(sizeof *st->sendl * (size_t)p->n * (size_t)p->ports_send);
+	st->recvl = malloc(sizeof *st->recvl * (size_t)p->n * (size_t)p->ports_recv);
+	st->join = malloc(sizeof *st->join * (size_t)p->n);
+	if (!st->ready || !st->writer || !st->sendf || !st->recvf || !st->sendl || !st->recvl ||
+	    !st->join) {
+		state_free(st);
+		return -1;
+	}
+	return 0;
+}
+
+/* One pass over the whole schedule with the straggler joining at sjoin
+ * (may be INFINITY: then everything that needs it never happens, which
+ * is how the masked delay is found).  Fills rec (nmsgs * segments
+ * records, in simulation order); returns the completion time and the end
+ * of the precondition. */
+static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim_state *st,
+		     cost_smsg *rec, double *completion, double *pre_end)
+{
+	const int n = p->n, C = p->chunks, S = q->segments, R = p->nrounds;
+	const int ps = p->ports_send, pr = p->ports_recv;
+	const double cb = q->bytes / C / S;
+	size_t cells = (size_t)n * (size_t)C * (size_t)S;
+	for (size_t i = 0; i < cells; i++) {
+		st->ready[i] = 0;
+		st->writer[i] = -1;
+	}
+	for (int i = 0; i < n * ps; i++) {
+		st->sendf[i] = 0;
+		st->sendl[i] = -1;
+	}
+	for (int i = 0; i < n * pr; i++) {
+		st->recvf[i] = 0;
+		st->recvl[i] = -1;
+	}
+	for (int i = 0; i < n; i++)
+		st->join[i] = 0;
+	if (q->straggler >= 0)
+		st->join[q->straggler] = sjoin;
+
+	int nr = 0;
+	double done = 0, pend = 0;
+	/* Step t runs round k of segment g = t - k; earlier segments first. */
+	for (int t = 0; t < R + S - 1; t++) {
+		int g0 = t - R + 1 > 0 ? t - R + 1 : 0, g1 = t < S - 1 ? t : S - 1;
+		for (int g = g0; g <= g1; g++) {
+			int k = t - g, first = nr;
+			for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++) {
+				const cost_pmsg *m = &p->msgs[i];
+				double data = 0;
+				int dw = -1;
+				for (int e = m->first; e < m->first + m->count; e++) {
+					size_t c = ((size_t)m->src * C + (size_t)p->chunk[e]) * S + (size_t)g;
+					if (st->ready[c] > data) {
+						data = st->ready[c];
+						dw = st->writer[c];
+					}
+				}
+				int a = m->src * ps + min_port(st->sendf + m->src * ps, ps);
+				int b = m->dst * pr + min_port(st->recvf + m->dst * pr, pr);
+				double js = st->join[m->src] > st->join[m->dst] ? st->join[m->src]
+										: st->join[m->dst];
+				double start = data;
+				if (st->sendf[a] > start)
+					start = st->sendf[a];
+				if (st->recvf[b] > start)
+					start = st->recvf[b];
+				if (js > start)
+					start = js;
+				cost_smsg *r = &rec[nr];
+				r->msg = i;
+				r->seg = g;
+				r->start = start;
+				r->end = start + link_time(q->links, m->src, m->dst, m->count * cb);
+				/* The binding constraint, data first: on a tie the
+				 * algorithm's own dependency explains the wait best. */
+				if (start == 0) {
+					r->why = COST_WAIT_NONE;
+					r->pred = -1;
+				} else if (start == data) {
+					r->why = COST_WAIT_DATA;
+					r->pred = dw;
+				} else if (start == st->sendf[a]) {
+					r->why = COST_WAIT_SEND;
+					r->pred = st->sendl[a];
+				} else if (start == st->recvf[b]) {
+					r->why = COST_WAIT_RECV;
+					r->pred = st->recvl[b];
+				} else {
+					r->why = COST_WAIT_JOIN;
+					r->pred = -1;
+				}
+				st->sendf[a] = st->recvf[b] = r->end;
+				st->sendl[a] = st->recvl[b] = nr;
+				if (isfinite(r->end)) {
+					if (r->end > done)
+						done = r->end;
+					if (p->pre[k] && r->end > pend)
+						pend = r->end;
+				}
+				nr++;
+			}
+			/* Writes land after the round's reads (they all read the
+			 * state from before the round). */
+			for (int j = first; j < nr; j++) {
+				const cost_pmsg *m = &p->msgs[rec[j].msg];
+				for (int e = m->first; e < m->first + m->count; e++) {
+					size_t c = ((size_t)m->dst * C + (size_t)p->chunk[e]) * S + (size_t)g;
+					if (p->op[e] == IR_COPY || rec[j].end >= st->ready[c]) {
+						st->ready[c] = rec[j].end;
+						st->writer[c] = j;
+					}
+				}
+			}
+		}
+	}
+	*completion = done;
+	*pre_end = pend;
+}
+
+/* Run the simulation (two passes for a masked delay); fills rec and r. */
+static int simulate(const cost_plan *p, const cost_params *q, cost_smsg *rec, cost_result *r,
+		    link_error *err)
+{
+	sim_state st;
+	if (state_alloc(&st, p, q->segments))
+		return fail(err, "out of memory simulating %s", p->s->algo);
+	double done, pend, d = 0;
+	if (q->straggler >= 0) {
+		d = q->delay;
+		if (d == COST_MASKED) {
+			/* Everything that can run without the straggler has
+			 * ended by the last finite end of a pass without it. */
+			sim_pass(p, q, INFINITY, &st, rec, &done, &pend);
+			d = done;
+		}
+		sim_pass(p, q, d, &st, rec, &done, &pend);
+	} else {
+		sim_pass(p, q, 0, &st, rec, &done, &pend);
+	}
+	state_free(&st);
+	memset(r, 0, sizeof *r);
+	r->join = d;
+	r->total = done > d ? done : d;   /* nobody is done before everyone came */
+	r->time = r->total - d;
+	r->pre = pend;
+	finish(p, q, r);
+	return 0;
+}
+
+int cost_sim_time(const cost_plan *p, const cost_params *q, cost_result *r, link_error *err)
+{
+	if (cost_check(p, q, err))
+		return -1;
+	cost_smsg *rec = malloc(sizeof *rec * ((size_t)p->nmsgs * (size_t)q->segments + 1));
+	if (!rec)
+		return fail(err, "out of memory simulating %s", p->s->algo);
+	int rc = simulate(p, q, rec, r, err);
+	free(rec);
+	return rc;
+}
+
+void cost_sim_free(cost_sim *sim)
+{
+	if (!sim)
+		return;
+	free(sim->msgs);
+	free(sim->join);
+	free(sim->busy);
+	free(sim->idle);
+	free(sim->done);
+	free(sim->path);
+	free(sim);
+}
+
+typedef struct {
+	double a, b;
+} interval;
+
+static int cmp_interval(const void *x, const void *y)
+{
+	const interval *u = x, *v = y;
+	return (u->a > v->a) - (u->a < v->a);
+}
+
+cost_sim *cost_simulate(const cost_plan *p, const cost_params *q, link_error *err)
+{
+	if (cost_check(p, q, err))
+		return NULL;
+	cost_sim *sim = xcalloc(1, sizeof *sim);
+	int *cnt = NULL, *pos = NULL;
+	interval *iv = NULL;
+	if (!sim)
+		goto oom;
+	sim->n = p->n;
+	sim->nmsgs = p->nmsgs * q->segments;
+	sim->msgs = malloc(sizeof *sim->msgs * ((size_t)sim->nmsgs + 1));
+	sim->join = xcalloc((size_t)p->n, sizeof *sim->join);
+	sim->busy = xcalloc((size_t)p->n, sizeof *sim->busy);
+	sim->idle = xcalloc((size_t)p->n, sizeof *sim->idle);
+	sim->done = xcalloc((size_t)p->n, sizeof *sim->done);
+	sim->path = malloc(sizeof *sim->path * ((size_t)sim->nmsgs + 1));
+	if (!sim->msgs || !sim->join || !sim->busy || !sim->idle || !sim->done || !sim->path)
+		goto oom;
+	if (simulate(p, q, sim->msgs, &sim->r, err)) {
+		cost_sim_free(sim);
+		return NULL;
+	}
+	if (q->straggler >= 0)
+		sim->join[q->straggler] = sim->r.join;
+
+	/* Busy time: the union of each rank's send and receive intervals. */
+	cnt = xcalloc((size_t)p->n + 1, sizeof *cnt);
+	pos = xcalloc((size_t)p->n + 1, sizeof *pos);
+	iv = malloc(sizeof *iv * (2 * (size_t)sim->nmsgs + 1));
+	if (!cnt || !pos || !iv)
+		goto oom;
+	for (int i = 0; i < sim->nmsgs; i++) {
+		const cost_pmsg *m = &p->msgs[sim->msgs[i].msg];
+		cnt[m->src + 1]++;
+		cnt[m->dst + 1]++;
+	}
+	for (int r = 0; r < p->n; r++)
+		cnt[r + 1] += cnt[r];
+	memcpy(pos, cnt, sizeof *pos * (size_t)(p->n + 1));
+	for (int i = 0; i < sim->nmsgs; i++) {
+		const cost_pmsg *m = &p->msgs[sim->msgs[i].msg];
+		interval x = { sim->msgs[i].start, sim->msgs[i].end };
+		iv[pos[m->src]++] = x;
+		iv[pos[m->dst]++] = x;
+	}
+	for (int r = 0; r < p->n; r++) {
+		interval *v = iv + cnt[r];
+		int k = cnt[r + 1] - cnt[r];
+		qsort(v, (size_t)k, sizeof *v, cmp_interval);
+		double busy = 0, a = 0, b = -1, last = 0;
+		for (int i = 0; i < k; i++) {
+			if (v[i].a > b) {
+				if (b > a)
+					busy += b - a;
+				a = v[i].a;
+				b = v[i].b;
+			} else if (v[i].b > b) {
+				b = v[i].b;
+			}
+			if (v[i].b > last)
+				last = v[i].b;
+		}
+		if (b > a)
+			busy += b - a;
+		sim->busy[r] = busy;
+		sim->done[r] = last;
+		sim->idle[r] = sim->r.total - sim->join[r] - busy;
+		if (sim->idle[r] < 0)
+			sim->idle[r] = 0;
+	}
+
+	/* Critical path: from the message that ends last, follow what each
+	 * one waited for. */
+	int last = -1;
+	for (int i = 0; i < sim->nmsgs; i++)
+		if (last < 0 || sim->msgs[i].end >= sim->msgs[last].end)
+			last = i;
+	int np = 0;
+	for (int i = last; i >= 0; i = sim->msgs[i].pred)
+		sim->path[np++] = i;
+	for (int i = 0; i < np / 2; i++) {
+		int t = sim->path[i];
+		sim->path[i] = sim->path[np - 1 - i];
+		sim->path[np - 1 - i] = t;
+	}
+	sim->npath = np;
+	free(cnt);
+	free(pos);
+	free(iv);
+	return sim;
+oom:
+	fail(err, "out of memory simulating %s", p->s->algo);
+	free(cnt);
+	free(pos);
+	free(iv);
+	cost_sim_free(sim);
+	return NULL;
+}
+
+/* --- models and derived numbers -------------------------------------------- */
+
+const cost_model cost_models[] = {
+	{ "rounds", "round-synchronous: sum over rounds of the slowest message", cost_rounds },
+	{ "sim", "event-driven: transfers start when their data and ports are ready",
+	  cost_sim_time },
+	{ NULL, NULL, NULL },
+};
+
+const cost_model *cost_model_find(const char *name)
+{
+	for (const cost_model *m = cost_models; m->name; m++)
+		if (strcmp(m->name, name) == 0)
+			return m;
+	return NULL;
+}
+
+double cost_critical_delay_rule(double t_rs, double t_base, double t_algo)
+{
+	if (t_algo > t_base)
+		return INFINITY;
+	double d = t_rs - (t_base - t_algo);
+	return d > 0 ? d : 0;
+}
+
+/* algo's time minus base's, both after a straggler that joins at d. */
+static int gap(const cost_model *m, const cost_plan *a, const cost_plan *b, cost_params *q,
+	       double d, double *h, link_error *err)
+{
+	cost_result ra, rb;
+	q->delay = d;
+	if (m->predict(a, q, &ra, err) || m->predict(b, q, &rb, err))
+		return -1;
+	*h = ra.time - rb.time;
+	return 0;
+}
+
+int cost_critical_delay(const cost_model *m, const cost_plan *algo, const cost_plan *base,
+			const cost_params *q0, double *delay, link_error *err)
+{
+	cost_params q = *q0;
+	if (q.straggler < 0)
+		return fail(err, "a critical delay needs a straggler rank");
+	if (algo->n != base->n)
+		return fail(err, "%s has %d ranks but %s has %d", algo->s->algo, algo->n,
+			    base->s->algo, base->n);
+	/* Beyond both masked delays nothing changes any more. */
+	cost_result ra, rb;
+	q.delay = COST_MASKED;
+	if (m->predict(algo, &q, &ra, err) || m->predict(base, &q, &rb, err))
+		return -1;
+	double hi = ra.join > rb.join ? ra.join : rb.join, lo = 0, hlo, hhi;
+	double tol = 1e-12 * (ra.time + rb.time + hi);
+	if (gap(m, algo, base, &q, 0, &hlo, err))
+		return -1;
+	if (hlo <= 0) {
+		*delay = 0;
+		return 0;
+	}
+	if (gap(m, algo, base, &q, hi, &hhi, err))
+		return -1;
+	if (hhi > tol)
+		return 1;
+	/* The gap is piecewise linear in the delay (slope -1 while algo's
+	 * precondition shows, then flat), so regula falsi with the Illinois
+	 * fix lands on the crossing in a few steps; bisection guards the
+	 * rest.  Invariant: gap(lo) > 0 >= gap(hi). */
+	int side = 0;
+	for (int it = 0; it < 200 && hi - lo > 1e-13 * (hi + 1e-300); it++) {
+		double x = lo + (hi - lo) * hlo / (hlo - hhi);
+		if (!(x > lo && x < hi) || it % 8 == 7)
+			x = 0.5 * (lo + hi);
+		double hx;
+		if (gap(m, algo, base, &q, x, &hx, err))
+			return -1;
+		if (hx <= 0) {
+			hi = x;
+			hhi = hx;
+			if (side == -1)
+				hlo *= 0.5;
+			side = -1;
+			if (hx > -tol)
+				break;   /* on the crossing itself */
+		} else {
+			lo = x;
+			hlo = hx;
+			if (side == 1)
+				hhi *= 0.5;
+			side = 1;
+		}
+	}
+	*delay = hi;
+	return 0;
+}
