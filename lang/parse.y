@@ -74,6 +74,7 @@ static ast *binop(lex_state *lx, int op, ast *a, ast *b, parse_loc loc);
 %type <node> decl stmt expr primary block if_tail opt_chunks map_entry
 %type <list> stmts params idents args exprs map_entries opt_with bindings
 %type <i> xfer_op
+%type <s> collective
 
 %%
 
@@ -83,13 +84,19 @@ program
 	;
 
 decl
-	: ALGORITHM IDENT ':' IDENT block {
+	: ALGORITHM IDENT ':' collective block {
 		$$ = NEW(A_ALGO, @2); $$->str = $2;
 		$$->a = NEW(A_NAME, @4); $$->a->str = $4; $$->b = $5; }
 	| FN IDENT '(' params ')' block {
 		$$ = NEW(A_FN, @2); $$->str = $2; $$->list = $4; $$->b = $6; }
 	| IMPORT STRING ';' { $$ = NEW(A_IMPORT, @2); $$->str = $2; }
 	| error '}' { $$ = NULL; }
+	;
+
+/* `reduce` is also the transfer keyword, so the collective may be either. */
+collective
+	: IDENT
+	| REDUCE { $$ = "reduce"; }
 	;
 
 params
