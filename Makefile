@@ -29,8 +29,6 @@ LDLIBS  := -lm
 DEPS := re2c:re2c bison:bison tclsh:tcl
 
 .PHONY: all deps demo test quicktest bench clean san
-san:
-	$(MAKE) --no-print-directory SAN=1 build-san/collc
 all: deps $(B)/collc
 
 # Install missing build tools once; a stamp keeps later builds quiet.
@@ -71,7 +69,7 @@ $(B)/%.o: %.c | $(GEN)/parse.h
 
 $(B)/collc: $(COLLC_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-	@ln -sf $(B)/collc collc 2>/dev/null || true
+	@[ "$(SAN)" = 1 ] || ln -sf $(B)/collc collc
 
 # --- demo, tests, benchmarks ------------------------------------------------
 demo: all
@@ -88,6 +86,9 @@ quicktest: all
 
 bench: all
 	tclsh tests/bench/bench.tcl -build $(B)
+
+san:
+	$(MAKE) --no-print-directory SAN=1 build-san/collc
 
 clean:
 	rm -rf build build-san collc

@@ -33,10 +33,12 @@
 struct state_set {
 	uint32_t ref;
 	uint32_t count;   /* members */
-	uint32_t len;     /* words in w[] */
-	uint32_t bits;    /* 1: w[] is an n-bit bitset; 0: w[] holds len runs */
+	uint32_t len;     /* words in w[]: nwords for a bitset, fewer for runs */
+	uint32_t id;      /* serial, 0 once freed: lets the union memo spot reuse */
 	uint64_t w[];     /* run i: low 32 bits first rank, high 32 bits one past the last */
 };
+
+_Static_assert(_Alignof(state_set) >= 2, "the cell tag bit needs sets aligned to 2");
 
 typedef struct {
 	uint32_t slot;          /* chunk * n + rank */
@@ -45,10 +47,13 @@ typedef struct {
 	state_set *old;         /* after commit: what the slot held (owned) */
 } stage_ent;
 
-/* A remembered union: a | b = r, holding a reference to all three so that a
- * freed set's address cannot come back and hit a stale entry. */
+/* A remembered union a | b = r.  It holds no references (that would keep
+ * sets alive and cost a release per eviction); the ids tell whether the
+ * three addresses still hold the same, live sets. */
 typedef struct {
-	state_set *a, *b, *r;
+	const state_set *a, *b;
+	state_set *r;
+	uint32_t ida, idb, idr;
 } memo_ent;
 
 #define MEMO_BITS 13
@@ -76,6 +81,7 @@ struct bstate {
 	 * schedules compute the same union for many chunks, and answering from
 	 * here makes those cells share one set instead of allocating copies */
 	memo_ent *memo;           /* [1 << MEMO_BITS] */
+	uint32_t next_id;
 	/* write staging: the round's entries, and an open-addressing hash from
 	 * slot to entry that is only built when a round writes a slot twice */
 	stage_ent *stage;
@@ -110,6 +116,12 @@ static void *xcalloc(size_t n, size_t sz)
 
 /* --- allocation ----------------------------------------------------------- */
 
+/* Runs are used only when shorter than a bitset, so the length tells the form. */
+static inline bool is_bits(const bstate *st, const state_set *a)
+{
+	return a->len == (uint32_t)st->nwords;
+}
+
 static state_set *set_alloc(bstate *st, uint32_t len)
 {
 	state_set *a = st->freelist[len];
@@ -132,6 +144,11 @@ static state_set *set_alloc(bstate *st, uint32_t len)
 	}
 	a->ref = 1;
 	a->len = len;
+	if (++st->next_id == 0) {   /* wrapped: old memo entries could match again */
+		memset(st->memo, 0, ((size_t)1 << MEMO_BITS) * sizeof *st->memo);
+		st->next_id = 1;
+	}
+	a->id = st->next_id;
 	return a;
 }
 
@@ -145,7 +162,8 @@ void state_set_release(bstate *st, state_set *a)
 {
 	if (a && --a->ref == 0) {
 		uint32_t len = a->len;
-		memcpy(a, &st->freelist[len], sizeof a);
+		a->id = 0;
+		memcpy(a, &st->freelist[len], sizeof a);   /* over ref and count only */
 		st->freelist[len] = a;
 	}
 }
@@ -209,7 +227,7 @@ static int bits_count_runs(const uint64_t *w, int nw)
 /* a as a bitset: its own words, or expanded into scratch. */
 static const uint64_t *set_bits(const bstate *st, const state_set *a, uint64_t *scratch)
 {
-	if (a->bits)
+	if (is_bits(st, a))
 		return a->w;
 	memset(scratch, 0, (size_t)st->nwords * sizeof *scratch);
 	for (uint32_t i = 0; i < a->len; i++)
@@ -220,7 +238,7 @@ static const uint64_t *set_bits(const bstate *st, const state_set *a, uint64_t *
 /* a as runs: its own, or extracted into scratch (room for n/2 + 2). */
 static int set_runs(const bstate *st, const state_set *a, const uint64_t **out, uint64_t *scratch)
 {
-	if (!a->bits) {
+	if (!is_bits(st, a)) {
 		*out = a->w;
 		return (int)a->len;
 	}
@@ -235,11 +253,9 @@ static state_set *set_build(bstate *st, const uint64_t *runs, int k, uint32_t co
 	state_set *a;
 	if (k < st->nwords) {
 		a = set_alloc(st, (uint32_t)k);
-		a->bits = 0;
 		memcpy(a->w, runs, (size_t)k * sizeof *runs);
 	} else {
 		a = set_alloc(st, (uint32_t)st->nwords);
-		a->bits = 1;
 		memset(a->w, 0, (size_t)st->nwords * sizeof *a->w);
 		for (int i = 0; i < k; i++)
 			bits_fill(a->w, run_lo(runs[i]), run_hi(runs[i]));
@@ -277,7 +293,6 @@ static state_set *set_from_bits(bstate *st, const uint64_t *w)
 		return set_build(st, st->runs, k, count);
 	}
 	state_set *a = set_alloc(st, (uint32_t)st->nwords);
-	a->bits = 1;
 	a->count = count;
 	memcpy(a->w, w, (size_t)st->nwords * sizeof *w);
 	return a;
@@ -323,7 +338,7 @@ static int runs_merge(const uint64_t *a, int na, const uint64_t *b, int nb, int 
 
 static state_set *set_op(bstate *st, const state_set *a, const state_set *b, int op)
 {
-	if (!a->bits && !b->bits) {
+	if (!is_bits(st, a) && !is_bits(st, b)) {
 		uint32_t count;
 		int k = runs_merge(a->w, (int)a->len, b->w, (int)b->len, op, st->runs, &count);
 		return set_from_runs(st, st->runs, k, count);
@@ -345,7 +360,7 @@ bool state_set_has(const bstate *st, const state_set *a, int rank)
 	if (rank < 0 || rank >= st->n)
 		return false;
 	uint32_t r = (uint32_t)rank;
-	if (a->bits)
+	if (is_bits(st, a))
 		return (a->w[r >> 6] >> (r & 63)) & 1;
 	uint32_t lo = 0, hi = a->len;   /* binary search for the run with lo <= r */
 	while (lo < hi) {
@@ -360,7 +375,7 @@ bool state_set_has(const bstate *st, const state_set *a, int rank)
 
 static uint32_t set_min(const bstate *st, const state_set *a)
 {
-	return a->bits ? bits_next(a->w, st->nwords, 0, 1) : run_lo(a->w[0]);
+	return is_bits(st, a) ? bits_next(a->w, st->nwords, 0, 1) : run_lo(a->w[0]);
 }
 
 bool state_set_disjoint(const bstate *st, const state_set *a, const state_set *b)
@@ -373,7 +388,7 @@ bool state_set_disjoint(const bstate *st, const state_set *a, const state_set *b
 		return !state_set_has(st, b, (int)set_min(st, a));
 	if (b->count == 1)
 		return !state_set_has(st, a, (int)set_min(st, b));
-	if (!a->bits && !b->bits) {
+	if (!is_bits(st, a) && !is_bits(st, b)) {
 		uint32_t i = 0, j = 0;
 		while (i < a->len && j < b->len) {
 			if (run_hi(a->w[i]) <= run_lo(b->w[j]))
@@ -400,7 +415,7 @@ bool state_set_subset(const bstate *st, const state_set *a, const state_set *b)
 		return false;
 	if (a->count == 1)
 		return state_set_has(st, b, (int)set_min(st, a));
-	if (!a->bits && !b->bits) {
+	if (!is_bits(st, a) && !is_bits(st, b)) {
 		/* b's runs are maximal, so each run of a must sit inside one of them */
 		uint32_t j = 0;
 		for (uint32_t i = 0; i < a->len; i++) {
@@ -432,17 +447,12 @@ state_set *state_set_union(bstate *st, const state_set *a, const state_set *b)
 	}
 	uint64_t h = ((uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)(uintptr_t)b * 0xc2b2ae3d27d4eb4fULL);
 	memo_ent *m = &st->memo[h >> (64 - MEMO_BITS)];
-	if (m->a == a && m->b == b)
+	/* a and b are live (the caller holds them); r's memory stays in a slab
+	 * even when freed, so reading its id is safe */
+	if (m->a == a && m->b == b && m->ida == a->id && m->idb == b->id && m->r->id == m->idr)
 		return state_set_ref(m->r);
 	state_set *r = set_op(st, a, b, OP_OR);
-	if (m->r) {
-		state_set_release(st, m->a);
-		state_set_release(st, m->b);
-		state_set_release(st, m->r);
-	}
-	m->a = state_set_ref((state_set *)a);
-	m->b = state_set_ref((state_set *)b);
-	m->r = state_set_ref(r);
+	*m = (memo_ent){ .a = a, .b = b, .r = r, .ida = a->id, .idb = b->id, .idr = r->id };
 	return r;
 }
 
@@ -518,7 +528,6 @@ bstate *state_new(const ir_sched *s)
 	st->tc = xmalloc((size_t)st->nwords * sizeof(uint64_t));
 	st->runs = xmalloc(((size_t)n / 2 + 2) * sizeof(uint64_t));
 	st->cell = xmalloc((size_t)n * C * sizeof *st->cell);
-	_Static_assert(sizeof(uint64_t) >= 2, "sets must be at least 2-aligned for the cell tag bit");
 	st->memo = xcalloc((size_t)1 << MEMO_BITS, sizeof *st->memo);
 
 	/* the shared sets bypass normalisation (which would return them) */

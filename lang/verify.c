@@ -25,9 +25,10 @@ typedef struct {
 	char rname[96];    /* "round 3" or "round 3 (phase gather)" */
 	int nerr;          /* errors in the current round */
 	bool capped;
-	/* port model, per rank, reset after each round */
-	int *tsend, *trecv;   /* totals this round */
-	int *rsend, *rrecv;   /* seen so far while scanning */
+	int round;
+	/* port model: transfers seen so far this round, per rank; a count is
+	 * stale (zero) when its stamp is not the current round */
+	int *nsend, *nrecv, *ssend, *srecv;
 } vctx;
 
 static const char *op_name(int op)
@@ -71,6 +72,18 @@ static bool same_pos(srcpos a, srcpos b)
 	return a.file == b.file && a.off == b.off;
 }
 
+/* How many transfers of round rd rank r sends (or receives); for messages. */
+static int round_count(const ir_sched *s, const ir_round *rd, int r, bool send)
+{
+	int k = 0;
+	for (int t = rd->first; t < rd->first + rd->count; t++) {
+		const ir_xfer *x = &s->xfers[t];
+		k += (send ? x->src : x->dst) == r && x->src != x->dst && x->chunk >= 0 && x->chunk < s->chunks &&
+		     x->src >= 0 && x->src < s->n && x->dst >= 0 && x->dst < s->n;
+	}
+	return k;
+}
+
 /* Check one transfer against the state before the round and stage its
  * write.  Errors leave the transfer unstaged. */
 static void check_xfer(vctx *v, const ir_round *rd, int t)
@@ -103,12 +116,16 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 		verr(v, p, "%s: %s: a rank cannot send to itself", v->rname, xdesc(x, d, sizeof d));
 		return;
 	}
-	if (s->ports_send > 0 && ++v->rsend[x->src] == s->ports_send + 1)
+	if (v->ssend[x->src] != v->round)
+		v->ssend[x->src] = v->round, v->nsend[x->src] = 0;
+	if (v->srecv[x->dst] != v->round)
+		v->srecv[x->dst] = v->round, v->nrecv[x->dst] = 0;
+	if (++v->nsend[x->src] == s->ports_send + 1 && s->ports_send > 0)
 		verr(v, p, "%s: rank %d sends %d transfers in this round, but the port model allows %d",
-		     v->rname, x->src, v->tsend[x->src], s->ports_send);
-	if (s->ports_recv > 0 && ++v->rrecv[x->dst] == s->ports_recv + 1)
+		     v->rname, x->src, round_count(s, rd, x->src, true), s->ports_send);
+	if (++v->nrecv[x->dst] == s->ports_recv + 1 && s->ports_recv > 0)
 		verr(v, p, "%s: rank %d receives %d transfers in this round, but the port model allows %d",
-		     v->rname, x->dst, v->trecv[x->dst], s->ports_recv);
+		     v->rname, x->dst, round_count(s, rd, x->dst, false), s->ports_recv);
 
 	state_set *a = state_get(st, x->src, x->chunk), *b = state_get(st, x->dst, x->chunk);
 	if (state_set_count(a) == 0) {
@@ -274,22 +291,6 @@ static int check_header(const ir_sched *s)
 	return 0;
 }
 
-static void count_ports(vctx *v, const ir_round *rd, int delta)
-{
-	const ir_sched *s = v->s;
-	for (int t = rd->first; t < rd->first + rd->count; t++) {
-		const ir_xfer *x = &s->xfers[t];
-		if (x->src >= 0 && x->src < s->n) {
-			v->tsend[x->src] = delta ? v->tsend[x->src] + 1 : 0;
-			v->rsend[x->src] = 0;
-		}
-		if (x->dst >= 0 && x->dst < s->n) {
-			v->trecv[x->dst] = delta ? v->trecv[x->dst] + 1 : 0;
-			v->rrecv[x->dst] = 0;
-		}
-	}
-}
-
 int verify_sched(const ir_sched *s)
 {
 	if (check_header(s))
@@ -300,16 +301,18 @@ int verify_sched(const ir_sched *s)
 		diag_error(s->pos, "algorithm %s: cannot build the pre-state", s->algo ? s->algo : "?");
 		return 1;
 	}
-	int *ports = calloc((size_t)s->n * 4, sizeof *ports);
+	int *ports = malloc((size_t)s->n * 4 * sizeof *ports);
 	if (!ports) {
 		state_free(v.st);
 		diag_error(s->pos, "out of memory while verifying");
 		return 1;
 	}
-	v.tsend = ports;
-	v.trecv = ports + s->n;
-	v.rsend = ports + 2 * s->n;
-	v.rrecv = ports + 3 * s->n;
+	v.nsend = ports;
+	v.nrecv = ports + s->n;
+	v.ssend = ports + 2 * s->n;
+	v.srecv = ports + 3 * s->n;
+	for (int i = 0; i < 2 * s->n; i++)
+		v.ssend[i] = -1;   /* ssend and srecv are adjacent */
 
 	int errors = 0;
 	for (int r = 0; r < s->nrounds && errors == 0; r++) {
@@ -319,10 +322,10 @@ int verify_sched(const ir_sched *s)
 			snprintf(v.rname, sizeof v.rname, "round %d (phase %s)", r, ph);
 		else
 			snprintf(v.rname, sizeof v.rname, "round %d", r);
+		v.round = r;
 		v.nerr = 0;
 		v.capped = false;
 
-		count_ports(&v, rd, 1);
 		for (int t = rd->first; t < rd->first + rd->count; t++)
 			check_xfer(&v, rd, t);
 		state_commit(v.st);
@@ -330,7 +333,6 @@ int verify_sched(const ir_sched *s)
 		 * so this check stays sound in a round that already has errors */
 		check_destroyed(&v, rd);
 		state_stage_reset(v.st);
-		count_ports(&v, rd, 0);
 
 		if (v.capped)
 			diag_note(xpos(&v, NULL, rd), "%s: further errors in this round not shown", v.rname);

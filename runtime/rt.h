@@ -62,6 +62,7 @@ typedef struct rt_req {
 	void *tpbuf;            /* transport's bookkeeping (buffer to recycle) */
 	int32_t xstep, xseg;    /* executor's bookkeeping */
 	int applied;            /* executor: recv applied and released */
+	rt_hdr hdr;             /* executor: header storage for sends */
 } rt_req;
 
 typedef struct rt_tp rt_tp;
