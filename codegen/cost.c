@@ -120,8 +120,27 @@ cost_plan *cost_plan_new(const ir_sched *s, link_error *err)
 			msg_of[x - rd->first] = m;
 			p->msgs[m].count++;
 		}
+		/* share: how many messages of this round the source sends and
+		 * the destination receives, counted in head[] now that the
+		 * chains are done with it */
+		for (int m = start; m < nm; m++)
+			head[p->msgs[m].src] = 0;
+		for (int m = start; m < nm; m++)
+			head[p->msgs[m].src]++;
+		for (int m = start; m < nm; m++)
+			p->msgs[m].share = head[p->msgs[m].src];
+		for (int m = start; m < nm; m++)
+			head[p->msgs[m].dst] = 0;
+		for (int m = start; m < nm; m++)
+			head[p->msgs[m].dst]++;
+		for (int m = start; m < nm; m++)
+			if (head[p->msgs[m].dst] > p->msgs[m].share)
+				p->msgs[m].share = head[p->msgs[m].dst];
 		for (int m = start; m < nm; m++) {
 			head[p->msgs[m].src] = -1;
+			head[p->msgs[m].dst] = -1;
+		}
+		for (int m = start; m < nm; m++) {
 			p->msgs[m].first = off;
 			off += p->msgs[m].count;
 			p->msgs[m].count = 0;
@@ -215,7 +234,7 @@ static double round_time(const cost_plan *p, int k, const cost_params *q, double
 		double *sf = sendf + (size_t)m->src * ps, *rf = recvf + (size_t)m->dst * pr;
 		int a = min_port(sf, ps), b = min_port(rf, pr);
 		double start = sf[a] > rf[b] ? sf[a] : rf[b];
-		double end = start + link_time(q->links, m->src, m->dst, m->count * cb);
+		double end = start + cost_msg_time(q->links, m, m->count * cb);
 		sf[a] = rf[b] = end;
 		if (end > t)
 			t = end;
@@ -363,11 +382,16 @@ static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim
 				r->msg = i;
 				r->seg = g;
 				r->start = start;
-				r->end = start + link_time(q->links, m->src, m->dst, m->count * cb);
-				/* The binding constraint, data first: on a tie the
-				 * algorithm's own dependency explains the wait best. */
+				r->end = start + cost_msg_time(q->links, m, m->count * cb);
+				/* The binding constraint.  A late rank first: with a
+				 * masked delay it joins exactly when the others run out
+				 * of work, and "waited for the straggler" is the story;
+				 * then data, the algorithm's own dependency. */
 				if (start == 0) {
 					r->why = COST_WAIT_NONE;
+					r->pred = -1;
+				} else if (start == js) {
+					r->why = COST_WAIT_JOIN;
 					r->pred = -1;
 				} else if (start == data) {
 					r->why = COST_WAIT_DATA;
@@ -375,12 +399,9 @@ static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim
 				} else if (start == st->sendf[a]) {
 					r->why = COST_WAIT_SEND;
 					r->pred = st->sendl[a];
-				} else if (start == st->recvf[b]) {
+				} else {
 					r->why = COST_WAIT_RECV;
 					r->pred = st->recvl[b];
-				} else {
-					r->why = COST_WAIT_JOIN;
-					r->pred = -1;
 				}
 				st->sendf[a] = st->recvf[b] = r->end;
 				st->sendl[a] = st->recvl[b] = nr;
@@ -501,51 +522,88 @@ cost_sim *cost_simulate(const cost_plan *p, const cost_params *q, link_error *er
 	if (q->straggler >= 0)
 		sim->join[q->straggler] = sim->r.join;
 
-	/* Busy time: the union of each rank's send and receive intervals. */
+	/* Busy time: the union of each rank's send and receive intervals.
+	 * Sends come first in a rank's slice, then receives, each in
+	 * simulation order. */
 	cnt = xcalloc((size_t)p->n + 1, sizeof *cnt);
 	pos = xcalloc((size_t)p->n + 1, sizeof *pos);
 	iv = malloc(sizeof *iv * (2 * (size_t)sim->nmsgs + 1));
-	if (!cnt || !pos || !iv)
+	int *nsend = xcalloc((size_t)p->n, sizeof *nsend);
+	if (!cnt || !pos || !iv || !nsend) {
+		free(nsend);
 		goto oom;
+	}
 	for (int i = 0; i < sim->nmsgs; i++) {
 		const cost_pmsg *m = &p->msgs[sim->msgs[i].msg];
 		cnt[m->src + 1]++;
 		cnt[m->dst + 1]++;
+		nsend[m->src]++;
 	}
 	for (int r = 0; r < p->n; r++)
 		cnt[r + 1] += cnt[r];
-	memcpy(pos, cnt, sizeof *pos * (size_t)(p->n + 1));
+	for (int r = 0; r < p->n; r++)
+		pos[r] = cnt[r];             /* next send slot */
+	int *rpos = xcalloc((size_t)p->n, sizeof *rpos);
+	if (!rpos) {
+		free(nsend);
+		goto oom;
+	}
+	for (int r = 0; r < p->n; r++)
+		rpos[r] = cnt[r] + nsend[r];
 	for (int i = 0; i < sim->nmsgs; i++) {
 		const cost_pmsg *m = &p->msgs[sim->msgs[i].msg];
 		interval x = { sim->msgs[i].start, sim->msgs[i].end };
 		iv[pos[m->src]++] = x;
-		iv[pos[m->dst]++] = x;
+		iv[rpos[m->dst]++] = x;
 	}
 	for (int r = 0; r < p->n; r++) {
 		interval *v = iv + cnt[r];
-		int k = cnt[r + 1] - cnt[r];
-		qsort(v, (size_t)k, sizeof *v, cmp_interval);
-		double busy = 0, a = 0, b = -1, last = 0;
-		for (int i = 0; i < k; i++) {
-			if (v[i].a > b) {
-				if (b > a)
-					busy += b - a;
-				a = v[i].a;
-				b = v[i].b;
-			} else if (v[i].b > b) {
-				b = v[i].b;
-			}
+		int k = cnt[r + 1] - cnt[r], ns = nsend[r];
+		double busy = 0, last = 0;
+		for (int i = 0; i < k; i++)
 			if (v[i].b > last)
 				last = v[i].b;
+		if (p->ports_send == 1 && p->ports_recv == 1) {
+			/* One port each way: the sends are disjoint and in
+			 * order, so are the receives; union = sum - overlap. */
+			interval *a = v, *b = v + ns;
+			int na = ns, nb = k - ns;
+			for (int i = 0; i < k; i++)
+				busy += v[i].b - v[i].a;
+			for (int i = 0, j = 0; i < na && j < nb;) {
+				double lo = a[i].a > b[j].a ? a[i].a : b[j].a;
+				double hi = a[i].b < b[j].b ? a[i].b : b[j].b;
+				if (hi > lo)
+					busy -= hi - lo;
+				if (a[i].b < b[j].b)
+					i++;
+				else
+					j++;
+			}
+		} else {
+			qsort(v, (size_t)k, sizeof *v, cmp_interval);
+			double lo = 0, hi = -1;
+			for (int i = 0; i < k; i++) {
+				if (v[i].a > hi) {
+					if (hi > lo)
+						busy += hi - lo;
+					lo = v[i].a;
+					hi = v[i].b;
+				} else if (v[i].b > hi) {
+					hi = v[i].b;
+				}
+			}
+			if (hi > lo)
+				busy += hi - lo;
 		}
-		if (b > a)
-			busy += b - a;
 		sim->busy[r] = busy;
 		sim->done[r] = last;
 		sim->idle[r] = sim->r.total - sim->join[r] - busy;
 		if (sim->idle[r] < 0)
 			sim->idle[r] = 0;
 	}
+	free(nsend);
+	free(rpos);
 
 	/* Critical path: from the message that ends last, follow what each
 	 * one waited for. */

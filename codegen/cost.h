@@ -14,7 +14,9 @@
  *   the same ordered pair travel as one message (one alpha, their bytes
  *   summed), as the language defines; a message from i to j of b bytes
  *   takes alpha_ij + b * beta_ij and holds one send port of i and one
- *   receive port of j (ports_send / ports_recv of the schedule).
+ *   receive port of j (ports_send / ports_recv of the schedule).  With a
+ *   shared rank bandwidth (link_model.rank_bw) a rank's k messages of a
+ *   round each get at most rank_bw / k.
  * - Rounds whose phase name starts with "pre" (StragglAR's reduce-scatter
  *   precondition, the Broadcast baseline's allreduce) are the work the
  *   other ranks can do while a straggler is late.
@@ -58,6 +60,8 @@ typedef struct {
 	int32_t src, dst;
 	int32_t round;         /* index into the schedule's rounds */
 	int32_t first, count;  /* its transfers: plan->chunk/op[first .. first+count) */
+	int32_t share;         /* messages its source sends or its destination
+				  receives in this round, whichever is more */
 } cost_pmsg;
 
 /* A schedule prepared for costing; built once, evaluated for many sizes
@@ -91,6 +95,16 @@ typedef struct {
 				      when its last transfer ended (0 if none) */
 	double algbw, busbw;       /* bytes / time, and algbw * busbw factor (B/s) */
 } cost_result;
+
+/* Seconds for message m of `bytes` under lm: alpha_ij + bytes * beta_ij,
+ * the bandwidth capped at rank_bw / share when ranks share theirs. */
+static inline double cost_msg_time(const link_model *lm, const cost_pmsg *m, double bytes)
+{
+	double beta = link_beta(lm, m->src, m->dst);
+	if (lm->rank_bw > 0 && m->share / lm->rank_bw > beta)
+		beta = m->share / lm->rank_bw;
+	return link_alpha(lm, m->src, m->dst) + bytes * beta;
+}
 
 /* Why a simulated message started when it did (the binding constraint). */
 typedef enum {

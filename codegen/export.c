@@ -115,7 +115,10 @@ void export_table(FILE *out, const ir_sched *s)
 			maxcount = rd->count;
 		for (int t = rd->first; t < rd->first + rd->count; t++) {
 			const ir_xfer *x = &s->xfers[t];
-			x->op == IR_COPY ? ncopy++ : nreduce++;
+			if (x->op == IR_COPY)
+				ncopy++;
+			else
+				nreduce++;
 			if (x->dst >= 0 && x->dst < n)
 				recvd[x->dst]++;
 			if (x->src < 0 || x->src >= n)
@@ -249,14 +252,18 @@ static void dot_timeline(FILE *out, const ir_sched *s)
 		fputs("];", out);
 		for (int r = 0; r < s->n; r++)
 			fprintf(out, " n%d_%d [label=\"%d\"];", r, t, r);
-		fputs(" }\n", out);
+		/* flat edges inside a row fix the left-to-right order of the lanes */
+		fprintf(out, " s%d", t);
+		for (int r = 0; r < s->n; r++)
+			fprintf(out, " -> n%d_%d", r, t);
+		fputs(" [style=invis]; }\n", out);
 	}
 	/* invisible spine and dotted lanes keep rows in order and ranks in columns */
 	for (int t = 0; t < s->nrounds; t++)
 		fprintf(out, "  s%d -> s%d [style=invis];\n", t, t + 1);
 	for (int r = 0; r < s->n; r++)
 		for (int t = 0; t < s->nrounds; t++)
-			fprintf(out, "  n%d_%d -> n%d_%d [style=dotted, color=gray70, arrowhead=none, weight=20];\n",
+			fprintf(out, "  n%d_%d -> n%d_%d [style=dotted, color=gray70, arrowhead=none, weight=100];\n",
 				r, t, r, t + 1);
 	for (int t = 0; t < s->nrounds; t++) {
 		const ir_round *rd = &s->rounds[t];

@@ -286,6 +286,14 @@ void link_free(link_model *lm)
 	memset(lm, 0, sizeof *lm);
 }
 
+int link_set_rank_bw(link_model *lm, double bw, link_error *err)
+{
+	if (!(bw >= 0) || !isfinite(bw))
+		return fail(err, "rank bandwidth must be positive");
+	lm->rank_bw = bw;
+	return 0;
+}
+
 int link_check_n(const link_model *lm, int n, link_error *err)
 {
 	if (lm->kind == LINK_MATRIX && lm->n != n)
@@ -296,10 +304,16 @@ int link_check_n(const link_model *lm, int n, link_error *err)
 
 char *link_describe(const link_model *lm, char *buf, size_t len)
 {
+	int k;
 	if (lm->kind == LINK_UNIFORM)
-		snprintf(buf, len, "%s", lm->source ? lm->source : "uniform");
+		k = snprintf(buf, len, "%s", lm->source ? lm->source : "uniform");
 	else
-		snprintf(buf, len, "matrix %s (%d ranks)", lm->source ? lm->source : "", lm->n);
+		k = snprintf(buf, len, "matrix %s (%d ranks)", lm->source ? lm->source : "", lm->n);
+	if (lm->rank_bw > 0 && k >= 0 && (size_t)k < len) {
+		char b[32];
+		snprintf(buf + k, len - (size_t)k, ", rank bw %s shared",
+			 link_fmt_bw(lm->rank_bw, b, sizeof b));
+	}
 	return buf;
 }
 

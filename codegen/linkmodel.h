@@ -7,7 +7,9 @@
  * here and build one link_model: uniform (--alpha 3us --bw 450GB/s) or a
  * per-pair matrix read from a file that `collc probe` writes.  A transfer
  * of b bytes from rank i to rank j costs alpha_ij + b * beta_ij seconds,
- * beta_ij being the inverse bandwidth of the ordered pair.
+ * beta_ij being the inverse bandwidth of the ordered pair.  Optionally a
+ * rank's links share one injection bandwidth (rank_bw, --rank-bw): a rank
+ * that sends k messages in a round gives each at most rank_bw / k.
  *
  * Matrix file format (text, one pair per line; fields separated by tabs or
  * spaces; `#` starts a comment; blank lines are ignored):
@@ -45,6 +47,9 @@ typedef struct {
 	double alpha, beta;  /* uniform: latency (s), inverse bandwidth (s/B) */
 	double *alpha_m;     /* matrix: n*n latencies, [src*n + dst] */
 	double *beta_m;      /* matrix: n*n inverse bandwidths */
+	double rank_bw;      /* > 0: a rank's injection bandwidth (B/s), shared by the
+				messages it sends (or receives) in one round; 0: every
+				link runs at its own bandwidth (switched fabric) */
 	char *source;        /* where it came from, for reports (owned) */
 } link_model;
 
@@ -82,6 +87,8 @@ void link_set(link_model *lm, int src, int dst, double alpha, double bw);
 int link_read_matrix(link_model *lm, const char *path, link_error *err);
 /* Write lm as a matrix file for n ranks (a uniform model is expanded). */
 void link_write_matrix(FILE *out, const link_model *lm, int n);
+/* Set the shared injection bandwidth (0: none).  -1 when bw < 0. */
+int link_set_rank_bw(link_model *lm, double bw, link_error *err);
 /* Check that lm can cost a schedule of n ranks (a matrix must have
  * exactly n ranks).  -1 with a message otherwise. */
 int link_check_n(const link_model *lm, int n, link_error *err);

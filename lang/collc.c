@@ -15,10 +15,7 @@
 
 #include "driver.h"
 #include "export.h"
-#if __has_include("cmd_cost.h")
 #include "cmd_cost.h"
-#define HAVE_COST 1
-#endif
 
 #define COLL_VERSION "0.1.0"
 
@@ -176,25 +173,24 @@ static int check_defines(drv_prog *p, const opts *o)
 	return 0;
 }
 
+static void free_opts(opts *o)
+{
+	for (int d = 0; d < o->ndefs; d++)
+		free((char *)o->defs[d].name);
+	free(o->files);
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	opts o;
 	int rc = parse_opts(argc, argv, &o, false);
-	if (rc)
-		return free(o.files), rc;
-	drv_prog *p = drv_load(o.nfiles, o.files);
-	if (!p)
-		return free(o.files), 1;
-	if (check_defines(p, &o)) {
+	drv_prog *p = rc ? NULL : drv_load(o.nfiles, o.files);
+	if (!p || check_defines(p, &o) ||
+	    (o.algo && drv_find_algo(p, o.algo) < 0 && !drv_run(p, o.algo, 1, NULL, 0, false))) {
+		/* drv_run of an unknown name prints the "no algorithm" error */
 		drv_free(p);
-		free(o.files);
-		return 1;
-	}
-	if (o.algo && drv_find_algo(p, o.algo) < 0) {
-		ir_free(drv_run(p, o.algo, 1, NULL, 0, false));   /* prints the "no algorithm" error */
-		drv_free(p);
-		free(o.files);
-		return 1;
+		free_opts(&o);
+		return rc ? rc : 1;
 	}
 	/* a sweep skips the n an algorithm rejects with `require`; one n does not */
 	bool sweep = o.nlo != o.nhi;
@@ -205,7 +201,8 @@ static int cmd_check(int argc, char **argv)
 		if (o.algo ? strcmp(name, o.algo) != 0 : !drv_algo_named(p, i))
 			continue;
 		int ok = 0, bad = 0, skipped = 0, rounds = 0, xfers = 0;
-		const char *why = NULL;
+		char why[256] = "";
+		const char *reason;
 		for (int n = o.nlo; n <= o.nhi; n++) {
 			ir_sched *s = drv_run(p, name, n, o.defs, o.ndefs, true);
 			if (s) {
@@ -213,8 +210,9 @@ static int cmd_check(int argc, char **argv)
 				rounds = s->nrounds;
 				xfers = s->nxfers;
 				ir_free(s);
-			} else if (drv_unsupported(p, &why)) {
-				skipped++;
+			} else if (drv_unsupported(p, &reason)) {
+				if (!skipped++)   /* the first reason; later runs overwrite it */
+					snprintf(why, sizeof why, "%s", reason);
 			} else {
 				bad++;
 			}
@@ -236,9 +234,7 @@ static int cmd_check(int argc, char **argv)
 		failed = 1;
 	}
 	drv_free(p);
-	for (int d = 0; d < o.ndefs; d++)
-		free((char *)o.defs[d].name);
-	free(o.files);
+	free_opts(&o);
 	return failed ? 1 : 0;
 }
 
@@ -246,11 +242,11 @@ static int cmd_show(int argc, char **argv)
 {
 	opts o;
 	int rc = parse_opts(argc, argv, &o, true);
-	if (rc)
-		return free(o.files), rc;
-	drv_prog *p = drv_load(o.nfiles, o.files);
-	if (!p)
-		return free(o.files), 1;
+	drv_prog *p = rc ? NULL : drv_load(o.nfiles, o.files);
+	if (!p) {
+		free_opts(&o);
+		return rc ? rc : 1;
+	}
 	const char *algo = o.algo;
 	for (int i = 0; !algo && i < drv_nalgos(p); i++)
 		if (drv_algo_named(p, i))
@@ -272,9 +268,7 @@ static int cmd_show(int argc, char **argv)
 		}
 	}
 	drv_free(p);
-	for (int d = 0; d < o.ndefs; d++)
-		free((char *)o.defs[d].name);
-	free(o.files);
+	free_opts(&o);
 	return rc;
 }
 
@@ -283,10 +277,8 @@ static const struct {
 	int (*fn)(int, char **);
 } commands[] = {
 	{ "check", cmd_check }, { "show", cmd_show },
-#ifdef HAVE_COST
 	{ "cost", cmd_cost },   { "sim", cmd_sim },
 	{ "compare", cmd_compare }, { "tune", cmd_tune },
-#endif
 };
 
 int main(int argc, char **argv)

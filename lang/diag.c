@@ -33,21 +33,15 @@ src_file *diag_load(const char *path)
 			buf = nb;
 		}
 	}
-	int err = ferror(fp);
+	int err = ferror(fp) ? errno : 0;
 	fclose(fp);
 	if (!buf || err) {
-		fprintf(stderr, "%s: error: cannot read '%s'\n", diag_tool, path);
+		fprintf(stderr, "%s: error: cannot read '%s': %s\n", diag_tool, path, strerror(buf ? err : ENOMEM));
 		free(buf);
 		diag_errors++;
 		return NULL;
 	}
-	buf[len] = '\0';
-	if (strlen(buf) != len) {
-		fprintf(stderr, "%s: error: '%s' contains a NUL byte; .coll files are text\n", diag_tool, path);
-		free(buf);
-		diag_errors++;
-		return NULL;
-	}
+	buf[len] = '\0';   /* the lexer's sentinel; a NUL inside is reported by the lexer */
 	src_file *f = calloc(1, sizeof *f);
 	f->name = strdup(path);
 	f->text = buf;

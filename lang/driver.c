@@ -37,6 +37,7 @@ static int load_one(drv_prog *p, const char *path, srcpos from)
 	}
 	for (int i = 0; i < p->ast.nfiles; i++)
 		if (strcmp(p->real[i], real) == 0) {
+			p->named[i] |= from.file == NULL;
 			free(real);
 			return 0;
 		}

@@ -75,6 +75,13 @@ static void fail(ctx *c, srcpos p, const char *fmt, ...)
 
 static const char *tname(value v) { return v_type_names[v.t]; }
 
+/* "an int", "a list": the type with its article, for messages. */
+static const char *a_tname(value v)
+{
+	static const char *const with_article[] = { "nothing", "an int", "a bool", "a string", "a list", "a set", "a map" };
+	return with_article[v.t];
+}
+
 /* Check that v is an int; `what` names it in the message. */
 static bool want_int(ctx *c, value v, ast *e, const char *what, int64_t *out)
 {
@@ -358,7 +365,7 @@ static value matching(ctx *c, ast *e, value edges, bool maxcard)
 		value t = l->v[i];
 		vlist *q = t.t == V_LIST ? v_list(t) : NULL;
 		if (!q || q->n != 3 || q->v[0].t != V_INT || q->v[1].t != V_INT || q->v[2].t != V_INT) {
-			char *s = v_show(t, 60);
+			char *s = v_repr(t, 60);
 			fail(c, e->pos, "max_weight_matching(): edge %d is %s, expected [u, v, w] of ints", i, s);
 			free(s);
 			goto out;
@@ -644,23 +651,35 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 		case B_N:
 			return v_int(in->n);
 		case B_ROOT:
+			if (in->kind != IR_BROADCAST && in->kind != IR_REDUCE) {
+				fail(c, e->pos, "'root' is only defined in broadcast and reduce algorithms, not in %s '%s'",
+				     ir_kind_names[in->kind], in->algo->str);
+				return V_NILV;
+			}
 			return v_int(in->root);
 		}
 		return V_NILV;
 	case A_LIST: case A_SET: {
 		value l = v_newlist(e->kind == A_LIST ? V_LIST : V_SET, e->list.n);
-		for (int i = 0; i < e->list.n; i++) {
+		for (int i = 0; i < e->list.n && !c->failed; i++) {
 			value x = ev(c, in, fr, e->list.v[i]);
-			if (c->failed)
+			if (c->failed) {
+				v_unref(x);
 				break;
+			}
 			if (e->kind == A_LIST) {
 				v_push(v_list(l), x);
+				continue;
 			} else if (!is_key(x)) {
 				fail(c, e->list.v[i]->pos, "set elements must be ints, bools or strings, found %s", tname(x));
 				v_unref(x);
 			} else {
 				v_set_add(v_list(l), x);
 			}
+		}
+		if (c->failed) {
+			v_unref(l);
+			return V_NILV;
 		}
 		return l;
 	}
@@ -677,6 +696,10 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 				break;
 			}
 			v_map_set(v_map(m), k, x);
+		}
+		if (c->failed) {
+			v_unref(m);
+			return V_NILV;
 		}
 		return m;
 	}
@@ -702,8 +725,11 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 		value a = ev(c, in, fr, e->a);
 		if (c->failed)
 			return V_NILV;
-		if (e->op == OP_NOT)
-			return v_bool(!want_bool(c, a, e->a, "operand of 'not'"));
+		if (e->op == OP_NOT) {
+			bool t = want_bool(c, a, e->a, "operand of 'not'");
+			v_unref(a);
+			return c->failed ? V_NILV : v_bool(!t);
+		}
 		int64_t x;
 		if (!want_int(c, a, e->a, "operand of unary '-'", &x)) {
 			v_unref(a);
@@ -754,14 +780,14 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 		} else if (a.t == V_MAP) {
 			value *p = v_map_get(v_map(a), i);
 			if (!p) {
-				char *s = v_show(i, 60);
+				char *s = v_repr(i, 60);
 				fail(c, e->pos, "key %s not in map (test with 'in' first)", s);
 				free(s);
 				goto done;
 			}
 			r = v_ref(*p);
 		} else {
-			fail(c, e->pos, "cannot index a %s; only lists and maps can be indexed", tname(a));
+			fail(c, e->pos, "cannot index %s; only lists and maps can be indexed", a_tname(a));
 		}
 	done:
 		v_unref(a);
@@ -808,7 +834,7 @@ static int assign(ctx *c, inst *in, value *fr, ast *s)
 			slot = v_map_get(v_map(cont), key);
 			if (!slot) {
 				if (s->op != OP_SET) {
-					char *t = v_show(key, 60);
+					char *t = v_repr(key, 60);
 					fail(c, s->a->pos, "key %s not in map", t);
 					free(t);
 					goto out;
@@ -818,7 +844,7 @@ static int assign(ctx *c, inst *in, value *fr, ast *s)
 				goto out;
 			}
 		} else {
-			fail(c, s->a->pos, "cannot assign into a %s; only lists and maps have elements", tname(cont));
+			fail(c, s->a->pos, "cannot assign into %s; only lists and maps have elements", a_tname(cont));
 			goto out;
 		}
 	}
@@ -961,7 +987,7 @@ static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char 
 	for (int i = 0; i < l->n; i++) {
 		value x = l->v[i];
 		if (x.t != V_INT || x.i < 0 || x.i >= lim || seen[x.i]) {
-			char *t = v_show(x, 40);
+			char *t = v_repr(x, 40);
 			fail(c, e->pos, "'run ... %s': element %d is %s; expected distinct %s in 0..%d", what, i, t, what,
 			     lim - 1);
 			free(t);
@@ -1113,8 +1139,10 @@ static int ex(ctx *c, inst *in, value *fr, ast *s)
 	switch (s->kind) {
 	case A_LET: {
 		value v = ev(c, in, fr, s->a);
-		if (c->failed)
+		if (c->failed) {
+			v_unref(v);
 			return FLOW_ERROR;
+		}
 		v_unref(fr[s->slot]);
 		fr[s->slot] = v;
 		return FLOW_NEXT;

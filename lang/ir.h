@@ -53,8 +53,8 @@ typedef struct {
 	int n;               /* rank count */
 	int chunks;          /* chunk count C: the buffer is split in C equal parts */
 	int root;            /* broadcast/reduce root, else 0 */
-	int ports_send;      /* port model: transfers a rank may send per round */
-	int ports_recv;      /* ... and receive per round */
+	int ports_send;      /* port model: distinct peers a rank may send to per round */
+	int ports_recv;      /* ... and receive from per round */
 	ir_xfer *xfers;
 	int nxfers, capxfers;
 	ir_round *rounds;

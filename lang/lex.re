@@ -82,11 +82,10 @@ static int lex_string(lex_state *lx, YYSTYPE *val)
 			case 't': ch = '\t'; break;
 			case '\\': ch = '\\'; break;
 			case '"': ch = '"'; break;
+			case '\0': case '\n':
+				continue;   /* reported as unterminated above */
 			default:
-				diag_error(here(lx, lx->cur - 1), "unknown escape '\\%c' in string (use \\n \\t \\\\ \\\")",
-					   e ? e : '0');
-				if (e == '\0' || e == '\n')
-					continue;
+				diag_error(here(lx, lx->cur - 1), "unknown escape '\\%c' in string (use \\n \\t \\\\ \\\")", e);
 				ch = e;
 			}
 			lx->cur++;

@@ -19,10 +19,10 @@
  * vertices, so the slack of an edge between two S-blossoms is even and the
  * halving in delta3 is exact: everything stays in int64.
  *
- * All memory is taken once per call (O(n + m), plus the blossoms' child
- * lists, which grow on demand and are reused); stages only reset arrays.
- * Out of memory unwinds with longjmp to match_max_weight, which frees
- * everything, so no helper has to propagate errors.
+ * Memory: one O(n + m) block per call (see layout()) plus the blossoms'
+ * child lists, which grow on demand and are reused; stages only reset
+ * arrays.  Out of memory unwinds with longjmp to match_max_weight, which
+ * frees everything, so no helper has to propagate errors.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -590,21 +590,18 @@ static int scan_vertex(mctx *c, int v)
 	int64_t *bslack = c->bslack;
 	unsigned char *allow = c->allow;
 	int64_t dv = dual[v];
+	int bv = inb[v];
 	for (int a = c->adjstart[v], e = c->adjstart[v + 1]; a < e; a++) {
-		int w = adjv[a];
-		int bv = inb[v], bw = inb[w];
+		int w = adjv[a], bw = inb[w];
 		if (bv == bw)
 			continue;
 		int p = adjp[a], k = p >> 1;
-		int64_t ks = 0;
-		if (!allow[k]) {
-			ks = dv + dual[w] - adjw2[a];
-			if (ks <= 0)
-				allow[k] = 1;
-		}
-		if (allow[k]) {
+		int64_t ks = dv + dual[w] - adjw2[a];
+		if (ks <= 0 || allow[k]) {
+			allow[k] = 1;
 			if (use_tight(c, v, p))
 				return 1;
+			bv = inb[v]; /* a new blossom may have swallowed v */
 		} else if (label[bw] == S) {
 			if (bestedge[bv] == -1 || ks < bslack[bv]) {
 				bestedge[bv] = k;
@@ -766,10 +763,9 @@ static int bad(char *err, size_t errlen, const char *fmt, ...)
 static int64_t build_graph(mctx *c, int ne, const int *eu, const int *ev,
 			   const int64_t *w, bool maxcard)
 {
-	int n = c->n, m = 0;
+	int n = c->n;
 	int64_t maxw = 0;
-	int *start = take(c, (size_t)n + 1, sizeof(int));
-	int *fill = take(c, (size_t)n + 1, sizeof(int));
+	int *start = c->adjstart, *fill = c->lstack; /* lstack: 2n >= n+1 */
 	memset(start, 0, ((size_t)n + 1) * sizeof(int));
 	for (int i = 0; i < ne; i++) {
 		if (!maxcard && w[i] <= 0)
@@ -778,18 +774,10 @@ static int64_t build_graph(mctx *c, int ne, const int *eu, const int *ev,
 		start[ev[i] + 1]++;
 		if (w[i] > maxw)
 			maxw = w[i];
-		m++;
 	}
 	for (int v = 0; v < n; v++)
 		start[v + 1] += start[v];
 	memcpy(fill, start, ((size_t)n + 1) * sizeof(int));
-	c->m = m;
-	c->adjstart = start;
-	c->endp = take(c, 2 * (size_t)m + 1, sizeof(int));
-	c->wt2 = take(c, (size_t)m + 1, sizeof(int64_t));
-	c->adjp = take(c, 2 * (size_t)m + 1, sizeof(int));
-	c->adjv = take(c, 2 * (size_t)m + 1, sizeof(int));
-	c->adjw2 = take(c, 2 * (size_t)m + 1, sizeof(int64_t));
 	for (int i = 0, k = 0; i < ne; i++) {
 		if (!maxcard && w[i] <= 0)
 			continue;
@@ -810,40 +798,65 @@ static int64_t build_graph(mctx *c, int ne, const int *eu, const int *ev,
 	return maxw;
 }
 
-static int solve(mctx *c, int nv, int ne, const int *eu, const int *ev,
-		 const int64_t *w, bool maxcard, int *mate)
+/* Place every fixed-size array in one block (base NULL: just measure).
+ * One big allocation instead of thirty keeps malloc from returning the
+ * memory to the kernel between calls, which a caller running once per
+ * round would otherwise pay for in page faults. */
+static size_t layout(mctx *c, char *base)
+{
+	size_t n = (size_t)c->n, n2 = 2 * n, m = (size_t)c->m, off = 0;
+#define CARVE(field, count)                                                 \
+	do {                                                                \
+		if (base)                                                   \
+			c->field = (void *)(base + off);                    \
+		off += ((count) * sizeof *c->field + 7) & ~(size_t)7;       \
+	} while (0)
+	CARVE(adjw2, 2 * m);
+	CARVE(wt2, m);
+	CARVE(dual, n2);
+	CARVE(bslack, n2);
+	CARVE(besttos, n2);
+	CARVE(childs, n2);
+	CARVE(endps, n2);
+	CARVE(best, n2);
+	CARVE(endp, 2 * m);
+	CARVE(adjp, 2 * m);
+	CARVE(adjv, 2 * m);
+	CARVE(adjstart, n + 1);
+	CARVE(mate, n);
+	CARVE(label, n2);
+	CARVE(labelend, n2);
+	CARVE(inblossom, n);
+	CARVE(parent, n2);
+	CARVE(base, n2);
+	CARVE(bestedge, n2);
+	CARVE(unused, n);
+	CARVE(queue, n);
+	CARVE(lstack, n2);
+	CARVE(lbuf, n);
+	CARVE(path, n);
+	CARVE(pathe, n);
+	CARVE(path2, n);
+	CARVE(path2e, n);
+	CARVE(bestto, n2);
+	CARVE(touched, n2);
+	CARVE(stack, n2);
+	CARVE(stackv, n2);
+	CARVE(allow, m);
+	CARVE(best_ok, n2);
+#undef CARVE
+	return off;
+}
+
+static int solve(mctx *c, int nv, int m, int ne, const int *eu,
+		 const int *ev, const int64_t *w, bool maxcard, int *mate)
 {
 	int n = nv;
-	c->n = n;
-	int64_t maxw = build_graph(c, ne, eu, ev, w, maxcard);
 	size_t n2 = 2 * (size_t)n;
-	c->mate = take(c, (size_t)n, sizeof(int));
-	c->label = take(c, n2, sizeof(int));
-	c->labelend = take(c, n2, sizeof(int));
-	c->inblossom = take(c, (size_t)n, sizeof(int));
-	c->parent = take(c, n2, sizeof(int));
-	c->base = take(c, n2, sizeof(int));
-	c->bestedge = take(c, n2, sizeof(int));
-	c->bslack = take(c, n2, sizeof(int64_t));
-	c->dual = take(c, n2, sizeof(int64_t));
-	c->allow = take(c, (size_t)c->m, 1);
-	c->childs = take(c, n2, sizeof(ivec));
-	c->endps = take(c, n2, sizeof(ivec));
-	c->best = take(c, n2, sizeof(ivec));
-	c->best_ok = take(c, n2, 1);
-	c->unused = take(c, (size_t)n, sizeof(int));
-	c->queue = take(c, (size_t)n, sizeof(int));
-	c->lstack = take(c, n2, sizeof(int));
-	c->lbuf = take(c, (size_t)n, sizeof(int));
-	c->path = take(c, (size_t)n, sizeof(int));
-	c->pathe = take(c, (size_t)n, sizeof(int));
-	c->path2 = take(c, (size_t)n, sizeof(int));
-	c->path2e = take(c, (size_t)n, sizeof(int));
-	c->bestto = take(c, n2, sizeof(int));
-	c->besttos = take(c, n2, sizeof(int64_t));
-	c->touched = take(c, n2, sizeof(int));
-	c->stack = take(c, n2, sizeof(int));
-	c->stackv = take(c, n2, sizeof(int));
+	c->n = n;
+	c->m = m;
+	layout(c, take(c, layout(c, NULL), 1));
+	int64_t maxw = build_graph(c, ne, eu, ev, w, maxcard);
 	memset(c->childs, 0, n2 * sizeof(ivec));
 	memset(c->endps, 0, n2 * sizeof(ivec));
 	memset(c->best, 0, n2 * sizeof(ivec));
@@ -916,6 +929,9 @@ int match_max_weight(int nv, int ne, const int *eu, const int *ev,
 	}
 	if (nv == 0)
 		return 0;
+	int kept = 0;
+	for (int i = 0; i < ne; i++)
+		kept += maxcard || w[i] > 0;
 
 	mctx *c = calloc(1, sizeof *c);
 	if (!c)
@@ -923,7 +939,7 @@ int match_max_weight(int nv, int ne, const int *eu, const int *ev,
 	int rc;
 	switch (setjmp(c->oom)) { /* a context where the standard allows setjmp */
 	case 0:
-		rc = solve(c, nv, ne, eu, ev, w, maxcard, mate);
+		rc = solve(c, nv, kept, ne, eu, ev, w, maxcard, mate);
 		break;
 	case 1:
 		rc = bad(err, errlen, "matching: out of memory");

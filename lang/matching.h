@@ -23,8 +23,9 @@
  * maximum-weight matching among maximum-cardinality matchings.
  * On success returns 0 and sets mate[v] to v's partner or -1.  On bad input
  * (vertex out of range, self-loop, nv < 0, ne < 0, |w| > MATCH_MAX_WEIGHT,
- * missing arrays) or out of memory returns -1 and writes a one-line reason
- * into err (errlen bytes; err may be NULL).  Never exits, never prints.
+ * missing arrays, nv or ne >= INT_MAX/2) or out of memory returns -1 and
+ * writes a one-line reason into err (errlen bytes; err may be NULL).
+ * Never exits, never prints.
  * Edges with w <= 0 are ignored unless maxcard; of parallel edges only the
  * heaviest counts.  Deterministic: same input, same mate.
  */

@@ -29,6 +29,9 @@
 
 %code {
 #include <stdio.h>
+#include <string.h>
+#define YYMAXDEPTH 10000
+
 int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx);
 #define yylex lex_next
 static void yyerror(parse_loc *loc, lex_state *lx, ast_prog *prog, const char *msg);
@@ -254,24 +257,62 @@ static ast *binop(lex_state *lx, int op, ast *a, ast *b, parse_loc loc)
 static void yyerror(parse_loc *loc, lex_state *lx, ast_prog *prog, const char *msg)
 {
 	(void)prog;
+	/* Bison says "memory exhausted" when its stack reaches YYMAXDEPTH */
+	if (strcmp(msg, "memory exhausted") == 0)
+		msg = "nesting too deep";
 	diag_error(P(*loc), "%s", msg);
 }
 
-/* "expected ';' or '[', found 'round'": name what the grammar could take. */
+/* Is symbol k's name one of the space-separated names in list? */
+static bool named(yysymbol_kind_t k, const char *list)
+{
+	const char *name = yysymbol_name(k);
+	size_t len = strlen(name);
+	for (const char *p = list; (p = strstr(p, name)); p += len)
+		if ((p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
+/* Tokens that continue a complete expression (binary operators, '[', '..')
+ * are always possible after one, so listing them would bury the one token
+ * that is actually missing; tokens that start an expression collapse into
+ * "an expression". */
+#define CONTINUES "'..' 'or' 'and' '==' '!=' '<=' '>=' 'in' 'not in' '<' '>' '|' '&' '+' '-' '*' '/' '%' '['"
+#define STARTS "integer string identifier 'true' 'false' 'not' '(' '{' '-' '['"
+
+/* "expected ';', found 'chunks'": name what the grammar could take. */
 static int yyreport_syntax_error(const yypcontext_t *ctx, lex_state *lx, ast_prog *prog)
 {
 	(void)prog;
-	enum { MAXEXP = 6 };
+	enum { MAXEXP = 64, SHOW = 5 };
 	yysymbol_kind_t exp[MAXEXP];
-	int nexp = yypcontext_expected_tokens(ctx, exp, MAXEXP);
+	const char *names[MAXEXP];
+	int nexp = yypcontext_expected_tokens(ctx, exp, MAXEXP), k = 0;
+	bool expr = false;
+	/* integer and '(' are expected exactly where an expression may start */
+	for (int i = 0; i < nexp; i++)
+		expr |= named(exp[i], "integer '('");
+	for (int i = 0; i < nexp; i++)
+		if (!named(exp[i], CONTINUES) && !(expr && named(exp[i], STARTS)))
+			names[k++] = yysymbol_name(exp[i]);
+	if (expr)
+		names[k++] = "an expression";
 	yysymbol_kind_t got = yypcontext_token(ctx);
+	/* at end of file inside a block, the missing '}' is what matters */
+	if (got == YYSYMBOL_YYEOF && k > SHOW)
+		for (int i = 0; i < nexp; i++)
+			if (named(exp[i], "'}'")) {
+				names[0] = "'}'";
+				k = 1;
+			}
 	char buf[512];
 	size_t len = 0;
-	if (nexp > 0 && nexp < MAXEXP) {
+	if (nexp > 0 && k > 0 && k <= SHOW) {
 		len += snprintf(buf + len, sizeof buf - len, "expected ");
-		for (int i = 0; i < nexp; i++)
+		for (int i = 0; i < k; i++)
 			len += snprintf(buf + len, sizeof buf - len, "%s%s",
-					i == 0 ? "" : i == nexp - 1 ? " or " : ", ", yysymbol_name(exp[i]));
+					i == 0 ? "" : i == k - 1 ? " or " : ", ", names[i]);
 		len += snprintf(buf + len, sizeof buf - len, ", found ");
 	} else {
 		len += snprintf(buf + len, sizeof buf - len, "unexpected ");

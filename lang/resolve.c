@@ -86,6 +86,7 @@ static int lookup(resolver *r, const char *name)
 }
 
 static void expr(resolver *r, ast *e);
+static void expr_inner(resolver *r, ast *e);
 static void stmt(resolver *r, ast *s);
 
 static void exprs(resolver *r, ast_list *l)
@@ -152,7 +153,25 @@ static void call(resolver *r, ast *e)
 	    find_decl(r->prog, A_ALGO, e->str) ? " (an algorithm: use 'run')" : "");
 }
 
+/* Deeper expressions than this are rejected here, before the recursive
+ * evaluator could run out of C stack on them. */
+#define MAX_EXPR_DEPTH 2000
+
 static void expr(resolver *r, ast *e)
+{
+	static int depth;
+	if (depth >= MAX_EXPR_DEPTH) {
+		if (depth++ == MAX_EXPR_DEPTH)
+			err(e->pos, "expression nested too deeply (more than %s levels)%s", "2000", "");
+		depth--;
+		return;
+	}
+	depth++;
+	expr_inner(r, e);
+	depth--;
+}
+
+static void expr_inner(resolver *r, ast *e)
 {
 	switch (e->kind) {
 	case A_INT: case A_BOOL: case A_STR:

@@ -56,6 +56,7 @@ typedef struct {
 	uint32_t ida, idb, idr;
 } memo_ent;
 
+/* The memo has up to 2^13 entries (320 KiB), fewer for small states. */
 #define MEMO_BITS 13
 
 typedef struct slab { struct slab *next; } slab;
@@ -80,7 +81,8 @@ struct bstate {
 	/* the last unions, by operand addresses: pipelined and blocked
 	 * schedules compute the same union for many chunks, and answering from
 	 * here makes those cells share one set instead of allocating copies */
-	memo_ent *memo;           /* [1 << MEMO_BITS] */
+	memo_ent *memo;           /* [1 << memo_bits] */
+	int memo_bits;
 	uint32_t next_id;
 	/* write staging: the round's entries, and an open-addressing hash from
 	 * slot to entry that is only built when a round writes a slot twice */
@@ -122,16 +124,35 @@ static inline bool is_bits(const bstate *st, const state_set *a)
 	return a->len == (uint32_t)st->nwords;
 }
 
+/* A free set's first 8 bytes (ref and count; id and len stay) hold the
+ * next free set of its size; memcpy keeps that clear of aliasing rules. */
+static state_set *link_get(const state_set *a)
+{
+	state_set *next;
+	const void *p = a;
+	memcpy(&next, p, sizeof next);
+	return next;
+}
+
+static void link_set(state_set *a, state_set *next)
+{
+	void *p = a;
+	memcpy(p, &next, sizeof next);
+}
+
 static state_set *set_alloc(bstate *st, uint32_t len)
 {
 	state_set *a = st->freelist[len];
 	if (a) {
-		/* the link lives where the header was; memcpy keeps aliasing clean */
-		memcpy(&st->freelist[len], a, sizeof a);
+		st->freelist[len] = link_get(a);
 	} else {
 		size_t sz = sizeof(state_set) + (size_t)len * sizeof(uint64_t);
 		if ((size_t)(st->bump_end - st->bump) < sz) {
-			size_t bytes = sizeof(uint64_t) * 2 + (sz > SLAB_BYTES ? sz : SLAB_BYTES);
+			/* slabs double from 4 KiB so that small states stay small */
+			size_t want = st->slab_bytes < 4096 ? 4096 : st->slab_bytes;
+			if (want > SLAB_BYTES)
+				want = SLAB_BYTES;
+			size_t bytes = sizeof(uint64_t) * 2 + (sz > want ? sz : want);
 			slab *sl = xmalloc(bytes);
 			sl->next = st->slabs;
 			st->slabs = sl;
@@ -145,7 +166,7 @@ static state_set *set_alloc(bstate *st, uint32_t len)
 	a->ref = 1;
 	a->len = len;
 	if (++st->next_id == 0) {   /* wrapped: old memo entries could match again */
-		memset(st->memo, 0, ((size_t)1 << MEMO_BITS) * sizeof *st->memo);
+		memset(st->memo, 0, ((size_t)1 << st->memo_bits) * sizeof *st->memo);
 		st->next_id = 1;
 	}
 	a->id = st->next_id;
@@ -163,7 +184,7 @@ void state_set_release(bstate *st, state_set *a)
 	if (a && --a->ref == 0) {
 		uint32_t len = a->len;
 		a->id = 0;
-		memcpy(a, &st->freelist[len], sizeof a);   /* over ref and count only */
+		link_set(a, st->freelist[len]);
 		st->freelist[len] = a;
 	}
 }
@@ -253,7 +274,8 @@ static state_set *set_build(bstate *st, const uint64_t *runs, int k, uint32_t co
 	state_set *a;
 	if (k < st->nwords) {
 		a = set_alloc(st, (uint32_t)k);
-		memcpy(a->w, runs, (size_t)k * sizeof *runs);
+		if (k > 0)   /* the empty set is built from runs == NULL */
+			memcpy(a->w, runs, (size_t)k * sizeof *runs);
 	} else {
 		a = set_alloc(st, (uint32_t)st->nwords);
 		memset(a->w, 0, (size_t)st->nwords * sizeof *a->w);
@@ -446,7 +468,7 @@ state_set *state_set_union(bstate *st, const state_set *a, const state_set *b)
 		b = t;
 	}
 	uint64_t h = ((uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)(uintptr_t)b * 0xc2b2ae3d27d4eb4fULL);
-	memo_ent *m = &st->memo[h >> (64 - MEMO_BITS)];
+	memo_ent *m = &st->memo[h >> (64 - st->memo_bits)];
 	/* a and b are live (the caller holds them); r's memory stays in a slab
 	 * even when freed, so reading its id is safe */
 	if (m->a == a && m->b == b && m->ida == a->id && m->idb == b->id && m->r->id == m->idr)
@@ -528,7 +550,10 @@ bstate *state_new(const ir_sched *s)
 	st->tc = xmalloc((size_t)st->nwords * sizeof(uint64_t));
 	st->runs = xmalloc(((size_t)n / 2 + 2) * sizeof(uint64_t));
 	st->cell = xmalloc((size_t)n * C * sizeof *st->cell);
-	st->memo = xcalloc((size_t)1 << MEMO_BITS, sizeof *st->memo);
+	st->memo_bits = 6;
+	while (st->memo_bits < MEMO_BITS && ((uint64_t)1 << st->memo_bits) < (uint64_t)n * C)
+		st->memo_bits++;
+	st->memo = xcalloc((size_t)1 << st->memo_bits, sizeof *st->memo);
 
 	/* the shared sets bypass normalisation (which would return them) */
 	st->empty = set_build(st, NULL, 0, 0);
@@ -587,7 +612,7 @@ size_t state_bytes(const bstate *st)
 {
 	size_t cells = (size_t)st->n * st->chunks;
 	return sizeof *st + st->slab_bytes + cells * sizeof *st->cell +
-	       ((size_t)1 << MEMO_BITS) * sizeof *st->memo +
+	       ((size_t)1 << st->memo_bits) * sizeof *st->memo +
 	       (size_t)st->capstage * sizeof *st->stage +
 	       (st->shash ? ((size_t)st->shmask + 1) * sizeof *st->shash : 0) +
 	       ((size_t)st->nwords * 4 + (size_t)st->n / 2 + 2 + (size_t)st->n) * sizeof(uint64_t);

@@ -32,6 +32,7 @@ typedef struct state_set state_set;   /* immutable, refcounted set of ranks */
  * those are unusable (n < 1, chunks < 1, reduce_scatter/allgather chunks not
  * a multiple of n, root out of range).  Allocation failure aborts. */
 bstate *state_new(const ir_sched *s);
+/* Free the state and every set in it (NULL is fine). */
 void state_free(bstate *st);
 /* Apply round `round` of s with the IR's semantics (all transfers read the
  * state before the round) but no checks: bad ranks/chunks are skipped, a
@@ -58,8 +59,11 @@ size_t state_bytes(const bstate *st);
 state_set *state_get(const bstate *st, int rank, int chunk);
 /* The "complete" set of chunk c (see state_complete). */
 state_set *state_need(const bstate *st, int chunk);
+/* Number of ranks in a. */
 int state_set_count(const state_set *a);
+/* Is rank in a (false when out of range)? */
 bool state_set_has(const bstate *st, const state_set *a, int rank);
+/* Do a and b share no rank? */
 bool state_set_disjoint(const bstate *st, const state_set *a, const state_set *b);
 /* Is a a subset of b? */
 bool state_set_subset(const bstate *st, const state_set *a, const state_set *b);
@@ -69,6 +73,7 @@ state_set *state_set_inter(bstate *st, const state_set *a, const state_set *b);
 state_set *state_set_diff(bstate *st, const state_set *a, const state_set *b);
 /* Take one more reference to a (returns a). */
 state_set *state_set_ref(state_set *a);
+/* Drop one reference (NULL is fine); the last one frees a. */
 void state_set_release(bstate *st, state_set *a);
 /* Format a compactly, "{0-3,5}", into buf (truncated with "..." and the
  * member count when it does not fit); returns buf. */
@@ -92,8 +97,11 @@ void state_restage(bstate *st, int i, state_set *val);
  * state_stage_reset: state_staged gives the new value, state_overwritten
  * the value the slot held before the round. */
 void state_commit(bstate *st);
+/* Number of entries staged this round. */
 int state_nstaged(const bstate *st);
+/* The (rank, chunk) entry i writes. */
 void state_staged_slot(const bstate *st, int i, int *rank, int *chunk);
+/* After state_commit: what entry i's slot held before (borrowed). */
 state_set *state_overwritten(const bstate *st, int i);
 /* Drop all entries (and the overwritten values) to start the next round. */
 void state_stage_reset(bstate *st);

@@ -302,11 +302,11 @@ static void show(sbuf *b, value v, bool quote)
 	}
 }
 
-char *v_show(value v, size_t max)
+static char *show_top(value v, size_t max, bool quote)
 {
 	sbuf b = { .max = max };
 	put(&b, "", 0);
-	show(&b, v, false);
+	show(&b, v, quote);
 	if (b.len >= max) {
 		b.len = max;
 		b.p[b.len] = '\0';
@@ -315,3 +315,6 @@ char *v_show(value v, size_t max)
 	}
 	return b.p;
 }
+
+char *v_show(value v, size_t max) { return show_top(v, max, false); }
+char *v_repr(value v, size_t max) { return show_top(v, max, true); }

@@ -61,5 +61,7 @@ bool v_map_remove(vmap *m, value k);
 /* Human-readable text of v (as `str` and error messages show it); the
  * result is malloc'd and truncated after `max` bytes with "...". */
 char *v_show(value v, size_t max);
+/* Like v_show, but strings are quoted, so 5 and "5" differ (for messages). */
+char *v_repr(value v, size_t max);
 
 #endif

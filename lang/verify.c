@@ -11,6 +11,7 @@
  * errors of the first wrong round (up to VERIFY_MAX_ROUND_ERRORS) and stops.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,13 +23,20 @@
 typedef struct {
 	const ir_sched *s;
 	bstate *st;
-	char rname[96];    /* "round 3" or "round 3 (phase gather)" */
+	char rname[96];    /* "round 3" or "round 3 (phase gather)", see round_name */
+	bool named;
 	int nerr;          /* errors in the current round */
 	bool capped;
 	int round;
-	/* port model: transfers seen so far this round, per rank; a count is
-	 * stale (zero) when its stamp is not the current round */
+	/* port model: distinct peers seen so far this round, per rank; a count
+	 * is stale (zero) when its stamp is not the current round */
 	int *nsend, *nrecv, *ssend, *srecv;
+	int *lastdst;          /* per sender: the peer of its previous transfer */
+	/* the (src, dst) pairs of this round, open addressing, entries whose
+	 * stamp is not the current round are free (no clearing per round) */
+	struct pair { uint64_t key; int stamp; } *pairs;
+	uint32_t pmask;
+	int npairs;
 } vctx;
 
 static const char *op_name(int op)
@@ -60,6 +68,23 @@ static void verr(vctx *v, srcpos p, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* "round 3" or "round 3 (phase gather)": formatted on the first error of a
+ * round only, as rounds may be as many as transfers. */
+static const char *round_name(vctx *v)
+{
+	if (!v->named) {
+		const ir_sched *s = v->s;
+		const ir_round *rd = &s->rounds[v->round];
+		const char *ph = rd->phase >= 0 && rd->phase < s->nphases ? s->phases[rd->phase] : NULL;
+		if (ph && strcmp(ph, "main") != 0)
+			snprintf(v->rname, sizeof v->rname, "round %d (phase %s)", v->round, ph);
+		else
+			snprintf(v->rname, sizeof v->rname, "round %d", v->round);
+		v->named = true;
+	}
+	return v->rname;
+}
+
 /* "reduce of chunk 4 from rank 2 to rank 5" */
 static const char *xdesc(const ir_xfer *x, char *buf, size_t len)
 {
@@ -72,16 +97,83 @@ static bool same_pos(srcpos a, srcpos b)
 	return a.file == b.file && a.off == b.off;
 }
 
-/* How many transfers of round rd rank r sends (or receives); for messages. */
-static int round_count(const ir_sched *s, const ir_round *rd, int r, bool send)
+static int cmp_int(const void *a, const void *b)
 {
-	int k = 0;
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* The distinct peers rank r sends to (or receives from) in round rd, as
+ * "2 peers (ranks {1-2})", for port messages only. */
+static const char *round_peers(const ir_sched *s, const ir_round *rd, int r, bool send, char *buf, size_t len)
+{
+	int *p = malloc((size_t)rd->count * sizeof *p + 1), k = 0;
+	if (!p) {
+		snprintf(buf, len, "too many peers");
+		return buf;
+	}
 	for (int t = rd->first; t < rd->first + rd->count; t++) {
 		const ir_xfer *x = &s->xfers[t];
-		k += (send ? x->src : x->dst) == r && x->src != x->dst && x->chunk >= 0 && x->chunk < s->chunks &&
-		     x->src >= 0 && x->src < s->n && x->dst >= 0 && x->dst < s->n;
+		if (x->src < 0 || x->src >= s->n || x->dst < 0 || x->dst >= s->n || x->src == x->dst ||
+		    x->chunk < 0 || x->chunk >= s->chunks)
+			continue;   /* rejected transfers use no port */
+		if ((send ? x->src : x->dst) == r)
+			p[k++] = send ? x->dst : x->src;
 	}
-	return k;
+	qsort(p, (size_t)k, sizeof *p, cmp_int);
+	int m = 0;
+	for (int i = 0; i < k; i++)
+		if (m == 0 || p[m - 1] != p[i])
+			p[m++] = p[i];
+	size_t pos = (size_t)snprintf(buf, len, "%d peer%s (rank%s {", m, m == 1 ? "" : "s", m == 1 ? "" : "s");
+	for (int i = 0; i < m && pos + 24 < len; i++) {
+		int j = i;
+		while (j + 1 < m && p[j + 1] == p[j] + 1)
+			j++;
+		pos += (size_t)snprintf(buf + pos, len - pos, "%s%d", i ? "," : "", p[i]);
+		if (j > i)
+			pos += (size_t)snprintf(buf + pos, len - pos, "-%d", p[j]);
+		i = j;
+	}
+	if (pos + 3 < len)
+		snprintf(buf + pos, len - pos, "%s})", pos + 24 >= len ? ",..." : "");
+	free(p);
+	return buf;
+}
+
+/* Is (src, dst) new in this round?  Records it if so. */
+static bool new_pair(vctx *v, int src, int dst)
+{
+	if (v->ssend[src] == v->round && v->lastdst[src] == dst)
+		return false;   /* the common case: chunks to one peer back to back */
+	v->lastdst[src] = dst;
+	if (2 * ((size_t)v->npairs + 1) > (size_t)v->pmask + 1) {
+		/* grow, keeping this round's entries */
+		uint32_t cap = 2 * (v->pmask + 1);
+		struct pair *np = malloc((size_t)cap * sizeof *np);
+		if (!np)
+			return true;   /* out of memory: may count a peer twice, never crash */
+		for (uint32_t i = 0; i < cap; i++)
+			np[i].stamp = -1;
+		for (uint32_t i = 0; i <= v->pmask; i++)
+			if (v->pairs[i].stamp == v->round) {
+				uint32_t h = (uint32_t)((v->pairs[i].key * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
+				while (np[h].stamp == v->round)
+					h = (h + 1) & (cap - 1);
+				np[h] = v->pairs[i];
+			}
+		free(v->pairs);
+		v->pairs = np;
+		v->pmask = cap - 1;
+	}
+	uint64_t key = (uint64_t)src * (uint64_t)v->s->n + (uint64_t)dst;
+	uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & v->pmask;
+	for (; v->pairs[h].stamp == v->round; h = (h + 1) & v->pmask)
+		if (v->pairs[h].key == key)
+			return false;
+	v->pairs[h] = (struct pair){ key, v->round };
+	v->npairs++;
+	return true;
 }
 
 /* Check one transfer against the state before the round and stage its
@@ -98,38 +190,42 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 	/* xdesc() runs only on errors: an snprintf per transfer would be most
 	 * of the verifier's time */
 	if (x->src < 0 || x->src >= s->n) {
-		verr(v, p, "%s: %s: source rank %d is out of range 0..%d", v->rname, xdesc(x, d, sizeof d), x->src, s->n - 1);
+		verr(v, p, "%s: %s: source rank %d is out of range 0..%d", round_name(v), xdesc(x, d, sizeof d), x->src, s->n - 1);
 		bad = true;
 	}
 	if (x->dst < 0 || x->dst >= s->n) {
-		verr(v, p, "%s: %s: destination rank %d is out of range 0..%d", v->rname, xdesc(x, d, sizeof d), x->dst, s->n - 1);
+		verr(v, p, "%s: %s: destination rank %d is out of range 0..%d", round_name(v), xdesc(x, d, sizeof d), x->dst, s->n - 1);
 		bad = true;
 	}
 	if (x->chunk < 0 || x->chunk >= s->chunks) {
-		verr(v, p, "%s: %s: chunk %d is out of range 0..%d (%d chunks)", v->rname, xdesc(x, d, sizeof d), x->chunk,
+		verr(v, p, "%s: %s: chunk %d is out of range 0..%d (%d chunks)", round_name(v), xdesc(x, d, sizeof d), x->chunk,
 		     s->chunks - 1, s->chunks);
 		bad = true;
 	}
 	if (bad)
 		return;
 	if (x->src == x->dst) {
-		verr(v, p, "%s: %s: a rank cannot send to itself", v->rname, xdesc(x, d, sizeof d));
+		verr(v, p, "%s: %s: a rank cannot send to itself", round_name(v), xdesc(x, d, sizeof d));
 		return;
 	}
-	if (v->ssend[x->src] != v->round)
-		v->ssend[x->src] = v->round, v->nsend[x->src] = 0;
-	if (v->srecv[x->dst] != v->round)
-		v->srecv[x->dst] = v->round, v->nrecv[x->dst] = 0;
-	if (++v->nsend[x->src] == s->ports_send + 1 && s->ports_send > 0)
-		verr(v, p, "%s: rank %d sends %d transfers in this round, but the port model allows %d",
-		     v->rname, x->src, round_count(s, rd, x->src, true), s->ports_send);
-	if (++v->nrecv[x->dst] == s->ports_recv + 1 && s->ports_recv > 0)
-		verr(v, p, "%s: rank %d receives %d transfers in this round, but the port model allows %d",
-		     v->rname, x->dst, round_count(s, rd, x->dst, false), s->ports_recv);
+	/* ports count distinct peers: several chunks to one peer in a round
+	 * travel as one message (lang/README.md, `ports`) */
+	if (new_pair(v, x->src, x->dst)) {
+		if (v->ssend[x->src] != v->round)
+			v->ssend[x->src] = v->round, v->nsend[x->src] = 0;
+		if (v->srecv[x->dst] != v->round)
+			v->srecv[x->dst] = v->round, v->nrecv[x->dst] = 0;
+		if (++v->nsend[x->src] == s->ports_send + 1 && s->ports_send > 0)
+			verr(v, p, "%s: rank %d sends to %s in this round, but the port model allows %d",
+			     round_name(v), x->src, round_peers(s, rd, x->src, true, b1, sizeof b1), s->ports_send);
+		if (++v->nrecv[x->dst] == s->ports_recv + 1 && s->ports_recv > 0)
+			verr(v, p, "%s: rank %d receives from %s in this round, but the port model allows %d",
+			     round_name(v), x->dst, round_peers(s, rd, x->dst, false, b1, sizeof b1), s->ports_recv);
+	}
 
 	state_set *a = state_get(st, x->src, x->chunk), *b = state_get(st, x->dst, x->chunk);
 	if (state_set_count(a) == 0) {
-		verr(v, p, "%s: %s: rank %d holds no data for chunk %d", v->rname, xdesc(x, d, sizeof d), x->src, x->chunk);
+		verr(v, p, "%s: %s: rank %d holds no data for chunk %d", round_name(v), xdesc(x, d, sizeof d), x->src, x->chunk);
 		return;
 	}
 	int i = state_stage_find(st, x->dst, x->chunk);
@@ -137,7 +233,7 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 		const ir_xfer *y = &s->xfers[state_staged_tag(st, i)];
 		if (x->op == IR_COPY || y->op == IR_COPY) {
 			verr(v, p, "%s: conflicting writes to rank %d chunk %d: %s from rank %d and %s from rank %d in the same round",
-			     v->rname, x->dst, x->chunk, op_name(y->op), y->src, op_name(x->op), x->src);
+			     round_name(v), x->dst, x->chunk, op_name(y->op), y->src, op_name(x->op), x->src);
 			if (!same_pos(y->pos, x->pos) && y->pos.file && !v->capped)
 				diag_note(y->pos, "the %s from rank %d is here", op_name(y->op), y->src);
 			return;
@@ -149,12 +245,12 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 	}
 	if (state_set_count(b) == 0) {
 		verr(v, p, "%s: %s: rank %d holds no data for chunk %d to reduce into (use copy)",
-		     v->rname, xdesc(x, d, sizeof d), x->dst, x->chunk);
+		     round_name(v), xdesc(x, d, sizeof d), x->dst, x->chunk);
 		return;
 	}
 	if (!state_set_disjoint(st, a, b)) {
 		state_set *both = state_set_inter(st, a, b);
-		verr(v, p, "%s: %s counts contributions %s twice (rank %d holds %s, rank %d sends %s)", v->rname, xdesc(x, d, sizeof d),
+		verr(v, p, "%s: %s counts contributions %s twice (rank %d holds %s, rank %d sends %s)", round_name(v), xdesc(x, d, sizeof d),
 		     state_set_fmt(st, both, b1, sizeof b1), x->dst, state_set_fmt(st, b, b2, sizeof b2),
 		     x->src, state_set_fmt(st, a, b3, sizeof b3));
 		state_set_release(st, both);
@@ -173,7 +269,7 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 				continue;
 			state_set *both = state_set_inter(st, a, ya);
 			verr(v, p, "%s: %s counts contributions %s twice (rank %d also reduces %s into rank %d in this round)",
-			     v->rname, xdesc(x, d, sizeof d), state_set_fmt(st, both, b1, sizeof b1), y->src,
+			     round_name(v), xdesc(x, d, sizeof d), state_set_fmt(st, both, b1, sizeof b1), y->src,
 			     state_set_fmt(st, ya, b2, sizeof b2), x->dst);
 			state_set_release(st, both);
 			return;
@@ -210,7 +306,7 @@ static void check_destroyed(vctx *v, const ir_round *rd)
 		if (state_set_count(lost) > 0) {
 			char d[128], b1[SETBUF], b2[SETBUF], b3[SETBUF];
 			verr(v, xpos(v, x, rd), "%s: %s destroys the only copy of contributions %s (rank %d held %s, rank %d sends %s)",
-			     v->rname, xdesc(x, d, sizeof d), state_set_fmt(st, lost, b1, sizeof b1), x->dst,
+			     round_name(v), xdesc(x, d, sizeof d), state_set_fmt(st, lost, b1, sizeof b1), x->dst,
 			     state_set_fmt(st, old, b2, sizeof b2), x->src, state_set_fmt(st, val, b3, sizeof b3));
 		}
 		state_set_release(st, lost);
@@ -301,8 +397,12 @@ int verify_sched(const ir_sched *s)
 		diag_error(s->pos, "algorithm %s: cannot build the pre-state", s->algo ? s->algo : "?");
 		return 1;
 	}
-	int *ports = malloc((size_t)s->n * 4 * sizeof *ports);
-	if (!ports) {
+	int *ports = malloc((size_t)s->n * 5 * sizeof *ports);
+	v.pmask = 1023;
+	v.pairs = malloc(((size_t)v.pmask + 1) * sizeof *v.pairs);
+	if (!ports || !v.pairs) {
+		free(ports);
+		free(v.pairs);
 		state_free(v.st);
 		diag_error(s->pos, "out of memory while verifying");
 		return 1;
@@ -311,18 +411,18 @@ int verify_sched(const ir_sched *s)
 	v.nrecv = ports + s->n;
 	v.ssend = ports + 2 * s->n;
 	v.srecv = ports + 3 * s->n;
+	v.lastdst = ports + 4 * s->n;
 	for (int i = 0; i < 2 * s->n; i++)
 		v.ssend[i] = -1;   /* ssend and srecv are adjacent */
+	for (uint32_t i = 0; i <= v.pmask; i++)
+		v.pairs[i].stamp = -1;
 
 	int errors = 0;
 	for (int r = 0; r < s->nrounds && errors == 0; r++) {
 		const ir_round *rd = &s->rounds[r];
-		const char *ph = rd->phase >= 0 && rd->phase < s->nphases ? s->phases[rd->phase] : NULL;
-		if (ph && strcmp(ph, "main") != 0)
-			snprintf(v.rname, sizeof v.rname, "round %d (phase %s)", r, ph);
-		else
-			snprintf(v.rname, sizeof v.rname, "round %d", r);
 		v.round = r;
+		v.named = false;
+		v.npairs = 0;
 		v.nerr = 0;
 		v.capped = false;
 
@@ -335,12 +435,13 @@ int verify_sched(const ir_sched *s)
 		state_stage_reset(v.st);
 
 		if (v.capped)
-			diag_note(xpos(&v, NULL, rd), "%s: further errors in this round not shown", v.rname);
+			diag_note(xpos(&v, NULL, rd), "%s: further errors in this round not shown", round_name(&v));
 		errors += v.nerr;
 	}
 	if (errors == 0)
 		errors += check_post(s, v.st);
 	free(ports);
+	free(v.pairs);
 	state_free(v.st);
 	return errors;
 }

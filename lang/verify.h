@@ -21,7 +21,9 @@
 /* verify.c */
 /* Verify s; returns the number of errors reported (0: verified).  Stops after
  * the first round with errors; the post-state is checked only when every
- * round is clean.  ports_send / ports_recv <= 0 mean "no limit". */
+ * round is clean.  The port model counts distinct peers per rank and round
+ * (several chunks to one peer are one message); ports_send / ports_recv
+ * <= 0 mean "no limit". */
 int verify_sched(const ir_sched *s);
 
 #endif

@@ -6,7 +6,7 @@
 #   do_test NAME SCRIPT EXPECTED          SCRIPT's result must equal EXPECTED
 #   do_match_test NAME SCRIPT GLOB        SCRIPT's result must match GLOB (string match)
 #   do_check_test NAME FILES ARGS         `collc check FILES ARGS` exits 0
-#   do_error_test NAME SOURCE EXPECTED ?ARGS?
+#   do_error_test NAME SOURCE EXPECTED ?ARG...?
 #                                         write SOURCE to t.coll, run `collc check t.coll ARGS`
 #                                         (default -n 4); the first stderr line must be EXACTLY
 #                                         EXPECTED (a full "t.coll:L:C: error: ..." line) and the
@@ -86,7 +86,8 @@ proc do_check_test {name files args} {
     h::report $name [expr {$code == 0}] "collc check $files $args -> $code\n$out$err"
 }
 
-proc do_error_test {name source expected {args {-n 4}}} {
+proc do_error_test {name source expected args} {
+    set cargs [expr {[llength $args] ? $args : {-n 4}}]
     if {![h::selected $name]} return
     set dir [file join $::tmpdir err]
     file mkdir $dir
@@ -95,7 +96,7 @@ proc do_error_test {name source expected {args {-n 4}}} {
     close $f
     set here [pwd]
     cd $dir
-    set r [collc check t.coll {*}$args]
+    set r [collc check t.coll {*}$cargs]
     cd $here
     lassign $r code out err
     set first [lindex [split $err \n] 0]

@@ -102,11 +102,10 @@ static ir_sched *ring_allreduce_perm(int n, const int *perm)
 
 static ir_sched *ring_allreduce(int n) { return ring_allreduce_perm(n, NULL); }
 
-/* Ring allgather with k chunks per rank (ports k: all of a rank's chunks move at once). */
+/* Ring allgather with k chunks per rank, all k to the next rank each round. */
 static ir_sched *ring_allgather(int n, int k)
 {
 	ir_sched *s = mk(IR_ALLGATHER, "ring_ag", n, n * k);
-	s->ports_send = s->ports_recv = k;
 	for (int st = 0; st <= n - 2; st++) {
 		ir_begin_round(s, 0, P_AG_ROUND);
 		for (int r = 0; r < n; r++)
@@ -143,6 +142,20 @@ static ir_sched *tree_broadcast(int n, int root, int chunks)
 	return s;
 }
 
+/* Pipelined chain broadcast, chunks = n - 1: chunk c leaves rank r at
+ * round c + r, so about n^2 transfers over 2n rounds. */
+static ir_sched *chain_broadcast(int n)
+{
+	ir_sched *s = mk(IR_BROADCAST, "chain", n, n - 1);
+	for (int t = 0; t < 2 * n - 3; t++) {
+		ir_begin_round(s, 0, P_AG_ROUND);
+		for (int r = 0; r < n - 1; r++)
+			if (t - r >= 0 && t - r < n - 1)
+				copy(s, r, r + 1, t - r);
+	}
+	return s;
+}
+
 /* Binomial-tree reduce to root: the broadcast tree run backwards. */
 static ir_sched *tree_reduce(int n, int root)
 {
@@ -160,11 +173,11 @@ static ir_sched *tree_reduce(int n, int root)
 }
 
 /* Recursive halving (reduce-scatter) then doubling (allgather), n a power of
- * two, chunks = n; a rank moves n/2^(k+1) chunks per round, so ports n/2. */
+ * two, chunks = n; a rank moves n/2^(k+1) chunks per round, all to one peer,
+ * which the one-port model counts as one message. */
 static ir_sched *rhd_allreduce(int n)
 {
 	ir_sched *s = mk(IR_ALLREDUCE, "rhd", n, n);
-	s->ports_send = s->ports_recv = n / 2 > 0 ? n / 2 : 1;
 	int rs = ir_phase(s, "halving"), ag = ir_phase(s, "doubling");
 	for (int d = n / 2; d >= 1; d /= 2) {         /* rank keeps the half of its block that holds it */
 		ir_begin_round(s, rs, P_RS_ROUND);
@@ -188,21 +201,25 @@ static ir_sched *rhd_allreduce(int n)
 /* --- running the verifier with stderr captured ------------------------------ */
 
 static char captured[16384];
+static int capture_fd = -1;
 
+/* Run verify_sched with fd 2 pointed at a scratch file, into `captured`. */
 static int verify_capture(const ir_sched *s)
 {
+	if (capture_fd < 0)
+		capture_fd = fileno(tmpfile());
+	if (ftruncate(capture_fd, 0) != 0)
+		perror("ftruncate");
 	fflush(stderr);
 	int saved = dup(2);
-	FILE *tmp = tmpfile();
-	dup2(fileno(tmp), 2);
+	dup2(capture_fd, 2);
+	lseek(2, 0, SEEK_SET);
 	int n = verify_sched(s);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
-	rewind(tmp);
-	size_t got = fread(captured, 1, sizeof captured - 1, tmp);
-	captured[got] = '\0';
-	fclose(tmp);
+	ssize_t got = pread(capture_fd, captured, sizeof captured - 1, 0);
+	captured[got > 0 ? got : 0] = '\0';
 	return n;
 }
 
@@ -284,6 +301,7 @@ static void test_correct(void)
 	expect_ok("ring over a permuted order n=7", ring_allreduce_perm(7, perm));
 	expect_ok("empty allreduce n=1", mk(IR_ALLREDUCE, "nothing", 1, 1));
 	expect_ok("empty broadcast n=1", mk(IR_BROADCAST, "nothing", 1, 4));
+	expect_ok("chain broadcast n=9", chain_broadcast(9));
 
 	/* two reduces into one slot in one round are fine when disjoint */
 	ir_sched *s = mk(IR_REDUCE, "star", 3, 1);
@@ -328,15 +346,46 @@ static void test_broken(void)
 		   "                                  ^\n", NULL);
 
 	expect_err("wrong destination", mutate(ring, -1, 0, 2), 1,
-		   "round 0: rank 2 receives 2 transfers in this round, but the port model allows 1", NULL);
+		   "round 0: rank 2 receives from 2 peers (ranks {0-1}) in this round, but the port model allows 1", NULL);
 
 	ir_sched *b = mk(IR_BROADCAST, "flat", 3, 1);
 	ir_begin_round(b, 0, P_RS_ROUND);
 	copy(b, 0, 1, 0);
 	copy(b, 0, 2, 0);
 	expect_err("port violation", b, 1,
-		   "test.coll:7:33: error: round 0: rank 0 sends 2 transfers in this round, but the port model allows 1",
+		   "test.coll:7:33: error: round 0: rank 0 sends to 2 peers (ranks {1-2}) in this round, but the port model allows 1",
 		   NULL);
+
+	/* ports count peers, not chunks: many chunks to one peer are one message */
+	b = mk(IR_BROADCAST, "bulk", 3, 4);
+	ir_begin_round(b, 0, P_RS_ROUND);
+	for (int c = 0; c < 4; c++)
+		copy(b, 0, 1, c);
+	ir_begin_round(b, 0, P_RS_ROUND);
+	for (int c = 0; c < 4; c++) {
+		copy(b, 0, 2, c);   /* interleaved with another pair: still 1 peer each */
+		copy(b, 1, 0, c);
+	}
+	expect_ok("bulk copies to one peer per round, pairs interleaved", b);
+	b = mk(IR_BROADCAST, "bulk", 3, 4);
+	ir_begin_round(b, 0, P_RS_ROUND);
+	for (int c = 0; c < 4; c++)
+		copy(b, 0, 1, c);
+	ir_begin_round(b, 0, P_RS_ROUND);
+	for (int c = 0; c < 4; c++) {
+		copy(b, 0, 2, c);
+		copy(b, 1, 2, 3 - c);
+	}
+	expect_err("two peers into one rank", b, -1,
+		   "round 1: rank 2 receives from 2 peers (ranks {0-1}) in this round, but the port model allows 1",
+		   "conflicting writes to rank 2 chunk 3", NULL);
+	b = mk(IR_BROADCAST, "bulk", 3, 4);
+	for (int r = 1; r < 3; r++) {
+		ir_begin_round(b, 0, P_RS_ROUND);
+		for (int c = 0; c < 4; c++)
+			copy(b, r - 1, r, c);
+	}
+	expect_ok("bulk chain broadcast under one port", b);
 
 	ir_sched *d = mk(IR_ALLREDUCE, "clobber", 3, 1);
 	ir_begin_round(d, 0, P_RS_ROUND);
@@ -494,6 +543,225 @@ static void test_state(void)
 	ir_free(s);
 }
 
+/* Random sets against bool arrays: every operation, both representations
+ * (few runs vs scattered) and the mixed cases, n around word boundaries. */
+static unsigned rng = 2463534242u;
+static unsigned rnd(unsigned m)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 17;
+	rng ^= rng << 5;
+	return rng % m;
+}
+
+static state_set *random_set(bstate *st, int n, bool *ref)
+{
+	state_set *a = state_set_diff(st, state_need(st, 0), state_need(st, 0));   /* {} */
+	memset(ref, 0, (size_t)n);
+	int kind = (int)rnd(4), pieces = kind == 0 ? 0 : kind == 1 ? 1 + (int)rnd(3) : (int)rnd((unsigned)n + 1);
+	for (int p = 0; p < pieces; p++) {
+		int lo = (int)rnd((unsigned)n), len = kind == 3 ? 1 : 1 + (int)rnd((unsigned)(n - lo));
+		for (int r = lo; r < lo + len; r++) {
+			state_set *u = state_set_union(st, a, state_get(st, r, 0));
+			state_set_release(st, a);
+			a = u;
+			ref[r] = true;
+		}
+	}
+	return a;
+}
+
+static bool same_set(const bstate *st, const state_set *a, const bool *ref, int n)
+{
+	int k = 0;
+	for (int r = 0; r < n; r++) {
+		if (state_set_has(st, a, r) != ref[r])
+			return false;
+		k += ref[r];
+	}
+	return k == state_set_count(a);
+}
+
+static void test_sets_random(void)
+{
+	static const int ns[] = { 1, 2, 5, 63, 64, 65, 127, 130, 200, 1024 };
+	for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+		int n = ns[ni], bad = 0;
+		ir_sched *s = mk(IR_ALLREDUCE, "sets", n, 1);
+		bstate *st = state_new(s);
+		bool *ra = malloc((size_t)n), *rb = malloc((size_t)n), *rc = malloc((size_t)n);
+		for (int it = 0; it < 400 && bad < 5; it++) {
+			state_set *a = random_set(st, n, ra), *b = random_set(st, n, rb);
+			bool dis = true, sub = true;
+			for (int r = 0; r < n; r++) {
+				dis &= !(ra[r] && rb[r]);
+				sub &= !ra[r] || rb[r];
+			}
+			int ok = same_set(st, a, ra, n) && same_set(st, b, rb, n) &&
+				 state_set_disjoint(st, a, b) == dis && state_set_subset(st, a, b) == sub;
+			for (int op = 0; op < 3; op++) {
+				state_set *c = op == 0 ? state_set_union(st, a, b) : op == 1 ? state_set_inter(st, a, b)
+											  : state_set_diff(st, a, b);
+				for (int r = 0; r < n; r++)
+					rc[r] = op == 0 ? (ra[r] || rb[r]) : op == 1 ? (ra[r] && rb[r]) : (ra[r] && !rb[r]);
+				ok &= same_set(st, c, rc, n);
+				state_set_release(st, c);
+			}
+			if (!ok)
+				bad++;
+			state_set_release(st, a);
+			state_set_release(st, b);
+		}
+		CHECK(bad == 0, "random set operations disagree with the reference at n=%d", n);
+		free(ra);
+		free(rb);
+		free(rc);
+		state_free(st);
+		ir_free(s);
+	}
+}
+
+/* A reference verifier on plain bool arrays, straight from the rules in
+ * DESIGN.md; random small schedules must get the same verdict from both. */
+static bool naive_ok(const ir_sched *s)
+{
+	int n = s->n, C = s->chunks, ok = 1;
+	bool *H = calloc((size_t)n * C * n, 1), *N = malloc((size_t)n * C * n), *need = calloc((size_t)C * n, 1);
+#define AT(A, r, c, k) A[((size_t)(r) * C + (c)) * n + (k)]
+	for (int c = 0; c < C; c++)
+		for (int r = 0; r < n; r++) {
+			int own = s->kind == IR_ALLGATHER ? ir_owner(s, c) : s->kind == IR_BROADCAST ? s->root : r;
+			if (own == r)
+				AT(H, r, c, r) = true;
+			for (int k = 0; k < n; k++)
+				need[(size_t)c * n + k] = s->kind == IR_ALLGATHER ? k == ir_owner(s, c)
+							 : s->kind == IR_BROADCAST ? k == s->root : true;
+		}
+	for (int i = 0; i < s->nrounds && ok; i++) {
+		const ir_round *rd = &s->rounds[i];
+		int sends[64] = { 0 }, recvs[64] = { 0 };
+		bool pair[64][64] = { { false } };
+		memcpy(N, H, (size_t)n * C * n);
+		for (int t = rd->first; t < rd->first + rd->count && ok; t++) {
+			const ir_xfer *x = &s->xfers[t];
+			if (x->src < 0 || x->src >= n || x->dst < 0 || x->dst >= n || x->chunk < 0 || x->chunk >= C ||
+			    x->src == x->dst) {
+				ok = 0;
+				break;
+			}
+			if (!pair[x->src][x->dst]) {   /* ports count distinct peers */
+				pair[x->src][x->dst] = true;
+				if (++sends[x->src] > s->ports_send || ++recvs[x->dst] > s->ports_recv) {
+					ok = 0;
+					break;
+				}
+			}
+			bool any = false;
+			for (int k = 0; k < n; k++)
+				any |= AT(H, x->src, x->chunk, k);
+			if (!any)
+				ok = 0;
+			/* other writes to the slot in this round */
+			for (int u = rd->first; u < t; u++) {
+				const ir_xfer *y = &s->xfers[u];
+				if (y->dst != x->dst || y->chunk != x->chunk)
+					continue;
+				if (x->op == IR_COPY || y->op == IR_COPY)
+					ok = 0;
+				for (int k = 0; k < n; k++)
+					if (AT(H, x->src, x->chunk, k) && AT(H, y->src, y->chunk, k))
+						ok = 0;
+			}
+			if (x->op == IR_COPY) {
+				for (int k = 0; k < n; k++)
+					AT(N, x->dst, x->chunk, k) = AT(H, x->src, x->chunk, k);
+			} else {
+				bool bany = false;
+				for (int k = 0; k < n; k++) {
+					bany |= AT(H, x->dst, x->chunk, k);
+					if (AT(H, x->dst, x->chunk, k) && AT(H, x->src, x->chunk, k))
+						ok = 0;
+					AT(N, x->dst, x->chunk, k) |= AT(H, x->src, x->chunk, k);
+				}
+				if (!bany)
+					ok = 0;
+			}
+		}
+		/* a needed contribution that existed before the round must survive it */
+		for (int c = 0; c < C && ok; c++)
+			for (int k = 0; k < n; k++) {
+				bool before = false, after = false;
+				for (int r = 0; r < n; r++) {
+					before |= AT(H, r, c, k);
+					after |= AT(N, r, c, k);
+				}
+				if (need[(size_t)c * n + k] && before && !after)
+					ok = 0;
+			}
+		memcpy(H, N, (size_t)n * C * n);
+	}
+	for (int r = 0; r < n && ok; r++)
+		for (int c = 0; c < C; c++) {
+			bool constrained = s->kind == IR_REDUCE_SCATTER ? ir_owner(s, c) == r
+					   : s->kind == IR_REDUCE ? r == s->root : true;
+			for (int k = 0; constrained && k < n; k++)
+				if (AT(H, r, c, k) != need[(size_t)c * n + k])
+					ok = 0;
+		}
+#undef AT
+	free(H);
+	free(N);
+	free(need);
+	return ok;
+}
+
+static void test_random_schedules(void)
+{
+	int agree = 0, passed = 0, disagree = 0;
+	for (int it = 0; it < 30000; it++) {
+		int n = 2 + (int)rnd(4);
+		ir_kind k = (ir_kind)rnd(IR_NKINDS);
+		int C = (k == IR_REDUCE_SCATTER || k == IR_ALLGATHER) ? n * (1 + (int)rnd(2)) : 1 + (int)rnd(3);
+		ir_sched *s = mk(k, "random", n, C);
+		s->root = (int)rnd((unsigned)n);
+		s->ports_send = 1 + (int)rnd(2);
+		s->ports_recv = 1 + (int)rnd(2);
+		/* mostly legal-looking moves (sender has data, mostly reduce into
+		 * non-empty / copy into empty) so that some schedules pass */
+		bstate *st = state_new(s);
+		int nr = 1 + (int)rnd(3 * (unsigned)n);
+		for (int r = 0; r < nr; r++) {
+			ir_begin_round(s, 0, P_RS_ROUND);
+			int nt = (int)rnd((unsigned)n + 1);
+			for (int t = 0; t < nt; t++) {
+				int a = (int)rnd((unsigned)n), b = (int)rnd((unsigned)n), c = (int)rnd((unsigned)C);
+				if (rnd(8) && (!state_has(st, a, c) || a == b))
+					continue;
+				ir_op op = rnd(8) == 0 ? (ir_op)rnd(2) : state_has(st, b, c) && k != IR_ALLGATHER && k != IR_BROADCAST
+										  ? IR_REDUCE_OP : IR_COPY;
+				ir_add(s, a, b, c, op, op == IR_COPY ? P_COPY : P_REDUCE);
+			}
+			ir_end_round(s);
+			if (s->nrounds > 0 && s->rounds[s->nrounds - 1].count > 0 && r < s->nrounds)
+				state_apply_round(st, s, s->nrounds - 1);
+		}
+		state_free(st);
+		bool want = naive_ok(s);
+		int got = verify_capture(s);
+		if ((got == 0) == want)
+			agree++;
+		else if (disagree++ < 3)
+			printf("FAIL random schedule %d: reference says %s, verify_sched %d errors:\n%s", it,
+			       want ? "ok" : "bad", got, captured);
+		passed += want;
+		ir_free(s);
+	}
+	CHECK(disagree == 0, "verify_sched disagrees with the reference on %d random schedules", disagree);
+	CHECK(passed > 100, "only %d random schedules were correct; the generator needs tuning", passed);
+	if (verbose)
+		printf("random schedules: %d agree (%d correct), %d disagree\n", agree, passed, disagree);
+}
+
 static void test_exports(void)
 {
 	ir_sched *s = ring_allreduce(4);
@@ -551,10 +819,10 @@ static void test_exports(void)
 
 /* --- timings ---------------------------------------------------------------- */
 
-static double now(void)
+static double now(clockid_t clk)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -575,25 +843,27 @@ static void time_case(const char *name, ir_sched *(*build)(int), int n)
 	if (pid == 0) {
 		ir_sched *s = build(n);
 		long rss_ir = maxrss_kb();
-		double t0 = now();
+		double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 		int e = verify_sched(s);
-		double t1 = now();
+		double t1 = now(CLOCK_MONOTONIC), c1 = now(CLOCK_PROCESS_CPUTIME_ID);
 		long rss_v = maxrss_kb();
 		bstate *st = state_new(s);
 		size_t peak = state_bytes(st);
-		double t2 = now();
+		double t2 = now(CLOCK_PROCESS_CPUTIME_ID);
 		for (int r = 0; r < s->nrounds; r++) {
 			state_apply_round(st, s, r);
 			size_t b = state_bytes(st);
 			if (b > peak)
 				peak = b;
 		}
-		double t3 = now();
-		printf("%-26s n=%d chunks=%d: %d rounds, %d transfers; verify %.3f s (%.0f ns/transfer), %d errors; "
-		       "apply_round replay %.3f s; state peak %.1f MB; RSS %.1f MB after building the IR "
-		       "(%.1f MB of it transfers), %.1f MB after verify\n",
-		       name, s->n, s->chunks, s->nrounds, s->nxfers, t1 - t0, (t1 - t0) * 1e9 / s->nxfers, e, t3 - t2,
-		       peak / 1048576.0, rss_ir / 1024.0, s->capxfers * sizeof(ir_xfer) / 1048576.0, rss_v / 1024.0);
+		double t3 = now(CLOCK_PROCESS_CPUTIME_ID);
+		printf("%s, n=%d chunks=%d: %d rounds, %d transfers\n"
+		       "  verify: %d errors, %.3f s CPU (%.0f ns/transfer), %.3f s wall; state_apply_round replay %.3f s CPU\n"
+		       "  memory: state peak %.1f MB; peak RSS %.1f MB after building the IR (%.1f MB of it the "
+		       "transfer array), %.1f MB after verify\n",
+		       name, s->n, s->chunks, s->nrounds, s->nxfers, e, c1 - c0, (c1 - c0) * 1e9 / s->nxfers, t1 - t0,
+		       t3 - t2, peak / 1048576.0, rss_ir / 1024.0, s->capxfers * sizeof(ir_xfer) / 1048576.0,
+		       rss_v / 1024.0);
 		fflush(stdout);
 		state_free(st);
 		ir_free(s);
@@ -613,6 +883,8 @@ static ir_sched *ring_scattered(int n)
 static void test_timings(void)
 {
 	time_case("ring allreduce", ring_allreduce, 1024);
+	time_case("ring reduce_scatter", ring_reduce_scatter, 1024);
+	time_case("chain broadcast", chain_broadcast, 1024);
 	time_case("rhd allreduce", rhd_allreduce, 1024);
 	/* the worst case for memory: ring over a pseudo-random order makes
 	 * every partial sum a scattered set, i.e. a bitset */
@@ -640,6 +912,10 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "-q") == 0)
 			quick = true;
 	}
+	/* diagnostics are captured per schedule and flushed at the end of each
+	 * capture; unbuffered, every fprintf piece would be its own write(2) */
+	static char errbuf[1 << 16];
+	setvbuf(stderr, errbuf, _IOFBF, sizeof errbuf);
 	F = diag_from_string("test.coll", SRC);
 	P_ALGO = at("algorithm", 0);
 	P_RS_ROUND = at("round {", 0);
@@ -650,6 +926,8 @@ int main(int argc, char **argv)
 	test_correct();
 	test_broken();
 	test_state();
+	test_sets_random();
+	test_random_schedules();
 	test_exports();
 	if (!quick)
 		test_timings();
