@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "driver.h"
 #include "export.h"
@@ -35,6 +37,7 @@ static void usage(FILE *out)
 	      "\n"
 	      "common options:\n"
 	      "  --max-steps N   evaluation step limit (default 200000000)\n"
+	      "  --stats         print wall time and peak memory to stderr at exit (benchmarks)\n"
 	      "  --help          this text; COMMAND --help for a command's own flags\n"
 	      "  --version       print the version\n"
 	      "\n"
@@ -281,8 +284,32 @@ static const struct {
 	{ "compare", cmd_compare }, { "tune", cmd_tune },
 };
 
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* --stats: what `make bench` reads, so it needs no external timer. */
+static void print_stats(double start)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "collc: stats: %.2f ms, peak RSS %.1f MB\n", now_ms() - start, ru.ru_maxrss / 1024.0);
+}
+
 int main(int argc, char **argv)
 {
+	double start = now_ms();
+	bool stats = false;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--stats") == 0) {
+			stats = true;
+			memmove(argv + i, argv + i + 1, (argc - i) * sizeof *argv);
+			argc--;
+			break;
+		}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -304,6 +331,8 @@ int main(int argc, char **argv)
 				return 0;
 			}
 		int rc = commands[i].fn(argc - 1, argv + 1);
+		if (stats)
+			print_stats(start);
 		return rc ? rc : (diag_errors ? 1 : 0);
 	}
 	fprintf(stderr, "collc: error: unknown command '%s' (see collc --help)\n", argv[1]);
