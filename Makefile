@@ -29,7 +29,7 @@ LDLIBS  := -lm
 DEPS := re2c:re2c bison:bison tclsh:tcl
 
 .PHONY: all deps demo test quicktest bench clean san
-all: deps $(B)/collc
+all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun
 
 # Install missing build tools once; a stamp keeps later builds quiet.
 deps: $(B)/.deps
@@ -71,17 +71,30 @@ $(B)/collc: $(COLLC_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@[ "$(SAN)" = 1 ] || ln -sf $(B)/collc collc
 
+# --- the runtime: libcollrt, collrun and their C tests ----------------------
+include runtime/Makefile.frag
+
+# --- C unit tests of compiler passes (driven by tests/unit.test) -----------
+UNIT_BIN := $(B)/tests/test_matching $(B)/tests/test_verify
+$(B)/tests/test_matching: tests/unit/test_matching.c $(B)/lang/matching.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ilang -o $@ $^ $(LDLIBS)
+$(B)/tests/test_verify: tests/unit/test_verify.c $(B)/lang/state.o $(B)/lang/verify.o $(B)/lang/ir.o \
+		$(B)/lang/diag.o $(B)/codegen/export.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ilang -Icodegen -o $@ $^ $(LDLIBS)
+
 # --- demo, tests, benchmarks ------------------------------------------------
 demo: all
 	./$(B)/collc check stdlib/*.coll --n-range 2..16
 	./$(B)/collc show stdlib/stragglar.coll -n 8
 
 # The suite also runs the bad-input corpus through a sanitizer build.
-test: all
-	$(MAKE) --no-print-directory SAN=1 build-san/collc
+test: all rt-tests $(UNIT_BIN)
+	$(MAKE) --no-print-directory SAN=1 build-san/collc rt-tests
 	tclsh tests/all.tcl -build $(B)
 
-quicktest: all
+quicktest: all rt-tests $(UNIT_BIN)
 	tclsh tests/all.tcl -build $(B) -quick
 
 bench: all

@@ -181,7 +181,7 @@ int rt_algo_check(const coll_algo *a, char *why, size_t whylen)
 			else
 				rcv[roff[(size_t)s->peer * n + r]++] = *s;
 		}
-	for (size_t k = 0; k < total; k++) {
+	for (size_t k = 0; k < off[pairs - 1]; k++) {   /* off[last] = end of all sends after the fill */
 		if (snd[k].round != rcv[k].round || snd[k].chunk != rcv[k].chunk) {
 			rc = WHY("algorithm '%s': sends to rank %d (round %d chunk %d) and its receives from the sender "
 			         "(round %d chunk %d) are not in the same order",

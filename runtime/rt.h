@@ -43,8 +43,9 @@ typedef struct {
 	int32_t root;
 	int32_t round, chunk, seg;
 	uint32_t len;        /* payload bytes that follow */
-	uint8_t pad[24];
+	uint8_t pad[20];
 } rt_hdr;
+_Static_assert(sizeof(rt_hdr) == 64, "rt_hdr must stay 64 bytes");
 
 /* --- transports ----------------------------------------------------------- */
 

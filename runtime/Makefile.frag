@@ -1,0 +1,77 @@
+# runtime/Makefile.frag - libcollrt, collrun and the runtime's C tests.
+#
+# Included from the top Makefile, which sets B (build dir), CC, CFLAGS
+# (warnings, -O2 -g -MMD -MP, sanitizers with SAN=1) and LDFLAGS.
+#
+#   $(B)/libcollrt.a      static library; partially linked (ld -r) and
+#                         every symbol but coll_* made local, so nothing
+#                         else leaks (check: rt-syms)
+#   $(B)/libcollrt.so     shared library exporting only coll_*
+#   $(B)/collrun          the local launcher
+#   $(B)/tests/rt_unit    single-process tests (kernels, fp16, siphash, plans)
+#   $(B)/tests/rt_coll    the collective test program run under collrun
+#   $(B)/tests/rt_suite   runs rt_coll under collrun over shm and tcp and
+#                         prints "N passed, N failed"
+#   rt-tests (phony)      all of the above
+#   rt-check (phony)      build and run rt_unit, rt_suite (add RT_QUICK=1 for the short set)
+#   rt-syms (phony)       fail if libcollrt exports a symbol without coll_
+
+RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c)
+RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
+RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime
+RT_LIBS   := -lm
+RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/rt_coll $(B)/tests/rt_suite
+
+$(B)/rt/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_CFLAGS) -c -o $@ $<
+
+# One relocatable object with hidden symbols localised, then archived:
+# the archive defines coll_* and nothing else.
+$(B)/libcollrt.a: $(RT_OBJ)
+	$(CC) -r -nostdlib -o $(B)/rt/collrt.o $(RT_OBJ)
+	objcopy --localize-hidden $(B)/rt/collrt.o
+	rm -f $@
+	ar rcs $@ $(B)/rt/collrt.o
+
+$(B)/libcollrt.so: $(RT_OBJ)
+	$(CC) -shared $(LDFLAGS) -o $@ $(RT_OBJ) $(RT_LIBS)
+
+$(B)/rt/runtime/collrun.o: runtime/collrun.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/collrun: $(B)/rt/runtime/collrun.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
+# --- tests -----------------------------------------------------------------
+RT_TCFLAGS = $(CFLAGS) -Iruntime/include -Itests/unit
+
+$(B)/rt/tests/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_TCFLAGS) -Iruntime -c -o $@ $<
+
+# rt_unit tests internals, so it links the objects, not the archive.
+$(B)/tests/rt_unit: $(B)/rt/tests/rt_unit.o $(B)/rt/tests/rt_plans.o $(RT_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
+
+$(B)/tests/rt_coll: $(B)/rt/tests/rt_coll.o $(B)/rt/tests/rt_plans.o $(B)/libcollrt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(B)/rt/tests/rt_coll.o $(B)/rt/tests/rt_plans.o $(B)/libcollrt.a $(RT_LIBS)
+
+$(B)/tests/rt_suite: $(B)/rt/tests/rt_suite.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^
+
+.PHONY: rt-tests rt-check rt-syms
+rt-tests: $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(RT_TESTS)
+
+rt-syms: $(B)/libcollrt.a $(B)/libcollrt.so
+	sh runtime/check_syms.sh $(B)/libcollrt.a $(B)/libcollrt.so
+
+rt-check: rt-tests rt-syms
+	$(B)/tests/rt_unit
+	$(B)/tests/rt_suite -build $(B) $(if $(RT_QUICK),-quick)
+
+-include $(RT_OBJ:.o=.d) $(B)/rt/runtime/collrun.d $(wildcard $(B)/rt/tests/*.d)

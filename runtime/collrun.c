@@ -1,0 +1,330 @@
+/*
+ * collrun.c - launch N local ranks of a coll program.
+ *
+ *   collrun -np N [--netns FMT] [--addr HOST[:PORT]] [--timeout S] [--grace S]
+ *           [--transport T] [--no-prefix] [--] prog [args...]
+ *
+ * Gives every rank the bootstrap environment (COLL_RANK, COLL_NRANKS,
+ * COLL_ADDR, COLL_SECRET with a fresh random secret, COLL_TRANSPORT if
+ * asked), runs it in its own process group (inside network namespace
+ * FMT%rank with --netns, via `ip netns exec`), and prefixes each line of
+ * its stdout/stderr with "[rank] ".  When a rank fails (non-zero exit or
+ * signal) the others get --grace seconds (default 5) to notice and exit on
+ * their own, then SIGTERM, then SIGKILL; collrun exits with the first
+ * failure's code (128+signal for a signal), 124 on --timeout, 0 if all
+ * succeeded.  Ranks get PR_SET_PDEATHSIG, so killing collrun kills them:
+ * no orphans.  This is a separate program; it does not link libcollrt.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LINEMAX 65536
+
+typedef struct {
+	pid_t pid;
+	int out[2];          /* read ends of stdout / stderr pipes, -1 when closed */
+	char *buf[2];
+	size_t len[2];
+	int exited, status;
+} rank_t;
+
+static volatile sig_atomic_t got_signal;
+static void on_signal(int s) { got_signal = s; }
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: collrun -np N [--netns FMT] [--addr HOST[:PORT]] [--timeout S] [--grace S]\n"
+	           "               [--transport shm|tcp|auto] [--no-prefix] [--] prog [args...]\n"
+	           "Starts N ranks of prog with COLL_RANK, COLL_NRANKS, COLL_ADDR and COLL_SECRET set.\n"
+	           "  -np N           number of ranks\n"
+	           "  --netns FMT     run rank r in network namespace sprintf(FMT, r) (needs --addr)\n"
+	           "  --addr A        rendezvous address of rank 0 (default 127.0.0.1:<free port>)\n"
+	           "  --timeout S     kill everything after S seconds (exit 124)\n"
+	           "  --grace S       after a rank fails, wait S s before killing the rest (default 5)\n"
+	           "  --transport T   set COLL_TRANSPORT for the ranks\n"
+	           "  --no-prefix     do not prefix output lines with [rank]\n");
+}
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {0};
+	socklen_t l = sizeof a;
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || getsockname(fd, (struct sockaddr *)&a, &l) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return 20000 + getpid() % 30000;
+	}
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* Write complete lines of one stream with the rank prefix; flush all on
+ * EOF (final = 1). */
+static void emit(rank_t *r, int rank, int s, int final, int prefix)
+{
+	FILE *f = s ? stderr : stdout;
+	char *b = r->buf[s];
+	size_t start = 0;
+	for (size_t i = 0; i < r->len[s]; i++) {
+		if (b[i] != '\n')
+			continue;
+		if (prefix)
+			fprintf(f, "[%d] ", rank);
+		fwrite(b + start, 1, i + 1 - start, f);
+		start = i + 1;
+	}
+	if ((final || r->len[s] - start >= LINEMAX / 2) && start < r->len[s]) {
+		if (prefix)
+			fprintf(f, "[%d] ", rank);
+		fwrite(b + start, 1, r->len[s] - start, f);
+		fputc('\n', f);
+		start = r->len[s];
+	}
+	memmove(b, b + start, r->len[s] - start);
+	r->len[s] -= start;
+	fflush(f);
+}
+
+static void kill_all(rank_t *rk, int n, int sig)
+{
+	for (int i = 0; i < n; i++)
+		if (!rk[i].exited && rk[i].pid > 0)
+			kill(-rk[i].pid, sig);   /* its process group */
+}
+
+int main(int argc, char **argv)
+{
+	int n = 0, prefix = 1, i;
+	const char *netns = NULL, *addr = NULL, *transport = NULL;
+	double timeout = 0, grace = 5;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if ((!strcmp(a, "-np") || !strcmp(a, "-n")) && i + 1 < argc)
+			n = atoi(argv[++i]);
+		else if (!strcmp(a, "--netns") && i + 1 < argc)
+			netns = argv[++i];
+		else if (!strcmp(a, "--addr") && i + 1 < argc)
+			addr = argv[++i];
+		else if (!strcmp(a, "--timeout") && i + 1 < argc)
+			timeout = atof(argv[++i]);
+		else if (!strcmp(a, "--grace") && i + 1 < argc)
+			grace = atof(argv[++i]);
+		else if (!strcmp(a, "--transport") && i + 1 < argc)
+			transport = argv[++i];
+		else if (!strcmp(a, "--no-prefix"))
+			prefix = 0;
+		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (a[0] == '-') {
+			fprintf(stderr, "collrun: error: unknown option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		} else
+			break;
+	}
+	if (n < 1 || i >= argc) {
+		fprintf(stderr, "collrun: error: %s\n", n < 1 ? "need -np N with N >= 1" : "no program given");
+		usage(stderr);
+		return 2;
+	}
+	if (netns && !addr) {
+		fprintf(stderr, "collrun: error: --netns needs --addr (rank 0's address inside its namespace)\n");
+		return 2;
+	}
+	char addrbuf[300], secret[33], num[32];
+	if (!addr)
+		snprintf(addrbuf, sizeof addrbuf, "127.0.0.1:%d", free_port());
+	else if (!strchr(addr, ':') || addr[strlen(addr) - 1] == ']')
+		snprintf(addrbuf, sizeof addrbuf, "%s:%d", addr, 20000 + (int)(getpid() % 30000));
+	else
+		snprintf(addrbuf, sizeof addrbuf, "%s", addr);
+	unsigned char rnd[16];
+	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+		for (int k = 0; k < 16; k++)
+			rnd[k] = (unsigned char)(rand() ^ getpid() ^ (k * 131));
+	for (int k = 0; k < 16; k++)
+		snprintf(secret + 2 * k, 3, "%02x", rnd[k]);
+
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rank_t *rk = calloc((size_t)n, sizeof *rk);
+	struct pollfd *pf = calloc((size_t)n * 2, sizeof *pf);
+	int *pmap = calloc((size_t)n * 2, sizeof *pmap);
+	if (!rk || !pf || !pmap) {
+		fprintf(stderr, "collrun: error: out of memory\n");
+		return 1;
+	}
+	pid_t me = getpid();
+	for (int r = 0; r < n; r++) {
+		int po[2], pe[2];
+		if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+			fprintf(stderr, "collrun: error: pipe: %s\n", strerror(errno));
+			kill_all(rk, r, SIGKILL);
+			return 1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "collrun: error: fork: %s\n", strerror(errno));
+			kill_all(rk, r, SIGKILL);
+			return 1;
+		}
+		if (pid == 0) {
+			setpgid(0, 0);
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != me)
+				_exit(127);
+			dup2(po[1], 1);
+			dup2(pe[1], 2);
+			signal(SIGPIPE, SIG_DFL);
+			snprintf(num, sizeof num, "%d", r);
+			setenv("COLL_RANK", num, 1);
+			snprintf(num, sizeof num, "%d", n);
+			setenv("COLL_NRANKS", num, 1);
+			setenv("COLL_ADDR", addrbuf, 1);
+			setenv("COLL_SECRET", secret, 1);
+			if (transport)
+				setenv("COLL_TRANSPORT", transport, 1);
+			if (netns) {
+				char ns[256];
+				snprintf(ns, sizeof ns, netns, r);
+				char **av = calloc((size_t)(argc - i + 5), sizeof *av);
+				int k = 0;
+				av[k++] = "ip", av[k++] = "netns", av[k++] = "exec", av[k++] = ns;
+				for (int j = i; j < argc; j++)
+					av[k++] = argv[j];
+				execvp("ip", av);
+			} else {
+				execvp(argv[i], argv + i);
+			}
+			fprintf(stderr, "collrun: error: cannot run %s: %s\n", netns ? "ip netns exec" : argv[i],
+			        strerror(errno));
+			_exit(127);
+		}
+		setpgid(pid, pid);
+		close(po[1]);
+		close(pe[1]);
+		rk[r].pid = pid;
+		rk[r].out[0] = po[0];
+		rk[r].out[1] = pe[0];
+		rk[r].buf[0] = malloc(LINEMAX);
+		rk[r].buf[1] = malloc(LINEMAX);
+	}
+
+	double start = now_s(), fail_at = 0, term_at = 0, reaped_all_at = 0;
+	int first_fail = 0, live = n, killed_for_timeout = 0;
+	for (;;) {
+		int np = 0;
+		for (int r = 0; r < n; r++)
+			for (int s = 0; s < 2; s++)
+				if (rk[r].out[s] >= 0) {
+					pmap[np] = r * 2 + s;
+					pf[np++] = (struct pollfd){rk[r].out[s], POLLIN, 0};
+				}
+		if (live == 0 && (np == 0 || (reaped_all_at && now_s() - reaped_all_at > 1.0)))
+			break;
+		poll(pf, (nfds_t)np, 50);
+		for (int k = 0; k < np; k++) {
+			if (!pf[k].revents)
+				continue;
+			int r = pmap[k] / 2, s = pmap[k] % 2, fd = rk[r].out[s];
+			ssize_t got = read(fd, rk[r].buf[s] + rk[r].len[s], LINEMAX - rk[r].len[s]);
+			if (got > 0) {
+				rk[r].len[s] += (size_t)got;
+				emit(&rk[r], r, s, 0, prefix);
+			} else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+				emit(&rk[r], r, s, 1, prefix);
+				close(fd);
+				rk[r].out[s] = -1;
+			}
+		}
+		int st;
+		pid_t p;
+		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+			for (int r = 0; r < n; r++) {
+				if (rk[r].pid != p)
+					continue;
+				rk[r].exited = 1;
+				rk[r].status = st;
+				live--;
+				int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				if (code != 0) {
+					if (WIFSIGNALED(st))
+						fprintf(stderr, "collrun: rank %d (pid %d) killed by signal %d\n", r, (int)p, WTERMSIG(st));
+					else
+						fprintf(stderr, "collrun: rank %d (pid %d) exited with code %d\n", r, (int)p, code);
+					if (!first_fail) {
+						first_fail = code;
+						fail_at = now_s();
+					}
+				}
+			}
+		}
+		if (live == 0 && !reaped_all_at)
+			reaped_all_at = now_s();
+		double t = now_s();
+		if (got_signal) {
+			fprintf(stderr, "collrun: got signal %d, killing all ranks\n", (int)got_signal);
+			kill_all(rk, n, SIGTERM);
+			usleep(200000);
+			kill_all(rk, n, SIGKILL);
+			if (!first_fail)
+				first_fail = 128 + got_signal;
+			got_signal = 0;
+			term_at = t;
+		}
+		if (timeout > 0 && !killed_for_timeout && t - start > timeout && live) {
+			fprintf(stderr, "collrun: timeout after %.1f s, killing all ranks\n", timeout);
+			kill_all(rk, n, SIGTERM);
+			killed_for_timeout = 1;
+			term_at = t;
+		}
+		if (first_fail && live && !term_at && t - fail_at > grace) {
+			fprintf(stderr, "collrun: rank failed %.1f s ago, terminating %d remaining rank(s)\n", grace, live);
+			kill_all(rk, n, SIGTERM);
+			term_at = t;
+		}
+		if (term_at && live && t - term_at > 1.0)
+			kill_all(rk, n, SIGKILL);
+	}
+	/* Make sure nothing survives (grandchildren in the groups). */
+	for (int r = 0; r < n; r++) {
+		kill(-rk[r].pid, SIGKILL);
+		free(rk[r].buf[0]);
+		free(rk[r].buf[1]);
+	}
+	free(rk);
+	free(pf);
+	free(pmap);
+	return killed_for_timeout ? 124 : first_fail;
+}

@@ -1,0 +1,501 @@
+/*
+ * exec.c - the executor: runs one rank's plan over a transport.
+ *
+ * There is no barrier per round.  Every chunk is cut into segments of
+ * comm->seg_bytes, and each (chunk, segment) advances on its own, driven by
+ * two counters: how many receives into it have been applied (rapp) and how
+ * many sends of it have left (sdone).  With the counts rt_prep_build
+ * precomputed:
+ *   - a send of round k may go once rapp >= #receives of the chunk in
+ *     rounds < k (it must carry every earlier contribution);
+ *   - a receive of round k may be applied once rapp == its index among the
+ *     chunk's receives (receives apply in order) and sdone >= #sends of the
+ *     chunk in rounds <= k (the old value left first: round semantics).
+ * Messages stay in transport memory (a shm slot, a TCP buffer) until they
+ * are applied, so that staging area is the "scratch" the round semantics
+ * need; reductions read straight from it.  Consecutive rounds therefore
+ * pipeline segment by segment (segment s of round k+1 leaves as soon as
+ * segment s of round k is reduced), and sends, receives and reductions to
+ * different peers overlap.
+ *
+ * Buffers: each chunk has a *home* (where its final value goes: recvbuf,
+ * or scratch for chunks a rank does not output) and an *init* (where its
+ * starting value is: usually sendbuf).  Until the first receive is applied
+ * to a segment, sends read it from init and the first reduce writes
+ * home = init OP message, so out-of-place calls need no initial copy;
+ * segments of output chunks never received are copied at the end.
+ *
+ * Every message starts with an rt_hdr describing the call; receivers
+ * compare it with their own arguments, which is how a rank that passed a
+ * different count, dtype, op or root is reported (COLL_ERR_MISMATCH).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+typedef struct {
+	char *home;          /* chunk's element 0 in its home buffer */
+	const char *init;    /* chunk's element 0 of the initial value, NULL: home */
+	uint64_t lo, len;    /* element range in the working buffer */
+	int nseg, base;      /* segments, index of the first in the counters */
+	int out;             /* part of this rank's output */
+} ex_chunk;
+
+typedef struct {
+	int role, phys;
+	/* sends: cursor over the peer's send steps (step list index, segment) */
+	int si, sseg, send_end;
+	rt_req *sring;
+	int shead, scount;   /* in-flight ring: oldest at shead */
+	/* receives */
+	int ri, rseg, recv_end;
+	rt_req *rring;
+	int rtail, rhead;    /* posted ring entries [rtail, rhead) (mod W) */
+} ex_peer;
+
+typedef struct {
+	coll_comm *c;
+	const coll_algo *a;
+	rt_prep *p;
+	coll_kind kind;
+	coll_dtype dt;
+	coll_op op;
+	int root, shift;
+	size_t esz, seg_elems;
+	uint64_t count;
+	ex_chunk *ch;
+	uint32_t *rapp, *sdone;
+	ex_peer *peers;
+	int npeers, ws, wr;
+	long sends_left, recvs_left;
+} ex_state;
+
+static int phys_of(const ex_state *e, int role) { return (role + e->shift) % e->c->n; }
+
+static void seg_range(const ex_state *e, const ex_chunk *k, int s, uint64_t *off, uint64_t *len)
+{
+	uint64_t o = (uint64_t)s * e->seg_elems;
+	*off = o;
+	*len = o >= k->len ? 0 : (k->len - o < e->seg_elems ? k->len - o : e->seg_elems);
+}
+
+/* Where the current value of segment s of chunk k lives. */
+static const char *seg_loc(const ex_state *e, const ex_chunk *k, int s, uint64_t off)
+{
+	if (!k->init || e->rapp[k->base + s] > 0)
+		return k->home + off * e->esz;
+	return k->init + off * e->esz;
+}
+
+static int need_scratch(coll_comm *c, size_t bytes)
+{
+	if (c->scratch_len >= bytes)
+		return COLL_OK;
+	void *p = realloc(c->scratch, bytes);
+	if (!p)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory for %zu bytes of scratch", bytes);
+	c->scratch = p;
+	c->scratch_len = bytes;
+	return COLL_OK;
+}
+
+/* Homes and inits per chunk, from the collective's buffer conventions. */
+static int layout(ex_state *e, const void *sb_, void *rb_)
+{
+	coll_comm *c = e->c;
+	const char *sb = sb_;
+	char *rb = rb_;
+	int C = e->a->chunks, n = c->n, role = e->p->role, rk = c->rank;
+	size_t esz = e->esz;
+	uint64_t per = e->count / (uint64_t)n;   /* reduce_scatter / allgather share */
+	int inplace_rs = e->kind == COLL_REDUCE_SCATTER && sb && rb == sb + per * rk * esz;
+	int rc;
+	if ((e->kind == COLL_REDUCE_SCATTER && !inplace_rs) || (e->kind == COLL_REDUCE && rk != e->root))
+		if ((rc = need_scratch(c, e->count * esz + 64)))
+			return rc;
+	char *scr = c->scratch;
+	int seg = 0;
+	for (int i = 0; i < C; i++) {
+		ex_chunk *k = &e->ch[i];
+		uint64_t lo = rt_chunk_lo(e->count, C, i), hi = rt_chunk_lo(e->count, C, i + 1);
+		int owned = i >= role * (C / n) && i < (role + 1) * (C / n);
+		k->lo = lo;
+		k->len = hi - lo;
+		k->nseg = k->len ? (int)((k->len + e->seg_elems - 1) / e->seg_elems) : 1;
+		k->base = seg;
+		seg += k->nseg;
+		k->out = 1;
+		switch (e->kind) {
+		case COLL_ALLREDUCE:
+			k->home = rb + lo * esz;
+			k->init = sb + lo * esz;
+			break;
+		case COLL_REDUCE_SCATTER:
+			k->init = sb + lo * esz;
+			k->out = owned;
+			if (inplace_rs)
+				k->home = (char *)(uintptr_t)(sb + lo * esz);
+			else
+				k->home = owned ? rb + (lo - per * rk) * esz : scr + lo * esz;
+			break;
+		case COLL_ALLGATHER:
+			k->home = rb + lo * esz;
+			k->init = owned ? sb + (lo - per * rk) * esz : NULL;
+			break;
+		case COLL_BROADCAST:
+			k->home = rb + lo * esz;
+			k->init = rk == e->root ? sb + lo * esz : NULL;
+			break;
+		default: /* COLL_REDUCE */
+			k->home = rk == e->root ? rb + lo * esz : scr + lo * esz;
+			k->init = sb + lo * esz;
+			k->out = rk == e->root;
+			break;
+		}
+		if (k->init == k->home)
+			k->init = NULL;
+	}
+	return COLL_OK;
+}
+
+static void fill_hdr(const ex_state *e, rt_hdr *h, const rt_xstep *x, int s, uint32_t len)
+{
+	memset(h, 0, sizeof *h);
+	h->magic = RT_HDR_MAGIC;
+	h->seq = e->c->seq;
+	h->count = e->count;
+	h->algo_hash = e->p->hash;
+	h->kind = (uint8_t)e->kind;
+	h->dtype = (uint8_t)e->dt;
+	h->op = (uint8_t)e->op;
+	h->root = e->root;
+	h->round = x->round;
+	h->chunk = x->chunk;
+	h->seg = s;
+	h->len = len;
+}
+
+/* Compare a received header with what this rank expects. */
+static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
+{
+	coll_comm *c = e->c;
+	const rt_hdr *h = q->data;
+	int from = q->peer, n = c->n;
+	const char *kn = coll_kind_name(e->kind);
+	if (q->len < sizeof *h || h->magic != RT_HDR_MAGIC)
+		return rt_err(c, COLL_ERR_PROTOCOL, "%s: malformed message from rank %d", kn, from);
+	if (h->seq != c->seq)
+		return rt_err(c, COLL_ERR_MISMATCH,
+		              "rank %d is in collective call #%u but rank %d is in call #%u: ranks made different "
+		              "sequences of calls",
+		              from, h->seq, c->rank, c->seq);
+	if (h->kind != e->kind)
+		return rt_err(c, COLL_ERR_MISMATCH, "rank %d called %s but rank %d called %s", from,
+		              coll_kind_name((coll_kind)h->kind), c->rank, kn);
+	if (h->count != e->count) {
+		int per = e->kind == COLL_REDUCE_SCATTER || e->kind == COLL_ALLGATHER;
+		return rt_err(c, COLL_ERR_MISMATCH, "%s: count mismatch: rank %d passed %llu, rank %d passed %llu", kn,
+		              from, (unsigned long long)(per ? h->count / (uint64_t)n : h->count), c->rank,
+		              (unsigned long long)(per ? e->count / (uint64_t)n : e->count));
+	}
+	if (h->dtype != e->dt)
+		return rt_err(c, COLL_ERR_MISMATCH, "%s: dtype mismatch: rank %d passed %s, rank %d passed %s", kn, from,
+		              coll_dtype_name((coll_dtype)h->dtype), c->rank, coll_dtype_name(e->dt));
+	if (h->op != e->op)
+		return rt_err(c, COLL_ERR_MISMATCH, "%s: op mismatch: rank %d passed %s, rank %d passed %s", kn, from,
+		              coll_op_name((coll_op)h->op), c->rank, coll_op_name(e->op));
+	if (h->root != e->root)
+		return rt_err(c, COLL_ERR_MISMATCH, "%s: root mismatch: rank %d passed %d, rank %d passed %d", kn, from,
+		              h->root, c->rank, e->root);
+	if (h->algo_hash != e->p->hash)
+		return rt_err(c, COLL_ERR_MISMATCH, "%s: rank %d runs a different algorithm than rank %d ('%s')", kn,
+		              from, c->rank, e->a->name);
+	if (h->round != x->round || h->chunk != x->chunk || h->seg != s)
+		return rt_err(c, COLL_ERR_PLAN,
+		              "%s '%s': rank %d sent round %d chunk %d segment %d, rank %d expected round %d chunk %d "
+		              "segment %d (inconsistent plans)",
+		              kn, e->a->name, from, h->round, h->chunk, h->seg, c->rank, x->round, x->chunk, s);
+	const ex_chunk *k = &e->ch[x->chunk];
+	uint64_t off, len;
+	seg_range(e, k, s, &off, &len);
+	if (h->len != len * e->esz || q->len != sizeof *h + h->len)
+		return rt_err(c, COLL_ERR_PROTOCOL, "%s: message from rank %d has %u bytes, expected %llu", kn, from,
+		              h->len, (unsigned long long)(len * e->esz));
+	return COLL_OK;
+}
+
+/* Complete finished sends (in order per peer). */
+static int reap_sends(ex_state *e, ex_peer *pp)
+{
+	int moved = 0;
+	while (pp->scount && pp->sring[pp->shead].done) {
+		rt_req *q = &pp->sring[pp->shead];
+		const rt_xstep *x = &e->p->steps[q->xstep];
+		e->sdone[e->ch[x->chunk].base + q->xseg]++;
+		e->sends_left--;
+		pp->shead = (pp->shead + 1) % e->ws;
+		pp->scount--;
+		moved = 1;
+	}
+	return moved;
+}
+
+static int issue_sends(ex_state *e, ex_peer *pp, int *moved)
+{
+	while (pp->scount < e->ws && pp->si < pp->send_end) {
+		int sx = e->p->sidx[pp->si];
+		const rt_xstep *x = &e->p->steps[sx];
+		const ex_chunk *k = &e->ch[x->chunk];
+		int s = pp->sseg;
+		if (e->rapp[k->base + s] < (uint32_t)x->need)
+			break;
+		rt_req *q = &pp->sring[(pp->shead + pp->scount) % e->ws];
+		uint64_t off, len;
+		seg_range(e, k, s, &off, &len);
+		rt_hdr *h = &q->hdr;
+		memset(q, 0, offsetof(rt_req, hdr));
+		fill_hdr(e, h, x, s, (uint32_t)(len * e->esz));
+		q->peer = pp->phys;
+		q->iov[0].iov_base = h;
+		q->iov[0].iov_len = sizeof *h;
+		q->iov[1].iov_base = (void *)(uintptr_t)seg_loc(e, k, s, off);
+		q->iov[1].iov_len = len * e->esz;
+		q->iovcnt = 2;
+		q->xstep = sx;
+		q->xseg = s;
+		int rc = e->c->tp->ops->post_send(e->c->tp, q);
+		if (rc)
+			return rc;
+		pp->scount++;
+		*moved = 1;
+		if (++pp->sseg >= k->nseg) {
+			pp->sseg = 0;
+			pp->si++;
+		}
+	}
+	return COLL_OK;
+}
+
+static int post_recvs(ex_state *e, ex_peer *pp, int *moved)
+{
+	while (pp->rhead - pp->rtail < e->wr && pp->ri < pp->recv_end) {
+		int rx = e->p->ridx[pp->ri];
+		const rt_xstep *x = &e->p->steps[rx];
+		rt_req *q = &pp->rring[pp->rhead % e->wr];
+		memset(q, 0, sizeof *q);
+		q->peer = pp->phys;
+		q->xstep = rx;
+		q->xseg = pp->rseg;
+		q->applied = -1;   /* -1: header not checked yet */
+		int rc = e->c->tp->ops->post_recv(e->c->tp, q);
+		if (rc)
+			return rc;
+		pp->rhead++;
+		*moved = 1;
+		if (++pp->rseg >= e->ch[x->chunk].nseg) {
+			pp->rseg = 0;
+			pp->ri++;
+		}
+	}
+	return COLL_OK;
+}
+
+static int apply_recvs(ex_state *e, ex_peer *pp, int *moved)
+{
+	for (int i = pp->rtail; i < pp->rhead; i++) {
+		rt_req *q = &pp->rring[i % e->wr];
+		if (!q->done || q->applied == 1)
+			continue;
+		const rt_xstep *x = &e->p->steps[q->xstep];
+		const ex_chunk *k = &e->ch[x->chunk];
+		int s = q->xseg, rc;
+		if (q->applied < 0) {
+			if ((rc = check_hdr(e, q, x, s)))
+				return rc;
+			q->applied = 0;
+		}
+		uint32_t *ra = &e->rapp[k->base + s];
+		if (*ra != (uint32_t)x->idx || e->sdone[k->base + s] < (uint32_t)x->need)
+			continue;
+		uint64_t off, len;
+		seg_range(e, k, s, &off, &len);
+		const char *msg = (const char *)q->data + sizeof(rt_hdr);
+		char *home = k->home + off * e->esz;
+		if (len) {
+			if (x->kind == COLL_STEP_RECV_COPY) {
+				memcpy(home, msg, len * e->esz);
+			} else {
+				const char *cur = seg_loc(e, k, s, off);
+				if (cur == home)
+					rt_reduce2(home, msg, len, e->dt, e->op);
+				else
+					rt_reduce3(home, cur, msg, len, e->dt, e->op);
+			}
+		}
+		(*ra)++;
+		e->c->tp->ops->release(e->c->tp, q);
+		q->applied = 1;
+		e->recvs_left--;
+		*moved = 1;
+	}
+	while (pp->rtail < pp->rhead && pp->rring[pp->rtail % e->wr].applied == 1)
+		pp->rtail++;
+	return COLL_OK;
+}
+
+/* Something to say about what we were waiting for when time ran out. */
+static void describe_wait(ex_state *e, char *buf, size_t len)
+{
+	snprintf(buf, len, "nothing pending");
+	for (int i = 0; i < e->npeers; i++) {
+		ex_peer *pp = &e->peers[i];
+		for (int j = pp->rtail; j < pp->rhead; j++) {
+			rt_req *q = &pp->rring[j % e->wr];
+			if (!q->done) {
+				const rt_xstep *x = &e->p->steps[q->xstep];
+				snprintf(buf, len, "waiting for rank %d (round %d, chunk %d)", pp->phys, x->round, x->chunk);
+				return;
+			}
+		}
+	}
+	for (int i = 0; i < e->npeers; i++)
+		if (e->peers[i].scount) {
+			snprintf(buf, len, "waiting to send to rank %d", e->peers[i].phys);
+			return;
+		}
+}
+
+static int run_loop(ex_state *e)
+{
+	coll_comm *c = e->c;
+	rt_tp *tp = c->tp;
+	int64_t last = rt_now_ms();
+	int rc;
+	for (;;) {
+		int moved = 0;
+		for (int i = 0; i < e->npeers; i++) {
+			ex_peer *pp = &e->peers[i];
+			moved |= reap_sends(e, pp);
+			if ((rc = apply_recvs(e, pp, &moved)) || (rc = issue_sends(e, pp, &moved)) ||
+			    (rc = post_recvs(e, pp, &moved)))
+				return rc;
+		}
+		if (e->sends_left == 0 && e->recvs_left == 0)
+			return COLL_OK;
+		int64_t now = rt_now_ms();
+		if (moved)
+			last = now;
+		int wait = 0;
+		if (!moved) {
+			if (c->timeout_ms > 0 && now - last >= c->timeout_ms) {
+				char what[128];
+				describe_wait(e, what, sizeof what);
+				return rt_err(c, COLL_ERR_TIMEOUT, "%s: no progress for %.1f s: %s", coll_kind_name(e->kind),
+				              (double)(now - last) / 1000, what);
+			}
+			wait = 100;
+			if (c->timeout_ms > 0 && c->timeout_ms - (now - last) < wait)
+				wait = (int)(c->timeout_ms - (now - last));
+		}
+		if ((rc = tp->ops->progress(tp, wait)))
+			return rc;
+	}
+}
+
+int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *rb, size_t count, coll_dtype dt,
+            coll_op op, int root)
+{
+	ex_state e;
+	memset(&e, 0, sizeof e);
+	int n = c->n, C = a->chunks, rc;
+	e.c = c, e.a = a, e.p = p;
+	e.kind = (coll_kind)a->kind, e.dt = dt, e.op = op, e.root = root;
+	e.shift = ((root - a->root) % n + n) % n;
+	e.esz = coll_dtype_size(dt);
+	e.seg_elems = c->seg_bytes / e.esz;
+	if (e.seg_elems == 0)
+		e.seg_elems = 1;
+	e.count = count;
+	c->seq++;
+	e.ws = c->tp ? c->tp->send_window : 1;
+	e.wr = c->tp ? c->tp->recv_window : 1;
+	e.ch = calloc((size_t)C, sizeof *e.ch);
+	if (!e.ch)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	if ((rc = layout(&e, sb, rb)))
+		goto out;
+	int nsegs = e.ch[C - 1].base + e.ch[C - 1].nseg;
+	e.rapp = calloc((size_t)nsegs * 2, sizeof(uint32_t));
+	e.sdone = e.rapp + nsegs;
+	for (int q = 0; q < n; q++)
+		if (p->soff[q + 1] > p->soff[q] || p->roff[q + 1] > p->roff[q])
+			e.npeers++;
+	e.peers = calloc((size_t)(e.npeers ? e.npeers : 1), sizeof *e.peers);
+	size_t per_peer = (size_t)(e.ws + e.wr) * sizeof(rt_req);
+	char *reqmem = calloc((size_t)(e.npeers ? e.npeers : 1), per_peer);
+	if (!e.rapp || !e.peers || !reqmem) {
+		free(reqmem);
+		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	int np = 0;
+	for (int q = 0; q < n; q++) {
+		if (!(p->soff[q + 1] > p->soff[q] || p->roff[q + 1] > p->roff[q]))
+			continue;
+		ex_peer *pp = &e.peers[np];
+		char *m = reqmem + (size_t)np * per_peer;
+		np++;
+		pp->role = q;
+		pp->phys = phys_of(&e, q);
+		pp->si = p->soff[q], pp->send_end = p->soff[q + 1];
+		pp->ri = p->roff[q], pp->recv_end = p->roff[q + 1];
+		pp->sring = (rt_req *)m;
+		pp->rring = pp->sring + e.ws;
+		for (int k = p->soff[q]; k < p->soff[q + 1]; k++)
+			e.sends_left += e.ch[p->steps[p->sidx[k]].chunk].nseg;
+		for (int k = p->roff[q]; k < p->roff[q + 1]; k++)
+			e.recvs_left += e.ch[p->steps[p->ridx[k]].chunk].nseg;
+	}
+	rc = n > 1 ? run_loop(&e) : COLL_OK;
+	if (rc == COLL_OK) {
+		/* Output segments never received still sit in init: copy them. */
+		for (int i = 0; i < C; i++) {
+			ex_chunk *k = &e.ch[i];
+			if (!k->out || !k->init)
+				continue;
+			for (int s = 0; s < k->nseg; s++) {
+				uint64_t off, len;
+				seg_range(&e, k, s, &off, &len);
+				if (len && e.rapp[k->base + s] == 0)
+					memcpy(k->home + off * e.esz, k->init + off * e.esz, len * e.esz);
+			}
+		}
+	} else {
+		/* Give back received messages that were never applied. */
+		for (int i = 0; i < e.npeers; i++)
+			for (int j = e.peers[i].rtail; j < e.peers[i].rhead; j++) {
+				rt_req *q = &e.peers[i].rring[j % e.wr];
+				if (q->done && q->applied != 1)
+					c->tp->ops->release(c->tp, q);
+			}
+	}
+	free(reqmem);
+out:
+	free(e.rapp);
+	free(e.peers);
+	free(e.ch);
+	if (rc) {
+		/* The communicator is now out of step with its peers: mark it
+		 * broken and tell them, so they fail fast instead of timing out. */
+		char keep[sizeof c->err];
+		memcpy(keep, c->err, sizeof keep);
+		c->broken = rc;
+		if (c->tp)
+			c->tp->ops->abort(c->tp, rc);   /* also on ABORTED: relay to peers that did not hear */
+		snprintf(c->err, sizeof c->err, "rank %d: %s", c->rank, keep);
+	}
+	return rc;
+}

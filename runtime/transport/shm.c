@@ -1,0 +1,442 @@
+/*
+ * shm.c - shared-memory transport between processes on one host.
+ *
+ * Each rank creates one POSIX shm segment: a header (doorbell futex, abort
+ * flag) and one ring of fixed-size slots per destination.  A send copies
+ * header + payload into the next free slot of the ring towards the peer and
+ * publishes it by bumping `head`; the receiver hands the executor a
+ * pointer straight into the slot, so reductions read the sender's data in
+ * place (one copy in, reduce out), and frees the slot on release (in any
+ * order; `tail` advances over the released prefix).  Segments are unlinked
+ * as soon as every rank mapped them, so nothing is left in /dev/shm even
+ * if the job is killed.
+ *
+ * Waiting: a few passes with sched_yield, then the waiter sets `sleeping`
+ * and sleeps on its doorbell futex; senders and releasers bump the
+ * doorbell and wake it only when it sleeps.  Sleeps are capped at 50 ms;
+ * each wake-up without progress polls the peers' pidfds, so a killed peer
+ * is seen within ~50 ms (COLL_ERR_PEER).  Aborts set a flag in every
+ * peer's header (COLL_ERR_ABORTED there).
+ *
+ * Tunables: COLL_SHM_SLOT_BYTES (payload per slot, default 256 KiB),
+ * COLL_SHM_SLOTS (slots per ring, default 8).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+#define SHM_MAGIC 0x436f4c53u /* "CoLS" */
+#define CL 64
+
+typedef struct {
+	uint32_t magic;
+	int32_t rank, pid, nranks;
+	uint64_t ring_bytes, slot_stride, nslots;
+	_Alignas(CL) _Atomic uint32_t doorbell;
+	_Atomic uint32_t sleeping;
+	_Atomic int32_t abort_from;   /* aborting rank + 1, 0: none */
+	_Atomic int32_t abort_code;
+	char pad[CL];
+} shm_seghdr;
+
+typedef struct {
+	_Alignas(CL) _Atomic uint64_t head;   /* messages published (sender) */
+	_Alignas(CL) _Atomic uint64_t tail;   /* messages released (receiver) */
+	_Alignas(CL) char slots[];             /* nslots * slot_stride */
+} shm_ring;
+
+typedef struct {
+	uint64_t len;                          /* bytes of the message */
+	char pad[CL - 8];
+	char data[];
+} shm_slot;
+
+typedef struct {
+	shm_ring *out, *in;
+	shm_seghdr *hdr;                       /* the peer's segment header */
+	rt_req *sq, *sq_tail;                  /* sends waiting for a slot */
+	rt_req *rq, *rq_tail;                  /* posted receives */
+	uint64_t next_seq, tail_local;
+	uint8_t *rel;                          /* nslots: slot released out of order */
+	int pidfd;
+	pid_t pid;
+} shm_peer;
+
+typedef struct {
+	rt_tp base;
+	int rank, n;
+	size_t seg_bytes, nslots, stride;
+	shm_seghdr **segs;                     /* every rank's segment, mapped */
+	shm_seghdr *me;
+	shm_peer *peers;
+	char name[64];
+	int unlinked;
+	int64_t last_live_check;
+} shm_tp;
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+static shm_ring *ring_of(shm_seghdr *seg, int dst)
+{
+	return (shm_ring *)((char *)seg + 4096 + (size_t)dst * seg->ring_bytes);
+}
+
+static shm_slot *slot_of(shm_tp *t, shm_ring *r, uint64_t seq)
+{
+	return (shm_slot *)(r->slots + (seq % t->nslots) * t->stride);
+}
+
+static void ring_doorbell(shm_seghdr *h)
+{
+	atomic_fetch_add(&h->doorbell, 1);
+	if (atomic_load(&h->sleeping))
+		futex(&h->doorbell, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+static void seg_name(char *buf, size_t len, uint64_t jobid, int rank)
+{
+	snprintf(buf, len, "/coll-%016llx-%d", (unsigned long long)jobid, rank);
+}
+
+static void shm_close(rt_tp *tp)
+{
+	shm_tp *t = (shm_tp *)tp;
+	if (!t)
+		return;
+	if (!t->unlinked && t->name[0])
+		shm_unlink(t->name);
+	if (t->segs)
+		for (int r = 0; r < t->n; r++)
+			if (t->segs[r])
+				munmap(t->segs[r], t->seg_bytes);
+	if (t->peers)
+		for (int r = 0; r < t->n; r++) {
+			if (t->peers[r].pidfd >= 0)
+				close(t->peers[r].pidfd);
+			free(t->peers[r].rel);
+		}
+	free(t->segs);
+	free(t->peers);
+	free(t);
+}
+
+static int shm_connect(coll_comm *c, rt_tp **out)
+{
+	shm_tp *t = calloc(1, sizeof *t);
+	if (!t)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	long slot = rt_env_long("COLL_SHM_SLOT_BYTES", 256 * 1024), nslots = rt_env_long("COLL_SHM_SLOTS", 8);
+	if (slot < 4096)
+		slot = 4096;
+	if (nslots < 2)
+		nslots = 2;
+	t->base.comm = c;
+	t->base.ops = &shm_transport;
+	t->base.max_msg = (size_t)slot + sizeof(rt_hdr);
+	t->base.send_window = (int)nslots * 2;
+	t->base.recv_window = (int)nslots;
+	t->rank = c->rank;
+	t->n = c->n;
+	t->nslots = (size_t)nslots;
+	t->stride = (sizeof(shm_slot) + t->base.max_msg + 4095) & ~(size_t)4095;
+	size_t ring_bytes = (sizeof(shm_ring) + t->nslots * t->stride + 4095) & ~(size_t)4095;
+	t->seg_bytes = 4096 + ring_bytes * (size_t)t->n;
+	t->segs = calloc((size_t)t->n, sizeof *t->segs);
+	t->peers = calloc((size_t)t->n, sizeof *t->peers);
+	int rc = COLL_OK;
+	if (!t->segs || !t->peers) {
+		free(t->segs), free(t->peers), free(t);
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	}
+	for (int r = 0; r < t->n; r++)
+		t->peers[r].pidfd = -1;
+	*out = &t->base;
+	if (t->n == 1)
+		return COLL_OK;
+
+	/* Create and size my segment. */
+	seg_name(t->name, sizeof t->name, c->boot.jobid, t->rank);
+	int fd = shm_open(t->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		t->name[0] = 0;
+		return rt_err(c, COLL_ERR_TRANSPORT, "shm_open: %s", strerror(errno));
+	}
+	if (ftruncate(fd, (off_t)t->seg_bytes) < 0) {
+		close(fd);
+		return rt_err(c, COLL_ERR_TRANSPORT, "ftruncate shm to %zu bytes: %s", t->seg_bytes, strerror(errno));
+	}
+	void *m = mmap(NULL, t->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return rt_err(c, COLL_ERR_TRANSPORT, "mmap shm: %s", strerror(errno));
+	t->me = t->segs[t->rank] = m;
+	t->me->rank = t->rank;
+	t->me->pid = (int32_t)getpid();
+	t->me->nranks = t->n;
+	t->me->ring_bytes = ring_bytes;
+	t->me->slot_stride = t->stride;
+	t->me->nslots = t->nslots;
+	atomic_store(&t->me->abort_from, 0);
+	t->me->magic = SHM_MAGIC;
+
+	/* Everyone created theirs: map the peers', then unlink mine. */
+	if ((rc = rt_boot_barrier(c)))
+		return rc;
+	for (int r = 0; r < t->n; r++) {
+		if (r == t->rank)
+			continue;
+		char nm[64];
+		seg_name(nm, sizeof nm, c->boot.jobid, r);
+		int pfd = shm_open(nm, O_RDWR | O_CLOEXEC, 0);
+		if (pfd < 0)
+			return rt_err(c, COLL_ERR_TRANSPORT, "shm_open %s (rank %d): %s", nm, r, strerror(errno));
+		void *pm = mmap(NULL, t->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
+		close(pfd);
+		if (pm == MAP_FAILED)
+			return rt_err(c, COLL_ERR_TRANSPORT, "mmap %s: %s", nm, strerror(errno));
+		t->segs[r] = pm;
+		if (t->segs[r]->magic != SHM_MAGIC || t->segs[r]->ring_bytes != ring_bytes)
+			return rt_err(c, COLL_ERR_TRANSPORT, "rank %d's shm segment has another layout (COLL_SHM_* differ?)", r);
+	}
+	if ((rc = rt_boot_barrier(c)))
+		return rc;
+	shm_unlink(t->name);
+	t->unlinked = 1;
+	for (int r = 0; r < t->n; r++) {
+		if (r == t->rank)
+			continue;
+		shm_peer *p = &t->peers[r];
+		p->hdr = t->segs[r];
+		p->out = ring_of(t->me, r);
+		p->in = ring_of(t->segs[r], t->rank);
+		p->rel = calloc(t->nslots, 1);
+		if (!p->rel)
+			return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		p->pid = (pid_t)p->hdr->pid;
+#ifdef SYS_pidfd_open
+		p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+#endif
+	}
+	t->last_live_check = rt_now_ms();
+	return COLL_OK;
+}
+
+static void push_sends(shm_tp *t, shm_peer *p, int *moved)
+{
+	int pushed = 0;
+	while (p->sq) {
+		uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
+		if (h - atomic_load_explicit(&p->out->tail, memory_order_acquire) >= t->nslots)
+			break;
+		rt_req *q = p->sq;
+		shm_slot *s = slot_of(t, p->out, h);
+		size_t off = 0;
+		for (int i = 0; i < q->iovcnt; i++) {
+			memcpy(s->data + off, q->iov[i].iov_base, q->iov[i].iov_len);
+			off += q->iov[i].iov_len;
+		}
+		s->len = off;
+		atomic_store_explicit(&p->out->head, h + 1, memory_order_release);
+		p->sq = q->next;
+		if (!p->sq)
+			p->sq_tail = NULL;
+		q->done = 1;
+		pushed = 1;
+	}
+	if (pushed) {
+		ring_doorbell(p->hdr);
+		*moved = 1;
+	}
+}
+
+static void match_recvs(shm_tp *t, shm_peer *p, int *moved)
+{
+	if (!p->rq)
+		return;
+	uint64_t h = atomic_load_explicit(&p->in->head, memory_order_acquire);
+	while (p->rq && p->next_seq < h) {
+		rt_req *q = p->rq;
+		shm_slot *s = slot_of(t, p->in, p->next_seq);
+		q->data = s->data;
+		q->len = s->len;
+		q->tpseq = p->next_seq++;
+		q->done = 1;
+		p->rq = q->next;
+		if (!p->rq)
+			p->rq_tail = NULL;
+		*moved = 1;
+	}
+}
+
+static int check_abort(shm_tp *t)
+{
+	int from = atomic_load(&t->me->abort_from);
+	if (from)
+		return rt_err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)", from - 1,
+		              coll_strerror((coll_result)atomic_load(&t->me->abort_code)));
+	return COLL_OK;
+}
+
+static int pass(shm_tp *t, int *moved)
+{
+	for (int r = 0; r < t->n; r++) {
+		if (r == t->rank)
+			continue;
+		push_sends(t, &t->peers[r], moved);
+		match_recvs(t, &t->peers[r], moved);
+	}
+	return check_abort(t);
+}
+
+/* Did a peer process exit?  pidfds become readable on exit. */
+static int check_alive(shm_tp *t)
+{
+	t->last_live_check = rt_now_ms();
+	for (int r = 0; r < t->n; r++) {
+		shm_peer *p = &t->peers[r];
+		if (r == t->rank)
+			continue;
+		int dead = 0;
+		if (p->pidfd >= 0) {
+			struct pollfd pf = {p->pidfd, POLLIN, 0};
+			dead = poll(&pf, 1, 0) > 0;
+		} else {
+			dead = kill(p->pid, 0) < 0 && errno == ESRCH;
+		}
+		/* A peer that finished and left is fine unless we still need it:
+		 * its messages stay readable in our mapping of its segment. */
+		if (dead && (p->sq || (p->rq && atomic_load(&p->in->head) == p->next_seq)))
+			return rt_err(t->base.comm, COLL_ERR_PEER, "rank %d (pid %d) died", r, (int)p->pid);
+	}
+	return COLL_OK;
+}
+
+static int shm_post_send(rt_tp *tp, rt_req *req)
+{
+	shm_tp *t = (shm_tp *)tp;
+	size_t len = 0;
+	for (int i = 0; i < req->iovcnt; i++)
+		len += req->iov[i].iov_len;
+	if (len > tp->max_msg || req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
+		return rt_err(tp->comm, COLL_ERR_INVALID, "shm: bad send (%zu bytes to rank %d)", len, req->peer);
+	shm_peer *p = &t->peers[req->peer];
+	req->next = NULL;
+	req->done = 0;
+	if (p->sq_tail)
+		p->sq_tail->next = req;
+	else
+		p->sq = req;
+	p->sq_tail = req;
+	int moved = 0;
+	push_sends(t, p, &moved);
+	return COLL_OK;
+}
+
+static int shm_post_recv(rt_tp *tp, rt_req *req)
+{
+	shm_tp *t = (shm_tp *)tp;
+	if (req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
+		return rt_err(tp->comm, COLL_ERR_INVALID, "shm: bad receive from rank %d", req->peer);
+	shm_peer *p = &t->peers[req->peer];
+	req->next = NULL;
+	req->done = 0;
+	if (p->rq_tail)
+		p->rq_tail->next = req;
+	else
+		p->rq = req;
+	p->rq_tail = req;
+	int moved = 0;
+	match_recvs(t, p, &moved);
+	return COLL_OK;
+}
+
+static void shm_release(rt_tp *tp, rt_req *req)
+{
+	shm_tp *t = (shm_tp *)tp;
+	shm_peer *p = &t->peers[req->peer];
+	p->rel[req->tpseq % t->nslots] = 1;
+	int adv = 0;
+	while (p->tail_local < p->next_seq && p->rel[p->tail_local % t->nslots]) {
+		p->rel[p->tail_local % t->nslots] = 0;
+		p->tail_local++;
+		adv = 1;
+	}
+	if (adv) {
+		atomic_store_explicit(&p->in->tail, p->tail_local, memory_order_release);
+		ring_doorbell(p->hdr);
+	}
+	req->data = NULL;
+}
+
+static int shm_progress(rt_tp *tp, int timeout_ms)
+{
+	shm_tp *t = (shm_tp *)tp;
+	int moved = 0, rc;
+	if (t->n == 1)
+		return COLL_OK;
+	if ((rc = pass(t, &moved)) || moved || timeout_ms <= 0)
+		return rc;
+	for (int i = 0; i < 8; i++) {
+		sched_yield();
+		if ((rc = pass(t, &moved)) || moved)
+			return rc;
+	}
+	if (rt_now_ms() - t->last_live_check >= 50 && (rc = check_alive(t)))
+		return rc;
+	atomic_store(&t->me->sleeping, 1);
+	uint32_t seq = atomic_load(&t->me->doorbell);
+	if ((rc = pass(t, &moved)) || moved) {
+		atomic_store(&t->me->sleeping, 0);
+		return rc;
+	}
+	int ms = timeout_ms < 50 ? timeout_ms : 50;
+	struct timespec ts = {0, (long)ms * 1000000L};
+	futex(&t->me->doorbell, FUTEX_WAIT, seq, &ts);
+	atomic_store(&t->me->sleeping, 0);
+	if ((rc = pass(t, &moved)) || moved)
+		return rc;
+	return check_alive(t);
+}
+
+static void shm_abort(rt_tp *tp, int code)
+{
+	shm_tp *t = (shm_tp *)tp;
+	for (int r = 0; r < t->n; r++) {
+		if (r == t->rank || !t->segs[r])
+			continue;
+		atomic_store(&t->segs[r]->abort_code, code);
+		int32_t zero = 0;
+		atomic_compare_exchange_strong(&t->segs[r]->abort_from, &zero, t->rank + 1);
+		ring_doorbell(t->segs[r]);
+	}
+}
+
+const rt_transport shm_transport = {
+	.name = "shm",
+	.size = sizeof(rt_transport),
+	.connect = shm_connect,
+	.post_send = shm_post_send,
+	.post_recv = shm_post_recv,
+	.release = shm_release,
+	.progress = shm_progress,
+	.abort = shm_abort,
+	.close = shm_close,
+};

@@ -1,0 +1,400 @@
+/*
+ * tcp.c - TCP transport: one socket per peer, non-blocking, one poll()
+ * progress engine.
+ *
+ * At connect every rank dials the lower ranks' listeners (addresses from
+ * the bootstrap) and accepts the higher ones; each link proves the shared
+ * secret (auth.c) and names its rank.  On the wire a message is a frame:
+ * {u32 length, u32 type} then the body.  DATA bodies are the executor's
+ * header + payload; an ABORT body is {rank, code}.  Sends go out with
+ * sendmsg straight from the caller's buffers (no copy); receives land in
+ * pooled buffers of max_msg bytes that the executor reduces from, then
+ * releases.  Frames are read only when a receive is posted for that peer,
+ * so an idle rank exerts TCP back-pressure instead of buffering without
+ * bound.  A peer that dies shows up as EOF/reset on its socket
+ * (COLL_ERR_PEER) as soon as data from it is needed or a write to it
+ * fails.
+ *
+ * Tunables: COLL_TCP_SEG_BYTES (payload per message, default 512 KiB).
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+enum { FR_DATA = 1, FR_ABORT = 2 };
+enum { RD_HDR, RD_BODY, RD_HELD };
+
+typedef struct tcp_buf { struct tcp_buf *next; } tcp_buf;
+
+typedef struct {
+	int fd;
+	rt_req *sq, *sq_tail;       /* sends; the head is being written */
+	uint32_t sfh[2];            /* frame header of the head send */
+	size_t soff;                /* bytes of the head frame written */
+	rt_req *rq, *rq_tail;       /* posted receives */
+	int rstate;
+	uint32_t rfh[2];
+	size_t rgot;
+	char *rbuf;
+	int eof_seen;               /* peer shut its side; report when data is needed */
+} tcp_peer;
+
+typedef struct {
+	rt_tp base;
+	int rank, n;
+	tcp_peer *peers;
+	struct pollfd *pfd;
+	int *pfd_peer;
+	tcp_buf *free_bufs;
+} tcp_tp;
+
+static void tcp_close(rt_tp *tp)
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	if (!t)
+		return;
+	for (int r = 0; t->peers && r < t->n; r++) {
+		if (t->peers[r].fd >= 0)
+			close(t->peers[r].fd);
+		free(t->peers[r].rbuf);
+	}
+	while (t->free_bufs) {
+		tcp_buf *b = t->free_bufs;
+		t->free_bufs = b->next;
+		free(b);
+	}
+	free(t->peers);
+	free(t->pfd);
+	free(t->pfd_peer);
+	free(t);
+}
+
+static int tcp_connect(coll_comm *c, rt_tp **out)
+{
+	tcp_tp *t = calloc(1, sizeof *t);
+	if (!t)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	long seg = rt_env_long("COLL_TCP_SEG_BYTES", 512 * 1024);
+	if (seg < 4096)
+		seg = 4096;
+	t->base.comm = c;
+	t->base.ops = &tcp_transport;
+	t->base.max_msg = (size_t)seg + sizeof(rt_hdr);
+	t->base.send_window = 4;
+	t->base.recv_window = 4;
+	t->rank = c->rank;
+	t->n = c->n;
+	t->peers = calloc((size_t)t->n, sizeof *t->peers);
+	t->pfd = calloc((size_t)t->n, sizeof *t->pfd);
+	t->pfd_peer = calloc((size_t)t->n, sizeof *t->pfd_peer);
+	*out = &t->base;
+	if (!t->peers || !t->pfd || !t->pfd_peer)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	for (int r = 0; r < t->n; r++)
+		t->peers[r].fd = -1;
+	int64_t dl = c->boot.deadline_ms;
+	int rc;
+	/* Dial down, accept up: no cycle of waits. */
+	for (int r = 0; r < t->rank; r++) {
+		int fd;
+		if ((rc = rt_connect(c, &c->boot.addrs[r], c->boot.addrlens[r], dl, &fd)))
+			return rc;
+		t->peers[r].fd = fd;
+		if ((rc = rt_auth_client(c, fd, c->boot.key, t->rank, RT_PURPOSE_TCP, c->boot.jobid, dl)))
+			return rc;
+	}
+	for (int got = 0; got < t->n - 1 - t->rank;) {
+		int fd, peer = -1;
+		if ((rc = rt_accept(c, c->boot.listen_fd, dl, &fd)))
+			return rc;
+		rc = rt_auth_server(c, fd, c->boot.key, RT_PURPOSE_TCP, c->boot.jobid, dl, &peer);
+		if (rc == COLL_OK && (peer <= t->rank || peer >= t->n || t->peers[peer].fd >= 0))
+			rc = rt_err(c, COLL_ERR_PROTOCOL, "tcp: unexpected link from rank %d", peer);
+		if (rc) {
+			close(fd);
+			if (rc == COLL_ERR_AUTH || rc == COLL_ERR_PROTOCOL)
+				continue;   /* a stranger: keep waiting for the real peer */
+			return rc;
+		}
+		t->peers[peer].fd = fd;
+		got++;
+	}
+	for (int r = 0; r < t->n; r++)
+		if (t->peers[r].fd >= 0) {
+			int sz = 4 << 20;
+			setsockopt(t->peers[r].fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+			rt_set_nonblock(t->peers[r].fd, 1);
+		}
+	return rt_boot_barrier(c);
+}
+
+static int peer_err(tcp_tp *t, int r, int err)
+{
+	if (err == 0 || err == ECONNRESET || err == EPIPE)
+		return rt_err(t->base.comm, COLL_ERR_PEER, "rank %d closed its connection (process died?)", r);
+	return rt_err(t->base.comm, COLL_ERR_SYSTEM, "tcp link to rank %d: %s", r, strerror(err));
+}
+
+/* Write as much of the send queue as the socket takes. */
+static int do_write(tcp_tp *t, int r, int *moved)
+{
+	tcp_peer *p = &t->peers[r];
+	while (p->sq) {
+		rt_req *q = p->sq;
+		struct iovec iov[4];
+		int cnt = 0;
+		size_t skip = p->soff, total = sizeof p->sfh;
+		iov[cnt++] = (struct iovec){p->sfh, sizeof p->sfh};
+		for (int i = 0; i < q->iovcnt; i++) {
+			iov[cnt++] = q->iov[i];
+			total += q->iov[i].iov_len;
+		}
+		int first = 0;
+		while (skip && skip >= iov[first].iov_len)
+			skip -= iov[first++].iov_len;
+		struct iovec tmp = iov[first];
+		iov[first].iov_base = (char *)tmp.iov_base + skip;
+		iov[first].iov_len = tmp.iov_len - skip;
+		struct msghdr mh = {0};
+		mh.msg_iov = iov + first;
+		mh.msg_iovlen = (size_t)(cnt - first);
+		ssize_t w = sendmsg(p->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				return COLL_OK;
+			return peer_err(t, r, errno);
+		}
+		*moved = 1;
+		p->soff += (size_t)w;
+		if (p->soff < total)
+			return COLL_OK;
+		q->done = 1;
+		p->soff = 0;
+		p->sq = q->next;
+		if (!p->sq)
+			p->sq_tail = NULL;
+		else {
+			size_t len = 0;
+			for (int i = 0; i < p->sq->iovcnt; i++)
+				len += p->sq->iov[i].iov_len;
+			p->sfh[0] = (uint32_t)len;
+			p->sfh[1] = FR_DATA;
+		}
+	}
+	return COLL_OK;
+}
+
+static char *get_buf(tcp_tp *t)
+{
+	tcp_buf *b = t->free_bufs;
+	if (b) {
+		t->free_bufs = b->next;
+		return (char *)b;
+	}
+	return malloc(t->base.max_msg < sizeof(tcp_buf) ? sizeof(tcp_buf) : t->base.max_msg);
+}
+
+/* Read frames for posted receives until the socket is empty. */
+static int do_read(tcp_tp *t, int r, int *moved)
+{
+	tcp_peer *p = &t->peers[r];
+	for (;;) {
+		if (p->rstate == RD_HELD) {
+			if (!p->rq)
+				return COLL_OK;
+			p->rstate = RD_BODY;
+			p->rgot = 0;
+			if (!(p->rbuf = get_buf(t)))
+				return rt_err(t->base.comm, COLL_ERR_NOMEM, "out of memory");
+		}
+		if (p->rstate == RD_HDR && p->rgot == 0 && !p->rq)
+			return COLL_OK;   /* nothing expected: EOF here is a peer that is done */
+		char *dst;
+		size_t want;
+		if (p->rstate == RD_HDR) {
+			dst = (char *)p->rfh + p->rgot;
+			want = sizeof p->rfh - p->rgot;
+		} else {
+			dst = p->rbuf + p->rgot;
+			want = p->rfh[0] - p->rgot;
+		}
+		ssize_t n = want ? recv(p->fd, dst, want, MSG_DONTWAIT) : 0;
+		if (want && n == 0)
+			return peer_err(t, r, 0);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				return COLL_OK;
+			return peer_err(t, r, errno);
+		}
+		p->rgot += (size_t)n;
+		*moved = 1;
+		if (p->rstate == RD_HDR) {
+			if (p->rgot < sizeof p->rfh)
+				continue;
+			if (p->rfh[1] == FR_ABORT) {
+				int32_t body[2];
+				if (rt_read_full(t->base.comm, p->fd, body, sizeof body, rt_now_ms() + 1000, "a peer"))
+					body[0] = r, body[1] = COLL_ERR_ABORTED;
+				return rt_err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)", body[0],
+				              coll_strerror((coll_result)body[1]));
+			}
+			if (p->rfh[1] != FR_DATA || p->rfh[0] > t->base.max_msg)
+				return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "tcp: bad frame from rank %d", r);
+			p->rstate = RD_HELD;
+			continue;
+		}
+		if (p->rgot < p->rfh[0])
+			continue;
+		rt_req *q = p->rq;
+		q->data = p->rbuf;
+		q->tpbuf = p->rbuf;
+		q->len = p->rfh[0];
+		q->done = 1;
+		p->rbuf = NULL;
+		p->rq = q->next;
+		if (!p->rq)
+			p->rq_tail = NULL;
+		p->rstate = RD_HDR;
+		p->rgot = 0;
+	}
+}
+
+static int tcp_post_send(rt_tp *tp, rt_req *req)
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	size_t len = 0;
+	for (int i = 0; i < req->iovcnt; i++)
+		len += req->iov[i].iov_len;
+	if (len > tp->max_msg || req->iovcnt > 3 || req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
+		return rt_err(tp->comm, COLL_ERR_INVALID, "tcp: bad send (%zu bytes to rank %d)", len, req->peer);
+	tcp_peer *p = &t->peers[req->peer];
+	req->next = NULL;
+	req->done = 0;
+	if (p->sq_tail) {
+		p->sq_tail->next = req;
+	} else {
+		p->sq = req;
+		p->sfh[0] = (uint32_t)len;
+		p->sfh[1] = FR_DATA;
+		p->soff = 0;
+	}
+	p->sq_tail = req;
+	int moved = 0;
+	return p->sq == req ? do_write(t, req->peer, &moved) : COLL_OK;
+}
+
+static int tcp_post_recv(rt_tp *tp, rt_req *req)
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	if (req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
+		return rt_err(tp->comm, COLL_ERR_INVALID, "tcp: bad receive from rank %d", req->peer);
+	tcp_peer *p = &t->peers[req->peer];
+	req->next = NULL;
+	req->done = 0;
+	if (p->rq_tail)
+		p->rq_tail->next = req;
+	else
+		p->rq = req;
+	p->rq_tail = req;
+	return COLL_OK;
+}
+
+static void tcp_release(rt_tp *tp, rt_req *req)
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	tcp_buf *b = req->tpbuf;
+	if (b) {
+		b->next = t->free_bufs;
+		t->free_bufs = b;
+	}
+	req->tpbuf = req->data = NULL;
+}
+
+static int io_pass(tcp_tp *t, int timeout_ms, int *moved)
+{
+	int np = 0, rc;
+	for (int r = 0; r < t->n; r++) {
+		tcp_peer *p = &t->peers[r];
+		if (p->fd < 0)
+			continue;
+		short ev = 0;
+		if (p->sq)
+			ev |= POLLOUT;
+		/* Read only while data is expected: an EOF from a peer that
+		 * finished and left is not an error until we need its data. */
+		if (p->rq || p->rstate == RD_BODY || (p->rstate == RD_HDR && p->rgot))
+			ev |= POLLIN;
+		if (!p->eof_seen)
+			ev |= POLLRDHUP;
+		if (!ev)
+			continue;
+		t->pfd[np] = (struct pollfd){p->fd, ev, 0};
+		t->pfd_peer[np++] = r;
+	}
+	int k = poll(t->pfd, (nfds_t)np, timeout_ms);
+	if (k < 0)
+		return errno == EINTR ? COLL_OK : rt_err(t->base.comm, COLL_ERR_SYSTEM, "poll: %s", strerror(errno));
+	for (int i = 0; i < np && k > 0; i++) {
+		short re = t->pfd[i].revents;
+		int r = t->pfd_peer[i];
+		if (!re)
+			continue;
+		if ((re & (POLLIN | POLLERR | POLLHUP)) && (t->pfd[i].events & POLLIN)) {
+			if ((rc = do_read(t, r, moved)))
+				return rc;
+		}
+		if (re & (POLLOUT | POLLERR)) {
+			if ((rc = do_write(t, r, moved)))
+				return rc;
+		}
+		if (re & (POLLRDHUP | POLLHUP))
+			t->peers[r].eof_seen = 1;   /* data may still be buffered: EOF counts when read */
+	}
+	return COLL_OK;
+}
+
+static int tcp_progress(rt_tp *tp, int timeout_ms)
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	int moved = 0, rc;
+	if (t->n == 1)
+		return COLL_OK;
+	if ((rc = io_pass(t, 0, &moved)) || moved || timeout_ms <= 0)
+		return rc;
+	return io_pass(t, timeout_ms, &moved);
+}
+
+static void tcp_abort(rt_tp *tp, int code)
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	struct { uint32_t fh[2]; int32_t body[2]; } m = {{8, FR_ABORT}, {t->rank, code}};
+	for (int r = 0; r < t->n; r++) {
+		tcp_peer *p = &t->peers[r];
+		if (p->fd < 0)
+			continue;
+		/* Only between frames can an ABORT frame be injected; otherwise
+		 * the peer sees EOF, which is an error too. */
+		if (p->soff == 0)
+			send(p->fd, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		shutdown(p->fd, SHUT_WR);
+	}
+}
+
+const rt_transport tcp_transport = {
+	.name = "tcp",
+	.size = sizeof(rt_transport),
+	.connect = tcp_connect,
+	.post_send = tcp_post_send,
+	.post_recv = tcp_post_recv,
+	.release = tcp_release,
+	.progress = tcp_progress,
+	.abort = tcp_abort,
+	.close = tcp_close,
+};

@@ -1,0 +1,572 @@
+/*
+ * rt_coll.c - the collective test program, run as N ranks under collrun.
+ *
+ *   rt_coll sweep [-quick]   every collective, algorithm, dtype and op against a reference
+ *   rt_coll big              16Mi-element fp32 sum and int32 max ring allreduce
+ *   rt_coll kill R           rank R is SIGKILLed mid-allreduce; the others must fail fast
+ *   rt_coll mismatch         rank n-1 passes a different count
+ *   rt_coll badsecret        rank 1 presents the wrong secret
+ *   rt_coll bench [MAXMiB]   allreduce busbw table (ring, fp32 sum)
+ *
+ * Plans are built in memory for the job's n (rt_plans.c).  Inputs are a
+ * function of (rank, index mod M) with M = 1021 (prime, so chunk and
+ * segment edges never line up with it), which lets each rank precompute
+ * the reference for M residues and check every element of every output.
+ *
+ * Exactness: integer results must be bit-exact (sums/products wrap mod
+ * 2^bits in both).  min/max of floats must be bit-exact.  Float inputs are
+ * exactly representable in every float dtype; a float sum or product over
+ * n ranks, in any order and association, with rounding to precision u
+ * after each of the n-1 operations, is within gamma_{n-1} ~ (n-1)u of the
+ * exact value, relative to sum|x_i| (sums) or |prod x_i| (products)
+ * (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 3.1
+ * and 4.2).  The reference is computed in double, itself within that
+ * bound for fp64, so we allow 2(n-1)u with u = 2^-11 (fp16), 2^-8 (bf16),
+ * 2^-24 (fp32), 2^-53 (fp64).  Inputs are in [-1, 1] for sums and
+ * [0.5, 1.5] for products, so nothing overflows or goes subnormal.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt_test.h"
+
+#define M 1021
+
+static int rank, n, checks, fails;
+static coll_comm *comm;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --- values ---------------------------------------------------------------- */
+
+static int is_float(coll_dtype dt) { return dt >= COLL_FLOAT16; }
+static int is_signed(coll_dtype dt) { return dt == COLL_INT8 || dt == COLL_INT32 || dt == COLL_INT64; }
+
+/* Input value for residue k (exactly representable in every dtype). */
+static double value(coll_dtype dt, coll_op op, int k)
+{
+	if (is_float(dt)) {
+		switch (op) {
+		case COLL_SUM: return (k % 128) / 64.0 - 1.0;
+		case COLL_PROD: return 0.5 + (k % 64) / 64.0;
+		default: return (k % 256 - 128) / 4.0;
+		}
+	}
+	int sgn = is_signed(dt);
+	switch (op) {
+	case COLL_SUM: return sgn ? k % 251 - 125 : k % 251;
+	case COLL_PROD: return (sgn && k % 7 == 0) ? -(k % 3 + 1) : k % 3 + 1;
+	default: return sgn ? k % 201 - 100 : k % 201;
+	}
+}
+
+static int residue(int r, size_t i) { return (int)((i * 17 + (size_t)r * 131) % M); }
+
+/* fp16/bf16 encodings, written independently of the runtime's. */
+static uint16_t enc_half(double v)
+{
+	if (v == 0)
+		return signbit(v) ? 0x8000 : 0;
+	uint16_t s = v < 0 ? 0x8000 : 0;
+	v = fabs(v);
+	int e;
+	frexp(v, &e);                 /* v = f * 2^e, f in [0.5, 1) */
+	e -= 1;                       /* v = 1.xxx * 2^e */
+	if (e < -14)
+		return (uint16_t)(s | (uint16_t)nearbyint(v / ldexp(1, -24)));
+	double m = nearbyint(v / ldexp(1, e - 10));
+	if (m >= 2048)
+		m /= 2, e++;
+	if (e > 15)
+		return s | 0x7c00;
+	return (uint16_t)(s | ((e + 15) << 10) | ((int)m - 1024));
+}
+
+static double dec_half(uint16_t h)
+{
+	int e = (h >> 10) & 31, m = h & 1023;
+	double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+	if (e == 31)
+		v = m ? NAN : INFINITY;
+	return (h & 0x8000) ? -v : v;
+}
+
+static uint16_t enc_bf16(double v)
+{
+	float f = (float)v;   /* exact for our inputs */
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	return (uint16_t)(x >> 16);
+}
+
+static double dec_bf16(uint16_t h)
+{
+	uint32_t x = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+static void store(coll_dtype dt, void *buf, size_t i, double v)
+{
+	switch (dt) {
+	case COLL_INT8: ((int8_t *)buf)[i] = (int8_t)(int64_t)v; break;
+	case COLL_UINT8: ((uint8_t *)buf)[i] = (uint8_t)(int64_t)v; break;
+	case COLL_INT32: ((int32_t *)buf)[i] = (int32_t)(int64_t)v; break;
+	case COLL_UINT32: ((uint32_t *)buf)[i] = (uint32_t)(int64_t)v; break;
+	case COLL_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
+	case COLL_UINT64: ((uint64_t *)buf)[i] = (uint64_t)(int64_t)v; break;
+	case COLL_FLOAT16: ((uint16_t *)buf)[i] = enc_half(v); break;
+	case COLL_BFLOAT16: ((uint16_t *)buf)[i] = enc_bf16(v); break;
+	case COLL_FLOAT32: ((float *)buf)[i] = (float)v; break;
+	default: ((double *)buf)[i] = v; break;
+	}
+}
+
+/* Integers as raw 64-bit patterns (sign-extended), floats as double. */
+static uint64_t load_int(coll_dtype dt, const void *buf, size_t i)
+{
+	switch (dt) {
+	case COLL_INT8: return (uint64_t)(int64_t)((const int8_t *)buf)[i];
+	case COLL_UINT8: return ((const uint8_t *)buf)[i];
+	case COLL_INT32: return (uint64_t)(int64_t)((const int32_t *)buf)[i];
+	case COLL_UINT32: return ((const uint32_t *)buf)[i];
+	default: return ((const uint64_t *)buf)[i];
+	}
+}
+
+static double load_float(coll_dtype dt, const void *buf, size_t i)
+{
+	switch (dt) {
+	case COLL_FLOAT16: return dec_half(((const uint16_t *)buf)[i]);
+	case COLL_BFLOAT16: return dec_bf16(((const uint16_t *)buf)[i]);
+	case COLL_FLOAT32: return ((const float *)buf)[i];
+	default: return ((const double *)buf)[i];
+	}
+}
+
+/* Truncate a wrapped 64-bit result to the dtype, sign-extended. */
+static uint64_t wrap(coll_dtype dt, uint64_t v)
+{
+	switch (dt) {
+	case COLL_INT8: return (uint64_t)(int64_t)(int8_t)v;
+	case COLL_UINT8: return (uint8_t)v;
+	case COLL_INT32: return (uint64_t)(int64_t)(int32_t)v;
+	case COLL_UINT32: return (uint32_t)v;
+	default: return v;
+	}
+}
+
+/* Reference over all n ranks for each residue class of i (mod M): the
+ * result at i depends only on i mod M. */
+typedef struct { uint64_t iv[M]; double fv[M], mag[M]; } refs;
+
+static void make_refs(refs *R, coll_dtype dt, coll_op op)
+{
+	for (int j = 0; j < M; j++) {
+		uint64_t acc = 0;
+		double f = 0, mag = 0;
+		for (int r = 0; r < n; r++) {
+			double v = value(dt, op, residue(r, (size_t)j));
+			uint64_t x = (uint64_t)(int64_t)v;
+			if (!is_signed(dt) && !is_float(dt))
+				x = (uint64_t)(int64_t)v;
+			if (r == 0) {
+				acc = x, f = v, mag = fabs(v);
+				continue;
+			}
+			mag += fabs(v);
+			switch (op) {
+			case COLL_SUM: acc += x, f += v; break;
+			case COLL_PROD: acc *= x, f *= v; break;
+			case COLL_MIN:
+				f = v < f ? v : f;
+				acc = (int64_t)x < (int64_t)acc ? x : acc;
+				break;
+			default:
+				f = v > f ? v : f;
+				acc = (int64_t)x > (int64_t)acc ? x : acc;
+				break;
+			}
+		}
+		R->iv[j] = wrap(dt, acc);
+		R->fv[j] = f;
+		R->mag[j] = op == COLL_PROD ? fabs(f) : mag;
+	}
+}
+
+static double unit(coll_dtype dt)
+{
+	switch (dt) {
+	case COLL_FLOAT16: return ldexp(1, -11);
+	case COLL_BFLOAT16: return ldexp(1, -8);
+	case COLL_FLOAT32: return ldexp(1, -24);
+	default: return ldexp(1, -53);
+	}
+}
+
+static void fail(const char *what, size_t i, double got, double want)
+{
+	if (fails++ < 10)
+		printf("FAIL %s: element %zu is %.17g, want %.17g\n", what, i, got, want);
+}
+
+/* Check buf[0..len) against the reduction at global index off + j. */
+static void check_reduced(const char *what, const void *buf, size_t off, size_t len, coll_dtype dt, coll_op op,
+                          const refs *R)
+{
+	checks++;
+	int bad = 0;
+	double tol_u = 2.0 * (n - 1) * unit(dt);
+	for (size_t j = 0; j < len && bad < 3; j++) {
+		int k = (int)((off + j) % M);
+		if (!is_float(dt)) {
+			uint64_t got = load_int(dt, buf, j);
+			if (got != R->iv[k])
+				fail(what, off + j, (double)(int64_t)got, (double)(int64_t)R->iv[k]), bad++;
+		} else {
+			double got = load_float(dt, buf, j), want = R->fv[k];
+			double tol = (op == COLL_SUM || op == COLL_PROD) ? tol_u * R->mag[k] : 0;
+			if (!(fabs(got - want) <= tol))
+				fail(what, off + j, got, want), bad++;
+		}
+	}
+}
+
+/* Check buf[j] == input of rank `src` at global index off + j. */
+static void check_input(const char *what, const void *buf, size_t off, size_t len, coll_dtype dt, int src,
+                        size_t srcoff)
+{
+	checks++;
+	int bad = 0;
+	for (size_t j = 0; j < len && bad < 3; j++) {
+		double want = value(dt, COLL_SUM, residue(src, srcoff + j));
+		double got = is_float(dt) ? load_float(dt, buf, j) : (double)(int64_t)load_int(dt, buf, j);
+		if (!is_float(dt))
+			want = (double)(int64_t)wrap(dt, (uint64_t)(int64_t)want);
+		if (got != want)
+			fail(what, off + j, got, want), bad++;
+	}
+}
+
+static void fill(void *buf, size_t off, size_t len, coll_dtype dt, coll_op op, int r)
+{
+	for (size_t j = 0; j < len; j++)
+		store(dt, buf, j, value(dt, op, residue(r, off + j)));
+}
+
+static void expect_ok(coll_result rc, const char *what)
+{
+	if (rc != COLL_OK) {
+		printf("FAIL %s: %s: %s\n", what, coll_strerror(rc), coll_last_error(comm));
+		fflush(stdout);
+		exit(1);
+	}
+}
+
+/* --- the collectives under test ------------------------------------------- */
+
+static void *xmalloc(size_t b)
+{
+	void *p = malloc(b ? b : 1);
+	if (!p) {
+		printf("FAIL out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+static void t_allreduce(const char *algo, size_t count, coll_dtype dt, coll_op op, int inplace, const refs *R)
+{
+	char what[160];
+	size_t es = coll_dtype_size(dt);
+	snprintf(what, sizeof what, "allreduce %s n=%d count=%zu %s %s %s", algo ? algo : "auto", n, count,
+	         coll_dtype_name(dt), coll_op_name(op), inplace ? "in-place" : "out-of-place");
+	char *sb = xmalloc(count * es), *rb = inplace ? sb : xmalloc(count * es);
+	fill(sb, 0, count, dt, op, rank);
+	if (!inplace)
+		memset(rb, 0xa5, count * es);
+	expect_ok(coll_allreduce_algo(comm, algo, sb, rb, count, dt, op), what);
+	check_reduced(what, rb, 0, count, dt, op, R);
+	if (!inplace) {
+		check_input(what, sb, 0, op == COLL_SUM ? count : 0, dt, rank, 0);   /* sendbuf untouched */
+		free(rb);
+	}
+	free(sb);
+}
+
+static void t_reduce_scatter(size_t rc, coll_dtype dt, coll_op op, int inplace, const refs *R)
+{
+	char what[160];
+	size_t es = coll_dtype_size(dt), count = rc * (size_t)n;
+	snprintf(what, sizeof what, "reduce_scatter n=%d recvcount=%zu %s %s %s", n, rc, coll_dtype_name(dt),
+	         coll_op_name(op), inplace ? "in-place" : "out-of-place");
+	char *sb = xmalloc(count * es), *rb = inplace ? sb + rc * (size_t)rank * es : xmalloc(rc * es);
+	fill(sb, 0, count, dt, op, rank);
+	expect_ok(coll_reduce_scatter(comm, sb, rb, rc, dt, op), what);
+	check_reduced(what, rb, rc * (size_t)rank, rc, dt, op, R);
+	if (!inplace)
+		free(rb);
+	free(sb);
+}
+
+static void t_allgather(size_t sc, coll_dtype dt, int inplace)
+{
+	char what[160];
+	size_t es = coll_dtype_size(dt), count = sc * (size_t)n;
+	snprintf(what, sizeof what, "allgather n=%d sendcount=%zu %s %s", n, sc, coll_dtype_name(dt),
+	         inplace ? "in-place" : "out-of-place");
+	char *rb = xmalloc(count * es), *sb = inplace ? rb + sc * (size_t)rank * es : xmalloc(sc * es);
+	memset(rb, 0x5a, count * es);
+	fill(sb, sc * (size_t)rank, sc, dt, COLL_SUM, rank);
+	expect_ok(coll_allgather(comm, sb, rb, sc, dt), what);
+	for (int q = 0; q < n; q++)
+		check_input(what, rb + sc * (size_t)q * es, sc * (size_t)q, sc, dt, q, sc * (size_t)q);
+	if (!inplace)
+		free(sb);
+	free(rb);
+}
+
+static void t_broadcast(const char *algo, size_t count, coll_dtype dt, int root, int inplace)
+{
+	char what[160];
+	size_t es = coll_dtype_size(dt);
+	snprintf(what, sizeof what, "broadcast %s n=%d count=%zu %s root=%d %s", algo ? algo : "auto", n, count,
+	         coll_dtype_name(dt), root, inplace ? "in-place" : "out-of-place");
+	char *rb = xmalloc(count * es), *sb = NULL;
+	memset(rb, 0x33, count * es);
+	if (rank == root) {
+		sb = inplace ? rb : xmalloc(count * es);
+		fill(sb, 0, count, dt, COLL_SUM, root);
+	}
+	expect_ok(coll_broadcast_algo(comm, algo, sb, rb, count, dt, root), what);
+	check_input(what, rb, 0, count, dt, root, 0);
+	if (sb != rb)
+		free(sb);
+	free(rb);
+}
+
+static void t_reduce(const char *algo, size_t count, coll_dtype dt, coll_op op, int root, const refs *R)
+{
+	char what[160];
+	size_t es = coll_dtype_size(dt);
+	snprintf(what, sizeof what, "reduce %s n=%d count=%zu %s %s root=%d", algo ? algo : "auto", n, count,
+	         coll_dtype_name(dt), coll_op_name(op), root);
+	char *sb = xmalloc(count * es), *rb = rank == root ? xmalloc(count * es) : NULL;
+	fill(sb, 0, count, dt, op, rank);
+	expect_ok(coll_reduce_algo(comm, algo, sb, rb, count, dt, op, root), what);
+	if (rank == root)
+		check_reduced(what, rb, 0, count, dt, op, R);
+	free(sb);
+	free(rb);
+}
+
+static void sweep(int quick)
+{
+	static refs R;
+	const size_t counts[] = {0, 1, 7, 1000003};
+	const coll_dtype main_dt[] = {COLL_FLOAT32, COLL_INT32};
+	const coll_op main_op[] = {COLL_SUM, COLL_MAX};
+	int nc = quick ? 3 : 4;
+	/* Every dtype and op, ring allreduce. */
+	for (int dt = 0; dt < COLL_NDTYPES; dt++)
+		for (int op = 0; op < COLL_NOPS; op++) {
+			make_refs(&R, (coll_dtype)dt, (coll_op)op);
+			const size_t small[] = {0, 1, 7, 1003, 20011};
+			for (int c = 0; c < (quick ? 4 : 5); c++)
+				t_allreduce("ring", small[c], (coll_dtype)dt, (coll_op)op, 0, &R);
+			t_allreduce("ring", 1003, (coll_dtype)dt, (coll_op)op, 1, &R);
+			t_reduce_scatter(333, (coll_dtype)dt, (coll_op)op, 0, &R);
+			if (op == 0)
+				t_allgather(333, (coll_dtype)dt, 0);
+		}
+	/* fp32 sum and int32 max across algorithms, sizes and buffer modes. */
+	for (int m = 0; m < 2; m++) {
+		coll_dtype dt = main_dt[m];
+		coll_op op = main_op[m];
+		make_refs(&R, dt, op);
+		for (int c = 0; c < nc; c++) {
+			size_t count = counts[c];
+			t_allreduce("ring", count, dt, op, 0, &R);
+			t_allreduce("ring", count, dt, op, 1, &R);
+			t_allreduce("tree", count, dt, op, 0, &R);
+			t_allreduce(NULL, count, dt, op, c % 2, &R);
+			t_reduce_scatter(count / (size_t)n + (count ? 1 : 0), dt, op, c % 2, &R);
+			t_allgather(count / (size_t)n + (count ? 1 : 0), dt, c % 2);
+			int roots[3] = {0, n - 1, n / 2};
+			for (int ri = 0; ri < 3; ri++) {
+				if (ri && roots[ri] == roots[0])
+					continue;
+				t_broadcast(ri == 0 ? "tree" : ri == 1 ? "chain" : NULL, count, dt, roots[ri], ri == 2);
+				t_reduce(ri == 0 ? "tree" : ri == 1 ? "chain" : NULL, count, dt, op, roots[ri], &R);
+			}
+		}
+	}
+	/* The size table picks tree for small allreduce, ring for large. */
+	checks++;
+	const char *s = coll_choose_algo(comm, COLL_ALLREDUCE, 4096), *l = coll_choose_algo(comm, COLL_ALLREDUCE, 4097);
+	if (!s || !l || strcmp(s, "tree") || strcmp(l, "ring"))
+		printf("FAIL choice table: 4096 -> %s, 4097 -> %s\n", s ? s : "NULL", l ? l : "NULL"), fails++;
+	/* Forcing an unknown algorithm is an error, and does not break the comm. */
+	checks++;
+	float x = 1;
+	coll_result rc = coll_allreduce_algo(comm, "nosuch", &x, &x, 1, COLL_FLOAT, COLL_SUM);
+	if (rc != COLL_ERR_NOALGO)
+		printf("FAIL forcing 'nosuch' gave %s\n", coll_strerror(rc)), fails++;
+}
+
+static void big(void)
+{
+	static refs R;
+	const size_t count = 16u << 20;
+	make_refs(&R, COLL_FLOAT32, COLL_SUM);
+	t_allreduce(NULL, count, COLL_FLOAT32, COLL_SUM, 0, &R);
+	make_refs(&R, COLL_INT32, COLL_MAX);
+	t_allreduce(NULL, count, COLL_INT32, COLL_MAX, 1, &R);
+}
+
+/* --- faults ---------------------------------------------------------------- */
+
+static void die(int sig)
+{
+	(void)sig;
+	kill(getpid(), SIGKILL);
+}
+
+static int kill_test(int victim)
+{
+	size_t count = 4u << 20;
+	float *b = xmalloc(count * sizeof *b);
+	for (size_t i = 0; i < count; i++)
+		b[i] = 1;
+	if (rank == victim) {
+		signal(SIGALRM, die);
+		struct itimerval it = {{0, 0}, {0, 200000}};
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
+	for (int it = 0; it < 100000; it++) {
+		double t0 = now();
+		coll_result rc = coll_allreduce(comm, b, b, count, COLL_FLOAT, COLL_SUM);
+		if (rc != COLL_OK) {
+			double dt = now() - t0;
+			printf("rank %d: detected failure after %.3f s: %s: %s\n", rank, dt, coll_strerror(rc),
+			       coll_last_error(comm));
+			fflush(stdout);
+			free(b);
+			return dt < 10 ? 3 : 1;
+		}
+	}
+	printf("FAIL rank %d: no error although rank %d was killed\n", rank, victim);
+	free(b);
+	return 1;
+}
+
+static int mismatch_test(void)
+{
+	size_t count = rank == n - 1 ? 1001 : 1000;
+	float *b = xmalloc(count * sizeof *b);
+	memset(b, 0, count * sizeof *b);
+	coll_result rc = coll_allreduce(comm, b, b, count, COLL_FLOAT, COLL_SUM);
+	printf("rank %d: %s: %s\n", rank, coll_strerror(rc), coll_last_error(comm));
+	rc = rc == COLL_ERR_MISMATCH || rc == COLL_ERR_ABORTED || rc == COLL_ERR_PEER;
+	/* The communicator is broken now. */
+	if (coll_allreduce(comm, b, b, 1, COLL_FLOAT, COLL_SUM) != COLL_ERR_ABORTED)
+		rc = 0;
+	free(b);
+	return rc ? 0 : 1;
+}
+
+static void bench(double max_mib)
+{
+	if (rank == 0)
+		printf("%12s %12s %10s %10s %10s  (allreduce ring fp32 sum, n=%d, %s)\n", "bytes", "count", "time_us",
+		       "algbw_GBs", "busbw_GBs", n, coll_transport_name(comm));
+	size_t maxb = (size_t)(max_mib * 1048576);
+	float *b = xmalloc(maxb), *r = xmalloc(maxb);
+	memset(b, 0, maxb);
+	memset(r, 0, maxb);
+	for (size_t bytes = 1024; bytes <= maxb; bytes *= 4) {
+		size_t count = bytes / 4;
+		int iters = (int)(256.0 * 1048576 / (double)bytes);
+		iters = iters < 5 ? 5 : iters > 200 ? 200 : iters;
+		for (int w = 0; w < 2; w++)
+			expect_ok(coll_allreduce_algo(comm, "ring", b, r, count, COLL_FLOAT, COLL_SUM), "bench");
+		expect_ok(coll_barrier(comm), "barrier");
+		double t0 = now();
+		for (int it = 0; it < iters; it++)
+			expect_ok(coll_allreduce_algo(comm, "ring", b, r, count, COLL_FLOAT, COLL_SUM), "bench");
+		expect_ok(coll_barrier(comm), "barrier");
+		double t = (now() - t0) / iters;
+		double alg = (double)bytes / t / 1e9;
+		if (rank == 0)
+			printf("%12zu %12zu %10.1f %10.3f %10.3f\n", bytes, count, t * 1e6, alg, alg * 2 * (n - 1) / n);
+		fflush(stdout);
+	}
+	free(b);
+	free(r);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: rt_coll sweep [-quick] | big | kill R | mismatch | badsecret | bench [MiB]\n");
+		return 2;
+	}
+	const char *mode = argv[1];
+	n = atoi(getenv("COLL_NRANKS") ? getenv("COLL_NRANKS") : "1");
+	rank = atoi(getenv("COLL_RANK") ? getenv("COLL_RANK") : "0");
+	if (!strcmp(mode, "badsecret") && rank == 1)
+		setenv("COLL_SECRET", "not-the-secret", 1);
+	coll_algo **algos;
+	int nalgos;
+	coll_plan_set *ps = rtt_plan_set(n, &algos, &nalgos);
+	coll_result rc = coll_init_env(&comm, ps);
+	if (!strcmp(mode, "badsecret")) {
+		printf("rank %d: coll_init: %s: %s\n", rank, coll_strerror(rc), coll_last_error(NULL));
+		int ok = rank == 1 ? rc == COLL_ERR_AUTH : rc != COLL_OK;
+		coll_finalize(comm);
+		rtt_plan_set_free(ps, algos, nalgos);
+		return ok ? 0 : 1;
+	}
+	if (rc) {
+		printf("FAIL coll_init: %s: %s\n", coll_strerror(rc), coll_last_error(NULL));
+		rtt_plan_set_free(ps, algos, nalgos);
+		return 1;
+	}
+	double t0 = now();
+	int status = 0;
+	if (!strcmp(mode, "sweep"))
+		sweep(argc > 2 && !strcmp(argv[2], "-quick"));
+	else if (!strcmp(mode, "big"))
+		big();
+	else if (!strcmp(mode, "kill"))
+		status = kill_test(argc > 2 ? atoi(argv[2]) : n - 1);
+	else if (!strcmp(mode, "mismatch"))
+		status = mismatch_test();
+	else if (!strcmp(mode, "bench"))
+		bench(argc > 2 ? atof(argv[2]) : 64);
+	else {
+		fprintf(stderr, "rt_coll: unknown mode '%s'\n", mode);
+		status = 2;
+	}
+	if (!strcmp(mode, "sweep") || !strcmp(mode, "big")) {
+		printf("rank %d: %s over %s: %d checks, %d failed, %.2f s\n", rank, mode, coll_transport_name(comm), checks,
+		       fails, now() - t0);
+		status = fails ? 1 : 0;
+	}
+	coll_finalize(comm);
+	rtt_plan_set_free(ps, algos, nalgos);
+	return status;
+}

@@ -1,0 +1,210 @@
+/*
+ * rt_unit.c - single-process tests of libcollrt's pieces: fp16/bf16
+ * conversions, reduction kernels for every dtype and op, SipHash against
+ * its published test vector, plan building and checking, chunk bounds,
+ * and the error strings.  Links the runtime's objects directly (internals
+ * are local in libcollrt.a).  Prints "N passed, N failed".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+#include "rt_test.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                  \
+	do {                                                  \
+		if (cond)                                         \
+			passed++;                                     \
+		else {                                            \
+			failed++;                                     \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);   \
+			printf(__VA_ARGS__);                          \
+			printf("\n");                                 \
+		}                                                 \
+	} while (0)
+
+static void t_half(void)
+{
+	/* Every half round-trips through float. */
+	int bad = 0;
+	for (uint32_t h = 0; h < 65536; h++) {
+		float f = rt_half_to_float((uint16_t)h);
+		if (isnan(f))
+			continue;
+		if (rt_float_to_half(f) != h)
+			bad++;
+	}
+	CHECK(bad == 0, "%d halves do not round-trip", bad);
+	CHECK(rt_half_to_float(0x3c00) == 1.0f && rt_half_to_float(0xc000) == -2.0f, "half decode");
+	CHECK(rt_half_to_float(0x0001) == ldexpf(1, -24), "smallest subnormal");
+	CHECK(rt_float_to_half(65520.0f) == 0x7c00 && rt_float_to_half(65519.0f) == 0x7bff, "overflow rounding");
+	/* Ties go to even: 1 + 2^-11 is halfway between 1 and 1 + 2^-10. */
+	CHECK(rt_float_to_half(1.0f + ldexpf(1, -11)) == 0x3c00, "tie to even (down)");
+	CHECK(rt_float_to_half(1.0f + 3 * ldexpf(1, -11)) == 0x3c02, "tie to even (up)");
+	CHECK(isnan(rt_half_to_float(rt_float_to_half(NAN))), "nan stays nan");
+	/* bf16 */
+	bad = 0;
+	for (uint32_t h = 0; h < 65536; h++) {
+		float f = rt_bf16_to_float((uint16_t)h);
+		if (!isnan(f) && rt_float_to_bf16(f) != h)
+			bad++;
+	}
+	CHECK(bad == 0, "%d bf16 do not round-trip", bad);
+	CHECK(rt_float_to_bf16(1.0f + ldexpf(1, -8)) == 0x3f80, "bf16 tie to even");
+	CHECK(isnan(rt_bf16_to_float(rt_float_to_bf16(NAN))), "bf16 nan");
+}
+
+static void t_kernels(void)
+{
+	int8_t a8[4] = {100, -100, 5, -128}, b8[4] = {100, -100, -7, 1};
+	rt_reduce2(a8, b8, 4, COLL_INT8, COLL_SUM);
+	CHECK(a8[0] == -56 && a8[1] == 56 && a8[2] == -2 && a8[3] == -127, "int8 sum wraps");
+	int32_t a32[3] = {INT32_MAX, -5, 7}, b32[3] = {1, 3, -9}, d32[3];
+	rt_reduce3(d32, a32, b32, 3, COLL_INT32, COLL_SUM);
+	CHECK(d32[0] == INT32_MIN && d32[1] == -2 && d32[2] == -2, "int32 sum wraps (no UB)");
+	rt_reduce3(d32, a32, b32, 3, COLL_INT32, COLL_MIN);
+	CHECK(d32[0] == 1 && d32[1] == -5 && d32[2] == -9, "int32 min");
+	uint32_t u1[2] = {1u << 31, 3}, u2[2] = {2, 5};
+	rt_reduce2(u1, u2, 2, COLL_UINT32, COLL_PROD);
+	CHECK(u1[0] == 0 && u1[1] == 15, "uint32 prod wraps");
+	uint64_t x1[2] = {UINT64_MAX, 0}, x2[2] = {1, 9};
+	rt_reduce2(x1, x2, 2, COLL_UINT64, COLL_MAX);
+	CHECK(x1[0] == UINT64_MAX && x1[1] == 9, "uint64 max is unsigned");
+	int64_t s1[1] = {-1}, s2[1] = {1};
+	rt_reduce2(s1, s2, 1, COLL_INT64, COLL_MAX);
+	CHECK(s1[0] == 1, "int64 max is signed");
+	uint8_t c1[1] = {200}, c2[1] = {100};
+	rt_reduce2(c1, c2, 1, COLL_UINT8, COLL_SUM);
+	CHECK(c1[0] == 44, "uint8 sum wraps");
+	float f1[1000], f2[1000];
+	for (int i = 0; i < 1000; i++)
+		f1[i] = (float)i, f2[i] = 0.5f;
+	rt_reduce2(f1, f2, 1000, COLL_FLOAT32, COLL_PROD);
+	CHECK(f1[999] == 499.5f && f1[2] == 1.0f, "fp32 prod");
+	double g1[2] = {1.5, -2}, g2[2] = {2.5, -3}, g3[2];
+	rt_reduce3(g3, g1, g2, 2, COLL_FLOAT64, COLL_MAX);
+	CHECK(g3[0] == 2.5 && g3[1] == -2, "fp64 max");
+	uint16_t h1[2] = {rt_float_to_half(1.5f), rt_float_to_half(-2)}, h2[2] = {rt_float_to_half(2.25f),
+	                                                                          rt_float_to_half(0.5f)};
+	rt_reduce2(h1, h2, 2, COLL_FLOAT16, COLL_SUM);
+	CHECK(rt_half_to_float(h1[0]) == 3.75f && rt_half_to_float(h1[1]) == -1.5f, "fp16 sum");
+	uint16_t b1[1] = {rt_float_to_bf16(3)}, b2[1] = {rt_float_to_bf16(-4)};
+	rt_reduce2(b1, b2, 1, COLL_BFLOAT16, COLL_PROD);
+	CHECK(rt_bf16_to_float(b1[0]) == -12.0f, "bf16 prod");
+}
+
+static void t_siphash(void)
+{
+	/* Reference vector from the SipHash paper (appendix A): key 00..0f,
+	 * message 00..0e. */
+	uint8_t key[16], msg[15];
+	for (int i = 0; i < 16; i++)
+		key[i] = (uint8_t)i;
+	for (int i = 0; i < 15; i++)
+		msg[i] = (uint8_t)i;
+	CHECK(rt_siphash(key, msg, 15) == 0xa129ca6149be45e5ULL, "siphash test vector: %016llx",
+	      (unsigned long long)rt_siphash(key, msg, 15));
+	uint8_t k1[16], k2[16];
+	rt_auth_key("a", k1);
+	rt_auth_key("b", k2);
+	CHECK(memcmp(k1, k2, 16) != 0, "different secrets give different keys");
+}
+
+static void t_plans(void)
+{
+	char why[256];
+	for (int n = 1; n <= 9; n++) {
+		coll_algo **algos;
+		int na;
+		coll_plan_set *s = rtt_plan_set(n, &algos, &na);
+		CHECK(s && coll_plan_set_check(s, why, sizeof why) == COLL_OK, "n=%d plan set: %s", n, why);
+		CHECK(algos[0]->rounds == (n > 1 ? 2 * (n - 1) : 0), "ring rounds for n=%d: %d", n, algos[0]->rounds);
+		rtt_plan_set_free(s, algos, na);
+	}
+	/* A send without a matching receive. */
+	coll_step r0[] = {COLL_SEND(0, 1, 0)};
+	coll_rank_plan rp[2] = {COLL_RANK_PLAN(r0), {NULL, 0}};
+	coll_algo bad = {"bad", COLL_BROADCAST, 2, 1, 1, 0, rp};
+	CHECK(rt_algo_check(&bad, why, sizeof why) == COLL_ERR_PLAN && strstr(why, "receives 0"), "unmatched: %s", why);
+	/* Matched counts but crossed order. */
+	coll_step s0[] = {COLL_SEND(0, 1, 0), COLL_SEND(1, 1, 1)};
+	coll_step s1[] = {COLL_RECV_COPY(0, 0, 1), COLL_RECV_COPY(1, 0, 0)};
+	coll_rank_plan rq[2] = {COLL_RANK_PLAN(s0), COLL_RANK_PLAN(s1)};
+	coll_algo crossed = {"crossed", COLL_BROADCAST, 2, 2, 2, 0, rq};
+	CHECK(rt_algo_check(&crossed, why, sizeof why) == COLL_ERR_PLAN && strstr(why, "same order"), "crossed: %s", why);
+	/* Unsorted rounds, self peer. */
+	coll_step u0[] = {COLL_SEND(1, 1, 0), COLL_SEND(0, 1, 0)};
+	coll_rank_plan ru[2] = {COLL_RANK_PLAN(u0), {NULL, 0}};
+	coll_algo unsorted = {"u", COLL_BROADCAST, 2, 1, 2, 0, ru};
+	CHECK(rt_algo_check(&unsorted, why, sizeof why) == COLL_ERR_PLAN && strstr(why, "sorted"), "unsorted: %s", why);
+	coll_step self[] = {COLL_SEND(0, 0, 0)};
+	coll_rank_plan rs[2] = {COLL_RANK_PLAN(self), {NULL, 0}};
+	coll_algo selfp = {"s", COLL_BROADCAST, 2, 1, 1, 0, rs};
+	CHECK(rt_algo_check(&selfp, why, sizeof why) == COLL_ERR_PLAN && strstr(why, "bad peer"), "self: %s", why);
+	/* reduce_scatter needs chunks % n == 0. */
+	coll_rank_plan re[3] = {{NULL, 0}, {NULL, 0}, {NULL, 0}};
+	coll_algo rsbad = {"rs", COLL_REDUCE_SCATTER, 3, 4, 0, 0, re};
+	CHECK(rt_algo_check(&rsbad, why, sizeof why) == COLL_ERR_PLAN, "rs chunks");
+	/* coll_algo_build rejects bad transfers. */
+	coll_xfer x = {0, 0, 0, 0, 0};
+	CHECK(coll_algo_build("x", COLL_ALLREDUCE, 2, 1, 0, &x, 1) == NULL, "src == dst refused");
+	/* Dependency counts: ring n=3, rank 0: round 1 sends chunk 2 which it
+	 * received (reduce) in round 0. */
+	coll_algo *ring = rtt_ring_allreduce(3);
+	coll_comm dummy;
+	memset(&dummy, 0, sizeof dummy);
+	rt_prep *p = NULL;
+	CHECK(rt_prep_build(&dummy, ring, 0, &p) == COLL_OK, "prep");
+	int found = 0;
+	for (int i = 0; i < p->nsteps; i++)
+		if (p->steps[i].kind == COLL_STEP_SEND && p->steps[i].round == 1) {
+			found = 1;
+			CHECK(p->steps[i].chunk == 2 && p->steps[i].need == 1, "round-1 send needs the round-0 reduce");
+		}
+	CHECK(found, "round-1 send present");
+	rt_prep_free(p);
+	coll_algo_free(ring);
+}
+
+static void t_misc(void)
+{
+	CHECK(rt_chunk_lo(0, 3, 2) == 0 && rt_chunk_lo(7, 3, 1) == 2 && rt_chunk_lo(7, 3, 3) == 7, "chunk bounds");
+	CHECK(rt_chunk_lo(UINT64_MAX, 7, 7) == UINT64_MAX, "chunk bounds do not overflow");
+	for (int r = 0; r <= COLL_ERR_UNSUPPORTED; r++)
+		CHECK(strcmp(coll_strerror((coll_result)r), "unknown error") != 0, "strerror(%d)", r);
+	CHECK(sizeof(rt_hdr) == 64, "wire header is 64 bytes");
+	CHECK(coll_dtype_size(COLL_BFLOAT16) == 2 && coll_dtype_size(COLL_NDTYPES) == 0, "dtype sizes");
+	CHECK(rt_transport_find("shm") && rt_transport_find("tcp") && !rt_transport_find("carrier-pigeon"),
+	      "registry");
+	/* coll_init without a rendezvous fails with a reason, not a crash. */
+	coll_comm *c = NULL;
+	coll_config cfg = COLL_CONFIG_INIT;
+	cfg.rank = 0;
+	cfg.nranks = 2;
+	cfg.addr = "no-colon";
+	CHECK(coll_init(&c, NULL, &cfg) == COLL_ERR_BOOTSTRAP && c == NULL && strstr(coll_last_error(NULL), "host:port"),
+	      "bad address: %s", coll_last_error(NULL));
+	/* n = 1 needs no peers and no plans. */
+	cfg.nranks = 1;
+	CHECK(coll_init(&c, NULL, &cfg) == COLL_OK, "solo init: %s", coll_last_error(NULL));
+	float in[5] = {1, 2, 3, 4, 5}, out[5] = {0};
+	CHECK(coll_allreduce(c, in, out, 5, COLL_FLOAT, COLL_SUM) == COLL_OK && out[4] == 5, "solo allreduce");
+	CHECK(coll_allreduce(c, in, out, 5, (coll_dtype)99, COLL_SUM) == COLL_ERR_INVALID, "bad dtype");
+	CHECK(coll_broadcast(c, in, out, 5, COLL_FLOAT, 3) == COLL_ERR_INVALID, "bad root");
+	coll_finalize(c);
+}
+
+int main(void)
+{
+	t_half();
+	t_kernels();
+	t_siphash();
+	t_plans();
+	t_misc();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
