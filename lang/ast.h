@@ -24,7 +24,9 @@ typedef enum {
 	A_RETURN, A_REQUIRE, A_PARAM, A_CHUNKS, A_PORTS, A_ROUND, A_PHASE,
 	A_XFER, A_RUN, A_EXPR,
 	/* declarations */
-	A_ALGO, A_FN, A_IMPORT
+	A_ALGO, A_FN, A_IMPORT,
+	/* cluster declarations (codegen/cluster.c reads them) */
+	A_CLUSTER, A_CITEM, A_CCOLL, A_CENTRY
 } ast_kind;
 
 /* Operators of A_UNOP / A_BINOP and compound assignment. */

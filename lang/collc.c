@@ -17,6 +17,7 @@
 
 #include "driver.h"
 #include "export.h"
+#include "cmd_build.h"
 #include "cmd_cost.h"
 
 #define COLL_VERSION "0.1.0"
@@ -34,6 +35,7 @@ static void usage(FILE *out)
 	      "  sim FILE -a ALGO -n N -s SIZE [--trace] [--svg F] event-driven simulation\n"
 	      "  compare FILE... -n N [-b -e -f] [--csv|--json|--svg F]  algorithms x sizes\n"
 	      "  tune FILE... -n N [link flags]                   fastest algorithm per size range\n"
+	      "  build CLUSTER.coll -o DIR [--cluster NAME]       generate and compile lib<cluster>\n"
 	      "\n"
 	      "common options:\n"
 	      "  --max-steps N   evaluation step limit (default 200000000)\n"
@@ -282,6 +284,7 @@ static const struct {
 	{ "check", cmd_check }, { "show", cmd_show },
 	{ "cost", cmd_cost },   { "sim", cmd_sim },
 	{ "compare", cmd_compare }, { "tune", cmd_tune },
+	{ "build", cmd_build },
 };
 
 static double now_ms(void)
@@ -302,6 +305,7 @@ static void print_stats(double start)
 int main(int argc, char **argv)
 {
 	double start = now_ms();
+	drv_init_stdlib(argv[0]);
 	bool stats = false;
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--stats") == 0) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ast.h"
 #include "driver.h"
@@ -14,6 +15,30 @@
 #include "verify.h"
 
 long long drv_max_steps = 200000000LL;
+static char stdlib_dir[PATH_MAX];
+
+void drv_init_stdlib(const char *argv0)
+{
+	const char *env = getenv("COLL_STDLIB");
+	if (env && *env) {
+		snprintf(stdlib_dir, sizeof stdlib_dir, "%s", env);
+		return;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		snprintf(exe, sizeof exe, "%s", argv0);
+	else
+		exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash) {
+		*slash = '\0';
+		char guess[PATH_MAX + 16];
+		snprintf(guess, sizeof guess, "%s/../stdlib", exe);
+		if (!realpath(guess, stdlib_dir))
+			stdlib_dir[0] = '\0';
+	}
+}
 
 struct drv_prog {
 	ast_prog ast;
@@ -66,7 +91,12 @@ static int load_one(drv_prog *p, const char *path, srcpos from)
 			snprintf(buf, sizeof buf, "%s", d->str);
 		else
 			snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - f->name), f->name, d->str);
-		errs += load_one(p, buf, d->pos);
+		char lib[PATH_MAX * 2];
+		snprintf(lib, sizeof lib, "%s/%s", stdlib_dir, d->str);
+		if (access(buf, F_OK) != 0 && d->str[0] != '/' && stdlib_dir[0] && access(lib, F_OK) == 0)
+			errs += load_one(p, lib, d->pos);   /* the standard library */
+		else
+			errs += load_one(p, buf, d->pos);
 	}
 	return errs;
 }
@@ -149,6 +179,18 @@ bool drv_algo_named(const drv_prog *p, int i)
 		if (p->ast.files[j] == f)
 			return p->named[j];
 	return false;
+}
+
+struct ast *drv_cluster(const drv_prog *p, const char *name)
+{
+	for (int j = 0; j < p->ast.decls.n; j++) {
+		ast *d = p->ast.decls.v[j];
+		if (d->kind != A_CLUSTER)
+			continue;
+		if (name ? strcmp(d->str, name) == 0 : true)
+			return d;
+	}
+	return NULL;
 }
 
 void drv_set_quiet_require(drv_prog *p, bool quiet) { p->quiet = quiet; }

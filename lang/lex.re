@@ -60,6 +60,29 @@ overflow:
 	return 0;
 }
 
+/* A size literal such as 64KiB or 1GB: an int number of bytes. */
+static int64_t lex_size(lex_state *lx, const char *b, const char *e)
+{
+	const char *u = b;
+	while (u < e && ((*u >= '0' && *u <= '9') || *u == '_'))
+		u++;
+	int64_t v = lex_int(lx, b, u), mul = 1;
+	bool bin = e - u == 3;   /* KiB, MiB, ... */
+	switch (*u) {
+	case 'K': mul = bin ? 1LL << 10 : 1000LL; break;
+	case 'M': mul = bin ? 1LL << 20 : 1000000LL; break;
+	case 'G': mul = bin ? 1LL << 30 : 1000000000LL; break;
+	case 'T': mul = bin ? 1LL << 40 : 1000000000000LL; break;
+	default: break;
+	}
+	int64_t r;
+	if (__builtin_mul_overflow(v, mul, &r)) {
+		diag_error(here(lx, b), "size literal '%.*s' does not fit in 64 bits", (int)(e - b), b);
+		return 0;
+	}
+	return r;
+}
+
 /* Scan the body of a string literal starting after the opening quote. */
 static int lex_string(lex_state *lx, YYSTYPE *val)
 {
@@ -118,6 +141,9 @@ int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx)
 	"algorithm" { TOK(ALGORITHM); }
 	"fn"        { TOK(FN); }
 	"import"    { TOK(IMPORT); }
+	"cluster"   { TOK(CLUSTER); }
+	"choose"    { TOK(CHOOSE); }
+	"below"     { TOK(BELOW); }
 	"let"       { TOK(LET); }
 	"param"     { TOK(PARAM); }
 	"chunks"    { TOK(CHUNKS); }
@@ -147,6 +173,10 @@ int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx)
 
 	ident       { val->s = arena_strndup(lx->arena, lx->tok, lx->cur - lx->tok); TOK(IDENT); }
 	dec | hex   { val->i = lex_int(lx, lx->tok, lx->cur); TOK(INT); }
+	dec ("B" | "KB" | "MB" | "GB" | "TB" | "KiB" | "MiB" | "GiB" | "TiB") {
+		val->i = lex_size(lx, lx->tok, lx->cur);
+		TOK(INT);
+	}
 	[0-9]+ [A-Za-z_][A-Za-z0-9_]* {
 		diag_error(here(lx, lx->tok), "malformed number '%.*s'", (int)(lx->cur - lx->tok), lx->tok);
 		val->i = 0;

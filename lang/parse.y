@@ -51,7 +51,7 @@ static ast *binop(lex_state *lx, int op, ast *a, ast *b, parse_loc loc);
 }
 
 %token END 0 "end of file"
-%token ALGORITHM "'algorithm'" FN "'fn'" IMPORT "'import'" LET "'let'" PARAM "'param'"
+%token ALGORITHM "'algorithm'" FN "'fn'" IMPORT "'import'" CLUSTER "'cluster'" CHOOSE "'choose'" BELOW "'below'" LET "'let'" PARAM "'param'"
 %token CHUNKS "'chunks'" PORTS "'ports'" ROUND "'round'" PHASE "'phase'"
 %token COPY "'copy'" REDUCE "'reduce'" RUN "'run'" ON "'on'" WITH "'with'"
 %token IF "'if'" ELSE "'else'" FOR "'for'" IN "'in'" WHILE "'while'"
@@ -75,7 +75,9 @@ static ast *binop(lex_state *lx, int op, ast *a, ast *b, parse_loc loc);
 %precedence UMINUS
 
 %type <node> decl stmt expr primary block if_tail opt_chunks map_entry
-%type <list> stmts params idents args exprs map_entries opt_with bindings
+%type <list> stmts params idents args exprs map_entries opt_with bindings citems centries opt_args
+%type <node> citem cvalue centry opt_below
+%type <i> opt_choose
 %type <i> xfer_op
 %type <s> collective
 
@@ -93,7 +95,61 @@ decl
 	| FN IDENT '(' params ')' block {
 		$$ = NEW(A_FN, @2); $$->str = $2; $$->list = $4; $$->b = $6; }
 	| IMPORT STRING ';' { $$ = NEW(A_IMPORT, @2); $$->str = $2; }
+	| CLUSTER IDENT '{' citems '}' { $$ = NEW(A_CLUSTER, @2); $$->str = $2; $$->list = $4; }
 	| error '}' { $$ = NULL; }
+	;
+
+/* Cluster bodies: `key value;` items and `collective { algo, ... } [choose
+ * by cost];` blocks.  A value is a literal or a name, never a set literal,
+ * so `allreduce {` cannot be mistaken for `key {set}`. */
+citems
+	: %empty { $$ = (ast_list){0}; }
+	| citems citem { $$ = $1; if ($2) ast_push(lx->arena, &$$, $2); }
+	;
+
+citem
+	: IDENT cvalue ';' { $$ = NEW(A_CITEM, @1); $$->str = $1; $$->a = $2; }
+	| collective '{' centries '}' opt_choose {
+		$$ = NEW(A_CCOLL, @1); $$->str = $1; $$->list = $3; $$->ival = $5; }
+	| error ';' { $$ = NULL; }
+	;
+
+cvalue
+	: INT { $$ = NEW(A_INT, @1); $$->ival = $1; }
+	| STRING { $$ = NEW(A_STR, @1); $$->str = $1; }
+	| IDENT { $$ = NEW(A_NAME, @1); $$->str = $1; }
+	;
+
+opt_choose
+	: ';' { $$ = 0; }
+	| %empty { $$ = 0; }
+	| CHOOSE IDENT IDENT ';' {
+		if (strcmp($2, "by") || strcmp($3, "cost")) {
+			diag_error(P(@2), "expected 'choose by cost', found 'choose %s %s'", $2, $3);
+		}
+		$$ = 1; }
+	;
+
+centries
+	: centry { $$ = (ast_list){0}; ast_push(lx->arena, &$$, $1); }
+	| centries csep centry { $$ = $1; ast_push(lx->arena, &$$, $3); }
+	| centries csep { $$ = $1; }
+	;
+
+csep: ',' | ';' ;
+
+centry
+	: IDENT opt_args opt_below { $$ = NEW(A_CENTRY, @1); $$->str = $1; $$->list = $2; $$->a = $3; }
+	;
+
+opt_args
+	: %empty { $$ = (ast_list){0}; }
+	| '(' bindings ')' { $$ = $2; }
+	;
+
+opt_below
+	: %empty { $$ = NULL; }
+	| BELOW INT { $$ = NEW(A_INT, @2); $$->ival = $2; }
 	;
 
 /* `reduce` is also the transfer keyword, so the collective may be either. */

@@ -344,7 +344,8 @@ int resolve_prog(ast_prog *p)
 		for (int j = 0; j < i; j++) {
 			ast *o = p->decls.v[j];
 			if (o->kind == d->kind && strcmp(o->str, d->str) == 0) {
-				err(d->pos, "%s '%s' is already declared", d->kind == A_ALGO ? "algorithm" : "function", d->str);
+				err(d->pos, "%s '%s' is already declared", d->kind == A_ALGO ? "algorithm"
+				    : d->kind == A_FN ? "function" : "cluster", d->str);
 				diag_note(o->pos, "first declared here");
 				break;
 			}
@@ -357,7 +358,7 @@ int resolve_prog(ast_prog *p)
 		}
 	}
 	for (int i = 0; i < p->decls.n; i++)
-		if (p->decls.v[i]->kind != A_IMPORT)
+		if (p->decls.v[i]->kind == A_ALGO || p->decls.v[i]->kind == A_FN)
 			unit(p, p->decls.v[i]);
 	return errors;
 }

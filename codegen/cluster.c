@@ -1,0 +1,290 @@
+/*
+ * cluster.c - evaluate a `cluster` declaration (see cluster.h).
+ *
+ *   cluster lab4 {
+ *     ranks 4;  transport shm;
+ *     allreduce { rhd below 256KiB; ring; }
+ *     reduce_scatter { ring_rs; }
+ *     broadcast { binomial_bcast; }
+ *   }
+ *
+ * Each collective block lists algorithms; with `below SIZE` thresholds the
+ * first entry whose threshold exceeds the message size wins (an entry
+ * without one takes every larger size), and with `choose by cost` the cost
+ * model (cost.h, event-driven simulation under the cluster's link model)
+ * picks the fastest per power-of-two size from 1 B to 4 GiB.  Every
+ * algorithm is verified for the cluster's rank count here, so a library is
+ * never built around a schedule that does not implement its collective.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+#include "cluster.h"
+#include "cost.h"
+#include "linkmodel.h"
+
+static int add_choice(cluster *c, ir_kind kind, uint64_t max_bytes, int algo)
+{
+	c->choices = realloc(c->choices, (c->nchoices + 1) * sizeof *c->choices);
+	c->choices[c->nchoices++] = (cluster_choice){ kind, max_bytes, algo };
+	return 0;
+}
+
+/* Evaluate one `algo(k = v, ...)` entry for the cluster's ranks. */
+static int entry(drv_prog *p, cluster *c, ast *coll, ir_kind kind, ast *e)
+{
+	int i = drv_find_algo(p, e->str);
+	if (i < 0) {
+		diag_error(e->pos, "cluster '%s': no algorithm named '%s'", c->name, e->str);
+		return -1;
+	}
+	if (drv_algo_kind(p, i) != kind) {
+		diag_error(e->pos, "cluster '%s': '%s' is %s algorithm, listed under %s", c->name, e->str,
+			   drv_algo_kind(p, i) == IR_ALLREDUCE ? "an allreduce" : ir_kind_names[drv_algo_kind(p, i)],
+			   coll->str);
+		return -1;
+	}
+	for (int j = 0; j < c->nalgos; j++)
+		if (c->algos[j].s->kind == kind && strcmp(c->algos[j].label, e->str) == 0) {
+			diag_error(e->pos, "cluster '%s': '%s' is listed twice under %s", c->name, e->str, coll->str);
+			return -1;
+		}
+	drv_define defs[32];
+	int nd = 0;
+	for (int j = 0; j < e->list.n && nd < 32; j++) {
+		ast *b = e->list.v[j], *v = b->a;
+		long long x;
+		if (v->kind == A_INT)
+			x = v->ival;
+		else if (v->kind == A_UNOP && v->op == OP_NEG && v->a->kind == A_INT)
+			x = -v->a->ival;
+		else {
+			diag_error(v->pos, "cluster parameters must be integer literals");
+			return -1;
+		}
+		defs[nd++] = (drv_define){ b->str, x };
+	}
+	int before = diag_errors;
+	ir_sched *s = drv_run(p, e->str, c->ranks, defs, nd, true);
+	if (!s) {
+		if (diag_errors == before)
+			diag_error(e->pos, "cluster '%s': '%s' failed for %d ranks", c->name, e->str, c->ranks);
+		diag_note(e->pos, "included in cluster '%s' (%d ranks) here", c->name, c->ranks);
+		return -1;
+	}
+	c->algos = realloc(c->algos, (c->nalgos + 1) * sizeof *c->algos);
+	c->algos[c->nalgos++] = (cluster_algo){ s, strdup(e->str) };
+	return c->nalgos - 1;
+}
+
+/* `choose by cost`: the fastest of algos[first..last] per power-of-two size. */
+static int choose_by_cost(cluster *c, ast *coll, ir_kind kind, int first, int last)
+{
+	link_model lm;
+	link_error err;
+	memset(&lm, 0, sizeof lm);
+	int rc = c->links ? link_read_matrix(&lm, c->links, &err) : link_uniform(&lm, c->alpha, c->bw, &err);
+	if (rc == 0)
+		rc = link_check_n(&lm, c->ranks, &err);
+	if (rc != 0) {
+		diag_error(coll->pos, "cluster '%s': link model: %s", c->name, err.msg);
+		link_free(&lm);
+		return -1;
+	}
+	int na = last - first + 1;
+	cost_plan **plans = calloc(na, sizeof *plans);
+	for (int a = 0; a < na && rc == 0; a++)
+		if (!(plans[a] = cost_plan_new(c->algos[first + a].s, &err)))
+			rc = -1;
+	int prev = -1;
+	for (int k = 0; k <= 32 && rc == 0; k++) {
+		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = -1, .segments = 1 };
+		int best = -1;
+		double bt = 0;
+		for (int a = 0; a < na; a++) {
+			cost_result r;
+			if (cost_sim_time(plans[a], &q, &r, &err) != 0) {
+				rc = -1;
+				break;
+			}
+			if (best < 0 || r.time < bt) {
+				best = a;
+				bt = r.time;
+			}
+		}
+		if (rc == 0 && best != prev) {
+			if (prev >= 0)   /* close the previous range just below this size */
+				c->choices[c->nchoices - 1].max_bytes = (1ULL << k) - 1;
+			add_choice(c, kind, UINT64_MAX, first + best);
+			prev = best;
+		}
+	}
+	if (rc != 0)
+		diag_error(coll->pos, "cluster '%s': cost model: %s", c->name, err.msg);
+	for (int a = 0; a < na; a++)
+		cost_plan_free(plans[a]);
+	free(plans);
+	link_free(&lm);
+	return rc;
+}
+
+static int collective(drv_prog *p, cluster *c, ast *coll)
+{
+	int kind = ir_kind_from_name(coll->str);
+	if (kind < 0) {
+		diag_error(coll->pos, "unknown collective '%s' (expected allreduce, reduce_scatter, allgather, "
+			   "broadcast or reduce)", coll->str);
+		return -1;
+	}
+	for (int j = 0; j < c->nchoices; j++)
+		if (c->choices[j].kind == (ir_kind)kind) {
+			diag_error(coll->pos, "cluster '%s': a second %s block", c->name, coll->str);
+			return -1;
+		}
+	int first = c->nalgos;
+	uint64_t prev = 0;
+	for (int j = 0; j < coll->list.n; j++) {
+		ast *e = coll->list.v[j];
+		int a = entry(p, c, coll, (ir_kind)kind, e);
+		if (a < 0)
+			return -1;
+		if (coll->ival)   /* choose by cost: thresholds come later */
+			continue;
+		bool lastone = j == coll->list.n - 1;
+		if (!e->a && !lastone) {
+			diag_error(e->pos, "cluster '%s': '%s' has no 'below SIZE' but is not the last %s algorithm, "
+				   "so the ones after it could never be chosen (or say 'choose by cost')",
+				   c->name, e->str, coll->str);
+			return -1;
+		}
+		uint64_t below = e->a ? (uint64_t)e->a->ival : 0;
+		if (e->a && (e->a->ival <= 0 || below <= prev)) {
+			diag_error(e->a->pos, "cluster '%s': thresholds must grow: 'below %llu' after 'below %llu'",
+				   c->name, (unsigned long long)below, (unsigned long long)prev);
+			return -1;
+		}
+		prev = below;
+		/* the last entry takes every larger size, threshold or not */
+		add_choice(c, (ir_kind)kind, lastone ? UINT64_MAX : below - 1, a);
+	}
+	if (coll->ival)
+		return choose_by_cost(c, coll, (ir_kind)kind, first, c->nalgos - 1);
+	return 0;
+}
+
+static int setting(cluster *c, ast *it)
+{
+	ast *v = it->a;
+	const char *k = it->str;
+	link_error err;
+	if (strcmp(k, "ranks") == 0) {
+		if (v->kind != A_INT || v->ival < 1 || v->ival > 65536) {
+			diag_error(v->pos, "'ranks' needs an integer in 1..65536");
+			return -1;
+		}
+		c->ranks = (int)v->ival;
+	} else if (strcmp(k, "transport") == 0) {
+		static const char *ok[] = { "shm", "tcp", "mpi", "auto" };
+		const char *t = v->kind == A_NAME || v->kind == A_STR ? v->str : "";
+		for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+			if (strcmp(t, ok[i]) == 0) {
+				free(c->transport);
+				c->transport = strdup(t);
+				return 0;
+			}
+		if (strcmp(t, "nccl") == 0 || strcmp(t, "cuda") == 0)
+			diag_error(v->pos, "transport '%s' needs the CUDA code generator, which this collc does not have", t);
+		else
+			diag_error(v->pos, "unknown transport '%s' (expected shm, tcp, mpi or auto)", t);
+		return -1;
+	} else if (strcmp(k, "alpha") == 0 || strcmp(k, "bw") == 0 || strcmp(k, "links") == 0) {
+		if (v->kind != A_STR) {
+			diag_error(v->pos, "'%s' needs a string such as %s", k,
+				   k[0] == 'a' ? "\"3us\"" : k[0] == 'b' ? "\"450GB/s\"" : "\"lab8.links\"");
+			return -1;
+		}
+		int rc = 0;
+		if (k[0] == 'a')
+			rc = link_parse_time(v->str, &c->alpha, &err);
+		else if (k[0] == 'b')
+			rc = link_parse_bw(v->str, &c->bw, &err);
+		else {
+			/* relative to the cluster file, like imports */
+			const char *slash = strrchr(v->pos.file->name, '/');
+			char buf[4096];
+			if (v->str[0] == '/' || !slash)
+				snprintf(buf, sizeof buf, "%s", v->str);
+			else
+				snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - v->pos.file->name), v->pos.file->name,
+					 v->str);
+			free(c->links);
+			c->links = strdup(buf);
+		}
+		if (rc != 0) {
+			diag_error(v->pos, "%s", err.msg);
+			return -1;
+		}
+	} else {
+		diag_error(it->pos, "unknown cluster setting '%s' (expected ranks, transport, alpha, bw or links)", k);
+		return -1;
+	}
+	return 0;
+}
+
+int cluster_eval(drv_prog *p, const char *name, cluster *c)
+{
+	memset(c, 0, sizeof *c);
+	ast *d = drv_cluster(p, name);
+	if (!d) {
+		if (name)
+			fprintf(stderr, "%s: error: no cluster named '%s'\n", diag_tool, name);
+		else
+			fprintf(stderr, "%s: error: no cluster declaration in the given files\n", diag_tool);
+		diag_errors++;
+		return -1;
+	}
+	c->name = strdup(d->str);
+	c->pos = d->pos;
+	c->transport = strdup("auto");
+	c->alpha = 3e-6;
+	c->bw = 450e9;
+	int rc = 0;
+	for (int i = 0; i < d->list.n && rc == 0; i++)
+		if (d->list.v[i]->kind == A_CITEM)
+			rc = setting(c, d->list.v[i]);
+	if (rc == 0 && c->ranks == 0) {
+		diag_error(d->pos, "cluster '%s' needs 'ranks N;'", c->name);
+		rc = -1;
+	}
+	int colls = 0;
+	for (int i = 0; i < d->list.n && rc == 0; i++)
+		if (d->list.v[i]->kind == A_CCOLL) {
+			rc = collective(p, c, d->list.v[i]);
+			colls++;
+		}
+	if (rc == 0 && colls == 0) {
+		diag_error(d->pos, "cluster '%s' includes no algorithms (add e.g. 'allreduce { ring; }')", c->name);
+		rc = -1;
+	}
+	if (rc != 0) {
+		cluster_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+void cluster_free(cluster *c)
+{
+	for (int i = 0; i < c->nalgos; i++) {
+		ir_free(c->algos[i].s);
+		free(c->algos[i].label);
+	}
+	free(c->algos);
+	free(c->choices);
+	free(c->name);
+	free(c->transport);
+	free(c->links);
+	memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,50 @@
+/*
+ * cluster.h - a `cluster` declaration evaluated: the verified schedule of
+ * every algorithm it includes for its rank count, and the size -> algorithm
+ * table.  Pipeline: driver (parse, eval, verify) -> cluster.c -> emit_c.c.
+ */
+#ifndef COLL_CLUSTER_H
+#define COLL_CLUSTER_H
+
+#include <stdint.h>
+
+#include "driver.h"
+#include "ir.h"
+
+typedef struct {
+	ir_sched *s;          /* verified for the cluster's rank count (owned) */
+	char *label;          /* algorithm name as the library knows it (owned) */
+} cluster_algo;
+
+/* Sizes up to max_bytes (inclusive) of collective kind use algorithm algo. */
+typedef struct {
+	ir_kind kind;
+	uint64_t max_bytes;
+	int algo;             /* index into cluster.algos */
+} cluster_choice;
+
+typedef struct {
+	char *name;
+	srcpos pos;
+	int ranks;
+	char *transport;      /* shm, tcp, mpi or auto */
+	double alpha, bw;     /* link model for `choose by cost` */
+	char *links;          /* or a link matrix file (owned), NULL */
+	cluster_algo *algos;
+	int nalgos;
+	cluster_choice *choices;
+	int nchoices;
+} cluster;
+
+/* cluster.c */
+/* Evaluate cluster `name` (NULL: the first) of p.  Every included algorithm
+ * is evaluated and verified for the cluster's rank count; errors point into
+ * the cluster file.  Returns 0, or -1 after printing diagnostics. */
+int cluster_eval(drv_prog *p, const char *name, cluster *out);
+void cluster_free(cluster *c);
+
+/* emit_c.c */
+/* Write DIR/NAME.h and DIR/NAME_plans.c for c; returns 0 or -1 (message printed). */
+int emit_c(const cluster *c, const char *dir, const char *source);
+
+#endif
