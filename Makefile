@@ -97,7 +97,7 @@ test: all rt-tests $(UNIT_BIN)
 quicktest: all rt-tests $(UNIT_BIN)
 	tclsh tests/all.tcl -build $(B) -quick
 
-bench: all
+bench: all rt-tests
 	tclsh tests/bench/bench.tcl -build $(B)
 
 san:

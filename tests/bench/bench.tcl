@@ -1,0 +1,93 @@
+# bench.tcl - `make bench`: speed and memory of the compiler and the cost
+# model, with the targets beside each number, then the runtime benchmark
+# (tests/bench/runtime.sh) when it is there.
+#
+#   tclsh tests/bench/bench.tcl [-build DIR] [-only compiler|cost|runtime]
+#
+# Every number is measured in this run.  The compiler's baseline is a
+# straightforward Python implementation of StragglAR's Algorithm 1
+# (stragglar_ref.py here, run on the same machine), the kind of generator
+# the paper used (1.04 s for n = 256 there).
+set root [file normalize [file join [file dirname [info script]] .. ..]]
+set build [file join $root build]
+set only ""
+foreach {k v} $argv {
+    switch -- $k { -build { set build [file normalize $v] } -only { set only $v } }
+}
+set collc [file join $build collc]
+cd $root
+
+# Run collc with --stats; returns {ms peak_mb}.
+proc stats {args} {
+    set err [file join /tmp coll-bench-[pid].err]
+    exec $::collc --stats {*}$args >/dev/null 2>$err
+    set f [open $err]; set e [read $f]; close $f
+    file delete $err
+    if {![regexp {stats: ([0-9.]+) ms, peak RSS ([0-9.]+) MB} $e -> ms mb]} { error "no stats in: $e" }
+    return [list $ms $mb]
+}
+
+# Median wall ms of `reps` runs, and the largest peak RSS.
+proc measure {reps args} {
+    set ts {}; set peak 0
+    for {set i 0} {$i < $reps} {incr i} {
+        lassign [stats {*}$args] ms mb
+        lappend ts $ms
+        if {$mb > $peak} { set peak $mb }
+    }
+    set ts [lsort -real $ts]
+    return [list [lindex $ts [expr {[llength $ts] / 2}]] $peak]
+}
+
+proc ispow2 {n} { expr {$n > 0 && ($n & ($n - 1)) == 0} }
+proc verdict {ok} { return [expr {$ok ? "meets target" : "MISSES target"}] }
+
+if {$only in {"" compiler}} {
+    puts "== compiler: collc show stdlib/stragglar.coll --format json (median of 5)"
+    if {![file exists stdlib/stragglar.coll]} {
+        puts "   stdlib/stragglar.coll missing; skipped"
+    } else {
+        set ref [file join $root tests bench stragglar_ref.py]
+        set py [auto_execok python3]
+        foreach {n target_ms} {256 20 1024 500 254 1000} {
+            lassign [measure 5 show stdlib/stragglar.coll -n $n --format json] ms mb
+            set line [format "   n=%-5d %8.1f ms  (target < %d ms: %s)  peak RSS %.1f MB" $n $ms $target_ms \
+                [verdict [expr {$ms < $target_ms}]] $mb]
+            if {$n == 1024} { append line [format "  (target < 100 MB: %s)" [verdict [expr {$mb < 100}]]] }
+            if {$py ne "" && [file exists $ref] && [ispow2 $n]} {
+                set t0 [clock microseconds]
+                exec {*}$py $ref $n >/dev/null
+                set pyms [expr {([clock microseconds] - $t0) / 1000.0}]
+                append line [format "  python reference %.1f ms, ratio %.1fx" $pyms [expr {$pyms / $ms}]]
+            }
+            puts $line
+        }
+    }
+}
+
+
+if {$only in {"" cost}} {
+    puts "== cost model"
+    if {[file exists stdlib/stragglar.coll]} {
+        set out [exec $collc sim stdlib/stragglar.coll -a stragglar -n 256 -s 1GiB --straggler last --repeat 20 2>@1]
+        if {[regexp {([0-9.]+) ms per simulation} $out -> ms] || [regexp {repeat[^\n]*?([0-9.]+) ms} $out -> ms]} {
+            puts [format "   simulate StragglAR n=256 1 GiB: %.2f ms per run (target < 50 ms: %s)" $ms [verdict [expr {$ms < 50}]]]
+        } else {
+            puts "   simulate StragglAR n=256 1 GiB:\n$out"
+        }
+    }
+    set files [list stdlib/ring.coll stdlib/rhd.coll stdlib/dbt.coll stdlib/direct.coll stdlib/bcube.coll stdlib/broadcast.coll]
+    set t0 [clock microseconds]
+    exec $collc compare {*}$files -n 64 -b 1KiB -e 4GiB -f 2 >/dev/null
+    set ms [expr {([clock microseconds] - $t0) / 1000.0}]
+    puts [format "   compare 6 allreduce algorithms x 23 sizes (1 KiB..4 GiB), n=64: %.0f ms (target < 2000 ms: %s)" \
+        $ms [verdict [expr {$ms < 2000}]]]
+}
+
+if {$only in {"" runtime}} {
+    set rt [file join $root tests bench runtime.sh]
+    if {[file exists $rt]} {
+        puts "== runtime"
+        exec sh $rt $build >@stdout 2>@stderr
+    }
+}
