@@ -294,6 +294,83 @@ static int cmp_values(const void *a, const void *b)
 	return v_cmp(*(const value *)a, *(const value *)b);
 }
 
+/* ---- the integer fast path ------------------------------------------------
+ *
+ * Rank and chunk arithmetic dominates evaluation (StragglAR at n = 1024
+ * emits two million transfers, each with three such expressions), so pure
+ * integer expressions (literals, int variables, n, + - * / %, unary -) are
+ * computed here without boxing values.  The fast path only ever evaluates
+ * pure nodes, so when it gives up (a call, a non-int, an overflow or a
+ * division by zero) the generic path can evaluate the same expression
+ * again and report any error with its usual message. */
+static bool fast_int(inst *in, value *fr, ast *e, int64_t *out);
+
+/* The value a pure variable or element expression (x, x[i], m[k][j]) names,
+ * without touching reference counts; NULL when it is not that simple or
+ * the element does not exist (the generic path then reports why). */
+static value *peek(inst *in, value *fr, ast *e)
+{
+	if (e->kind == A_NAME)
+		return e->bind == B_LOCAL ? &fr[e->slot] : NULL;
+	if (e->kind != A_INDEX)
+		return NULL;
+	value *c = peek(in, fr, e->a);
+	int64_t i;
+	if (!c || !fast_int(in, fr, e->b, &i))
+		return NULL;
+	if (c->t == V_LIST)
+		return i >= 0 && i < v_list(*c)->n ? &v_list(*c)->v[i] : NULL;
+	if (c->t == V_MAP)
+		return v_map_get(v_map(*c), v_int(i));
+	return NULL;
+}
+
+static bool fast_int(inst *in, value *fr, ast *e, int64_t *out)
+{
+	int64_t x, y;
+	value *p;
+	switch (e->kind) {
+	case A_INDEX:
+		if (!(p = peek(in, fr, e)) || p->t != V_INT)
+			return false;
+		*out = p->i;
+		return true;
+	case A_INT:
+		*out = e->ival;
+		return true;
+	case A_NAME:
+		if (e->bind == B_LOCAL && fr[e->slot].t == V_INT) {
+			*out = fr[e->slot].i;
+			return true;
+		}
+		if (e->bind == B_N) {
+			*out = in->n;
+			return true;
+		}
+		return false;
+	case A_UNOP:
+		if (e->op != OP_NEG || !fast_int(in, fr, e->a, &x) || x == INT64_MIN)
+			return false;
+		*out = -x;
+		return true;
+	case A_BINOP:
+		if (e->op < OP_ADD || e->op > OP_MOD || !fast_int(in, fr, e->a, &x) || !fast_int(in, fr, e->b, &y))
+			return false;
+		switch (e->op) {
+		case OP_ADD: return !__builtin_add_overflow(x, y, out);
+		case OP_SUB: return !__builtin_sub_overflow(x, y, out);
+		case OP_MUL: return !__builtin_mul_overflow(x, y, out);
+		default:
+			if (y == 0 || (x == INT64_MIN && y == -1))
+				return false;
+			*out = e->op == OP_DIV ? floordiv(x, y) : floormod(x, y);
+			return true;
+		}
+	default:
+		return false;
+	}
+}
+
 /* ---- builtins ------------------------------------------------------------ */
 
 static bool is_key(value v) { return v.t == V_INT || v.t == V_BOOL || v.t == V_STR; }
@@ -753,6 +830,19 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 		return v_bool(y);
 	}
 	case A_BINOP: {
+		int64_t x, y;
+		if (e->op >= OP_EQ && e->op <= OP_GE && fast_int(in, fr, e->a, &x) && fast_int(in, fr, e->b, &y)) {
+			switch (e->op) {
+			case OP_EQ: return v_bool(x == y);
+			case OP_NE: return v_bool(x != y);
+			case OP_LT: return v_bool(x < y);
+			case OP_LE: return v_bool(x <= y);
+			case OP_GT: return v_bool(x > y);
+			default: return v_bool(x >= y);
+			}
+		}
+		if (fast_int(in, fr, e, &x))
+			return v_int(x);
 		value a = ev(c, in, fr, e->a);
 		value b = ev(c, in, fr, e->b);
 		value r = c->failed ? V_NILV : binop(c, e, e->op, a, b);
@@ -763,6 +853,9 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 	case A_CALL:
 		return call(c, in, fr, e);
 	case A_INDEX: {
+		value *p = peek(in, fr, e);
+		if (p)
+			return v_ref(*p);
 		value a = ev(c, in, fr, e->a);
 		value i = ev(c, in, fr, e->b);
 		value r = V_NILV;
@@ -931,6 +1024,8 @@ static int for_loop(ctx *c, inst *in, value *fr, ast *s)
 /* Evaluate an int-valued expression into *out; false on error. */
 static bool int_of(ctx *c, inst *in, value *fr, ast *e, const char *what, int64_t *out)
 {
+	if (!c->failed && fast_int(in, fr, e, out))
+		return true;
 	value v = ev(c, in, fr, e);
 	bool ok = !c->failed && want_int(c, v, e, what, out);
 	v_unref(v);

@@ -48,6 +48,7 @@ void ir_free(ir_sched *s)
 	free(s->algo);
 	free(s->xfers);
 	free(s->rounds);
+	free(s->poss);
 	for (int i = 0; i < s->nphases; i++)
 		free(s->phases[i]);
 	free(s->phases);
@@ -83,8 +84,32 @@ void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, srcpos pos)
 		s->capxfers = s->capxfers ? 2 * s->capxfers : 256;
 		s->xfers = xrealloc(s->xfers, s->capxfers * sizeof *s->xfers);
 	}
+	/* transfers come in long runs from the same statement: check the last few */
+	int p = -1;
+	for (int i = s->nposs - 1; i >= 0 && i >= s->nposs - 8; i--)
+		if (s->poss[i].file == pos.file && s->poss[i].off == pos.off) {
+			p = i;
+			break;
+		}
+	if (p < 0) {
+		for (int i = 0; i < s->nposs - 8 && p < 0; i++)
+			if (s->poss[i].file == pos.file && s->poss[i].off == pos.off)
+				p = i;
+	}
+	if (p < 0) {
+		if (s->nposs == (1 << 24)) {
+			p = 0;   /* beyond 16M distinct statements, positions degrade to the first */
+		} else {
+			if (s->nposs == s->capposs) {
+				s->capposs = s->capposs ? 2 * s->capposs : 16;
+				s->poss = xrealloc(s->poss, s->capposs * sizeof *s->poss);
+			}
+			s->poss[s->nposs] = pos;
+			p = s->nposs++;
+		}
+	}
 	s->xfers[s->nxfers++] = (ir_xfer){ .src = src, .dst = dst, .chunk = chunk,
-					   .op = (uint8_t)op, .pos = pos };
+					   .op = (uint32_t)op, .pos = (uint32_t)p };
 	s->rounds[s->nrounds - 1].count++;
 }
 

@@ -35,8 +35,10 @@ typedef enum { IR_COPY, IR_REDUCE_OP } ir_op;
  * (reduce).  Transfers of one round all read the state before the round. */
 typedef struct {
 	int32_t src, dst, chunk;
-	uint8_t op;   /* ir_op */
-	srcpos pos;   /* the copy/reduce statement that emitted it */
+	uint32_t op : 8;     /* ir_op */
+	uint32_t pos : 24;   /* index into ir_sched.poss: the emitting statement;
+			        an index, not a srcpos, keeps a transfer at 16 bytes
+			        (StragglAR at n = 1024 has 2 million of them) */
 } ir_xfer;
 
 /* A round: transfers [first, first+count) of ir_sched.xfers. */
@@ -61,6 +63,8 @@ typedef struct {
 	int nrounds, caprounds;
 	char **phases;       /* phase names (owned); rounds refer by index */
 	int nphases;
+	srcpos *poss;        /* distinct transfer positions; ir_xfer.pos indexes it */
+	int nposs, capposs;
 } ir_sched;
 
 /* ir.c */
@@ -76,6 +80,8 @@ int ir_phase(ir_sched *s, const char *name);
 void ir_begin_round(ir_sched *s, int phase, srcpos pos);
 /* Append a transfer to the last round. */
 void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, srcpos pos);
+/* Source position of transfer x (the statement that emitted it). */
+static inline srcpos ir_xfer_pos(const ir_sched *s, const ir_xfer *x) { return s->poss[x->pos]; }
 /* Drop trailing rounds that ended up empty (a round with no transfers). */
 void ir_end_round(ir_sched *s);
 /* Owner of chunk c for reduce_scatter/allgather (see ir_kind). */

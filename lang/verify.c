@@ -47,8 +47,8 @@ static const char *op_name(int op)
 /* The transfer's statement, else its round's, else the algorithm's. */
 static srcpos xpos(const vctx *v, const ir_xfer *x, const ir_round *rd)
 {
-	if (x && x->pos.file)
-		return x->pos;
+	if (x && ir_xfer_pos(v->s, x).file)
+		return ir_xfer_pos(v->s, x);
 	if (rd && rd->pos.file)
 		return rd->pos;
 	return v->s->pos;
@@ -234,8 +234,9 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 		if (x->op == IR_COPY || y->op == IR_COPY) {
 			verr(v, p, "%s: conflicting writes to rank %d chunk %d: %s from rank %d and %s from rank %d in the same round",
 			     round_name(v), x->dst, x->chunk, op_name(y->op), y->src, op_name(x->op), x->src);
-			if (!same_pos(y->pos, x->pos) && y->pos.file && !v->capped)
-				diag_note(y->pos, "the %s from rank %d is here", op_name(y->op), y->src);
+			srcpos yp = ir_xfer_pos(s, y);
+			if (!same_pos(yp, ir_xfer_pos(s, x)) && yp.file && !v->capped)
+				diag_note(yp, "the %s from rank %d is here", op_name(y->op), y->src);
 			return;
 		}
 	}
