@@ -70,10 +70,11 @@ if {$only in {"" cost}} {
     puts "== cost model"
     if {[file exists stdlib/stragglar.coll]} {
         set out [exec $collc sim stdlib/stragglar.coll -a stragglar -n 256 -s 1GiB --straggler last --repeat 20 2>@1]
-        if {[regexp {([0-9.]+) ms per simulation} $out -> ms] || [regexp {repeat[^\n]*?([0-9.]+) ms} $out -> ms]} {
+        if {[regexp {simulation run time: ([0-9.]+) ms} $out -> ms]} {
             puts [format "   simulate StragglAR n=256 1 GiB: %.2f ms per run (target < 50 ms: %s)" $ms [verdict [expr {$ms < 50}]]]
         } else {
-            puts "   simulate StragglAR n=256 1 GiB:\n$out"
+            puts "   simulate StragglAR n=256 1 GiB: no timing in collc sim's output"
+
         }
     }
     set files [list stdlib/ring.coll stdlib/rhd.coll stdlib/dbt.coll stdlib/direct.coll stdlib/bcube.coll stdlib/broadcast.coll]
