@@ -262,7 +262,7 @@ static ir_sched *mutate(const ir_sched *s, int drop, int redirect, int newdst)
 			if (t == drop)
 				continue;
 			const ir_xfer *x = &s->xfers[t];
-			ir_add(m, x->src, t == redirect ? newdst : x->dst, x->chunk, (ir_op)x->op, x->pos);
+			ir_add(m, x->src, t == redirect ? newdst : x->dst, x->chunk, (ir_op)x->op, ir_xfer_pos(s, x));
 		}
 		ir_end_round(m);
 	}
