@@ -47,27 +47,26 @@ static void json_str(FILE *out, const char *str)
 	fputc('"', out);
 }
 
-static char *put_lit(char *p, const char *s)
-{
-	while (*s)
-		*p++ = *s++;
-	return p;
-}
+/* Append a string literal; sizeof makes the copy a few moves. */
+#define put_lit(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
 
 static char *put_int(char *p, int32_t v)
 {
+	if (v >= 0 && v < 10) {   /* most ranks and chunks of small schedules */
+		*p++ = (char)('0' + v);
+		return p;
+	}
 	char tmp[12];
-	int k = 0;
+	int k = 12;
 	uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
 	do {
-		tmp[k++] = (char)('0' + u % 10);
+		tmp[--k] = (char)('0' + u % 10);
 		u /= 10;
 	} while (u);
 	if (v < 0)
 		*p++ = '-';
-	while (k)
-		*p++ = tmp[--k];
-	return p;
+	memcpy(p, tmp + k, (size_t)(12 - k));
+	return p + (12 - k);
 }
 
 void export_json(FILE *out, const ir_sched *s)
@@ -86,10 +85,14 @@ void export_json(FILE *out, const ir_sched *s)
 		fputs(", \"transfers\": [", out);
 		/* the hot loop of `collc show --format json` (millions of
 		 * transfers at n = 1024): format by hand, write in one call */
-		char buf[128];
+		char buf[1 << 16];
+		char *p = buf;
 		for (int t = rd->first; t < rd->first + rd->count; t++) {
 			const ir_xfer *x = &s->xfers[t];
-			char *p = buf;
+			if (p - buf > (long)sizeof buf - 128) {
+				fwrite(buf, 1, (size_t)(p - buf), out);
+				p = buf;
+			}
 			if (t > rd->first) { *p++ = ','; *p++ = ' '; }
 			p = put_lit(p, "{\"src\": ");
 			p = put_int(p, x->src);
@@ -97,9 +100,12 @@ void export_json(FILE *out, const ir_sched *s)
 			p = put_int(p, x->dst);
 			p = put_lit(p, ", \"chunk\": ");
 			p = put_int(p, x->chunk);
-			p = put_lit(p, x->op == IR_COPY ? ", \"op\": \"copy\"}" : ", \"op\": \"reduce\"}");
-			fwrite(buf, 1, (size_t)(p - buf), out);
+			if (x->op == IR_COPY)
+				p = put_lit(p, ", \"op\": \"copy\"}");
+			else
+				p = put_lit(p, ", \"op\": \"reduce\"}");
 		}
+		fwrite(buf, 1, (size_t)(p - buf), out);
 		fputs("]}", out);
 	}
 	fputs(s->nrounds ? "\n]}\n" : "]}\n", out);

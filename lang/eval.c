@@ -45,7 +45,7 @@ typedef struct {
 	int applied;          /* rounds of s already applied to st */
 	int *buf;             /* scratch of s->n ranks for state queries */
 	eval_opts *opts;
-	long long steps;
+	long long steps, max_steps;
 	int depth;            /* function call depth */
 	bool in_round;
 	int phase;
@@ -101,12 +101,12 @@ static bool want_bool(ctx *c, value v, ast *e, const char *what)
 	return false;
 }
 
-static bool step(ctx *c, ast *at)
+static inline bool step(ctx *c, ast *at)
 {
-	if (++c->steps <= c->opts->max_steps)
+	if (__builtin_expect(++c->steps <= c->max_steps, 1))
 		return true;
 	fail(c, at->pos, "step limit exceeded (%lld steps); is there a runaway loop? (raise it with --max-steps)",
-	     c->opts->max_steps);
+	     c->max_steps);
 	return false;
 }
 
@@ -1391,7 +1391,7 @@ ir_sched *eval_algorithm(ast_prog *prog, ast *algo, int n, const drv_define *def
 {
 	ir_sched *s = ir_new((ir_kind)algo->kindof, algo->str, n);
 	s->pos = algo->pos;
-	ctx c = { .prog = prog, .s = s, .opts = opts, .defs = defs, .ndefs = ndefs };
+	ctx c = { .prog = prog, .s = s, .opts = opts, .defs = defs, .ndefs = ndefs, .max_steps = opts->max_steps };
 	c.phase = ir_phase(s, "main");
 	c.buf = malloc((n + 1) * sizeof *c.buf);
 	inst top = { .algo = algo, .kind = algo->kindof, .n = n, .chunks = 1, .top = true };
