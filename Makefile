@@ -80,7 +80,7 @@ $(B)/tests/test_matching: tests/unit/test_matching.c $(B)/lang/matching.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ilang -o $@ $^ $(LDLIBS)
 $(B)/tests/test_verify: tests/unit/test_verify.c $(B)/lang/state.o $(B)/lang/verify.o $(B)/lang/ir.o \
-		$(B)/lang/diag.o $(B)/codegen/export.o
+		$(B)/lang/diag.o $(B)/lang/xalloc.o $(B)/codegen/export.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ilang -Icodegen -o $@ $^ $(LDLIBS)
 

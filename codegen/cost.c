@@ -15,27 +15,12 @@
 #include <string.h>
 
 #include "cost.h"
+#include "xalloc.h"
 
 /* Bounds that keep a simulation within a few hundred MB. */
 #define MAX_CELLS (1L << 24)     /* rank x chunk x segment ready times */
 #define MAX_RECORDS (1L << 23)   /* simulated messages */
 
-static int fail(link_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(link_error *err, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	return calloc(n ? n : 1, size);
-}
 
 /* --- plans ----------------------------------------------------------------- */
 
@@ -54,7 +39,7 @@ void cost_plan_free(cost_plan *p)
 cost_plan *cost_plan_new(const ir_sched *s, link_error *err)
 {
 	if (s->n < 1 || s->chunks < 1 || s->ports_send < 1 || s->ports_recv < 1) {
-		fail(err, "schedule %s: bad shape (n %d, chunks %d, ports %d/%d)", s->algo,
+		link_errorf(err, "schedule %s: bad shape (n %d, chunks %d, ports %d/%d)", s->algo,
 		     s->n, s->chunks, s->ports_send, s->ports_recv);
 		return NULL;
 	}
@@ -87,7 +72,7 @@ cost_plan *cost_plan_new(const ir_sched *s, link_error *err)
 	for (int k = 0; k < s->nrounds; k++) {
 		const ir_round *rd = &s->rounds[k];
 		if (rd->first < 0 || rd->count < 0 || rd->first + rd->count > s->nxfers) {
-			fail(err, "schedule %s: round %d has bad transfer indices", s->algo, k);
+			link_errorf(err, "schedule %s: round %d has bad transfer indices", s->algo, k);
 			goto bad;
 		}
 		int ph = rd->phase;
@@ -102,7 +87,7 @@ cost_plan *cost_plan_new(const ir_sched *s, link_error *err)
 			const ir_xfer *t = &s->xfers[x];
 			if (t->src < 0 || t->src >= s->n || t->dst < 0 || t->dst >= s->n ||
 			    t->src == t->dst || t->chunk < 0 || t->chunk >= s->chunks) {
-				fail(err, "schedule %s: round %d: bad transfer %d -> %d of chunk %d "
+				link_errorf(err, "schedule %s: round %d: bad transfer %d -> %d of chunk %d "
 				     "(n %d, chunks %d)", s->algo, k, t->src, t->dst, t->chunk,
 				     s->n, s->chunks);
 				goto bad;
@@ -159,7 +144,7 @@ cost_plan *cost_plan_new(const ir_sched *s, link_error *err)
 	free(msg_of);
 	return p;
 oom:
-	fail(err, "out of memory preparing schedule %s", s->algo);
+	link_errorf(err, "out of memory preparing schedule %s", s->algo);
 bad:
 	free(head);
 	free(next);
@@ -171,20 +156,20 @@ bad:
 int cost_check(const cost_plan *p, const cost_params *q, link_error *err)
 {
 	if (!(q->bytes > 0) || !isfinite(q->bytes))
-		return fail(err, "buffer size must be positive");
+		return link_errorf(err, "buffer size must be positive");
 	if (!q->links)
-		return fail(err, "no link model");
+		return link_errorf(err, "no link model");
 	if (link_check_n(q->links, p->n, err))
 		return -1;
 	if (q->segments < 1)
-		return fail(err, "segments must be >= 1, not %d", q->segments);
+		return link_errorf(err, "segments must be >= 1, not %d", q->segments);
 	if (q->straggler < -1 || q->straggler >= p->n)
-		return fail(err, "straggler rank %d out of range for %d ranks", q->straggler, p->n);
+		return link_errorf(err, "straggler rank %d out of range for %d ranks", q->straggler, p->n);
 	if (q->delay != COST_MASKED && !(q->delay >= 0 && isfinite(q->delay)))
-		return fail(err, "straggler delay must be >= 0");
+		return link_errorf(err, "straggler delay must be >= 0");
 	if ((double)p->n * p->chunks * q->segments > (double)MAX_CELLS ||
 	    (double)p->nmsgs * q->segments > (double)MAX_RECORDS)
-		return fail(err, "%d segments of %d messages over %d ranks x %d chunks is "
+		return link_errorf(err, "%d segments of %d messages over %d ranks x %d chunks is "
 			    "more than the simulator holds; use fewer segments",
 			    q->segments, p->nmsgs, p->n, p->chunks);
 	return 0;
@@ -256,7 +241,7 @@ int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_e
 	if (!sendf || !recvf) {
 		free(sendf);
 		free(recvf);
-		return fail(err, "out of memory");
+		return link_errorf(err, "out of memory");
 	}
 	double cb = q->bytes / p->chunks, tpre = 0, tmain = 0;
 	for (int k = 0; k < p->nrounds; k++) {
@@ -437,7 +422,7 @@ static int simulate(const cost_plan *p, const cost_params *q, cost_smsg *rec, co
 {
 	sim_state st;
 	if (state_alloc(&st, p, q->segments))
-		return fail(err, "out of memory simulating %s", p->s->algo);
+		return link_errorf(err, "out of memory simulating %s", p->s->algo);
 	double done, pend, d = 0;
 	if (q->straggler >= 0) {
 		d = q->delay;
@@ -467,7 +452,7 @@ int cost_sim_time(const cost_plan *p, const cost_params *q, cost_result *r, link
 		return -1;
 	cost_smsg *rec = malloc(sizeof *rec * ((size_t)p->nmsgs * (size_t)q->segments + 1));
 	if (!rec)
-		return fail(err, "out of memory simulating %s", p->s->algo);
+		return link_errorf(err, "out of memory simulating %s", p->s->algo);
 	int rc = simulate(p, q, rec, r, err);
 	free(rec);
 	return rc;
@@ -625,7 +610,7 @@ cost_sim *cost_simulate(const cost_plan *p, const cost_params *q, link_error *er
 	free(iv);
 	return sim;
 oom:
-	fail(err, "out of memory simulating %s", p->s->algo);
+	link_errorf(err, "out of memory simulating %s", p->s->algo);
 	free(cnt);
 	free(pos);
 	free(iv);
@@ -675,9 +660,9 @@ int cost_critical_delay(const cost_model *m, const cost_plan *algo, const cost_p
 {
 	cost_params q = *q0;
 	if (q.straggler < 0)
-		return fail(err, "a critical delay needs a straggler rank");
+		return link_errorf(err, "a critical delay needs a straggler rank");
 	if (algo->n != base->n)
-		return fail(err, "%s has %d ranks but %s has %d", algo->s->algo, algo->n,
+		return link_errorf(err, "%s has %d ranks but %s has %d", algo->s->algo, algo->n,
 			    base->s->algo, base->n);
 	/* Beyond both masked delays nothing changes any more. */
 	cost_result ra, rb;

@@ -11,16 +11,7 @@
 #include <string.h>
 
 #include "export.h"
-
-static void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-	if (!p) {
-		fputs("collc: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
+#include "xalloc.h"
 
 static const char *phase_name(const ir_sched *s, const ir_round *rd)
 {

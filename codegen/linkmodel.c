@@ -18,8 +18,7 @@
 
 #include "linkmodel.h"
 
-static int fail(link_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(link_error *err, const char *fmt, ...)
+int link_errorf(link_error *err, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
@@ -70,7 +69,7 @@ static int split_number(const char *what, const char *text, double *val,
 	while (isspace((unsigned char)*p))
 		p++;
 	if (!*p)
-		return fail(err, "bad %s '%s': empty", what, text);
+		return link_errorf(err, "bad %s '%s': empty", what, text);
 	const char *num = p;
 	if (*p == '+' || *p == '-')
 		p++;
@@ -87,7 +86,7 @@ static int split_number(const char *what, const char *text, double *val,
 		}
 	}
 	if (!digits)
-		return fail(err, "bad %s '%s': expected a number", what, text);
+		return link_errorf(err, "bad %s '%s': expected a number", what, text);
 	if ((*p == 'e' || *p == 'E') &&
 	    (isdigit((unsigned char)p[1]) ||
 	     ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2])))) {
@@ -98,13 +97,13 @@ static int split_number(const char *what, const char *text, double *val,
 	char buf[64];
 	size_t len = (size_t)(p - num);
 	if (len >= sizeof buf)
-		return fail(err, "bad %s '%s': number too long", what, text);
+		return link_errorf(err, "bad %s '%s': number too long", what, text);
 	memcpy(buf, num, len);
 	buf[len] = 0;
 	errno = 0;
 	*val = strtod(buf, NULL);
 	if (errno == ERANGE || !isfinite(*val))
-		return fail(err, "bad %s '%s': number out of range", what, text);
+		return link_errorf(err, "bad %s '%s': number out of range", what, text);
 	while (isspace((unsigned char)*p))
 		p++;
 	*unit_out = p;
@@ -134,16 +133,16 @@ int link_parse_size(const char *text, double *bytes, link_error *err)
 	if (*u) {
 		const unit *x = find_unit(size_units, u);
 		if (!x)
-			return fail(err, "bad size '%s': unknown unit '%s' %s", text, u, hint);
+			return link_errorf(err, "bad size '%s': unknown unit '%s' %s", text, u, hint);
 		scale = x->scale;
 	}
 	v *= scale;
 	if (v <= 0)
-		return fail(err, "bad size '%s': must be positive", text);
+		return link_errorf(err, "bad size '%s': must be positive", text);
 	if (v > 9007199254740992.0)   /* 2^53: doubles stop counting bytes exactly */
-		return fail(err, "bad size '%s': too large", text);
+		return link_errorf(err, "bad size '%s': too large", text);
 	if (v != floor(v))
-		return fail(err, "bad size '%s': not a whole number of bytes", text);
+		return link_errorf(err, "bad size '%s': not a whole number of bytes", text);
 	*bytes = v;
 	return 0;
 }
@@ -157,15 +156,15 @@ int link_parse_time(const char *text, double *seconds, link_error *err)
 		return -1;
 	if (!*u) {
 		if (v != 0)   /* "3" could be seconds or microseconds: ask */
-			return fail(err, "bad time '%s': missing unit %s", text, hint);
+			return link_errorf(err, "bad time '%s': missing unit %s", text, hint);
 		*seconds = 0;
 		return 0;
 	}
 	const unit *x = find_unit(time_units, u);
 	if (!x)
-		return fail(err, "bad time '%s': unknown unit '%s' %s", text, u, hint);
+		return link_errorf(err, "bad time '%s': unknown unit '%s' %s", text, u, hint);
 	if (v < 0)
-		return fail(err, "bad time '%s': must not be negative", text);
+		return link_errorf(err, "bad time '%s': must not be negative", text);
 	*seconds = v * x->scale;
 	return 0;
 }
@@ -179,12 +178,12 @@ int link_parse_bw(const char *text, double *bytes_per_s, link_error *err)
 	if (split_number("bandwidth", text, &v, &u, err))
 		return -1;
 	if (!*u)
-		return fail(err, "bad bandwidth '%s': missing unit %s", text, hint);
+		return link_errorf(err, "bad bandwidth '%s': missing unit %s", text, hint);
 	const unit *x = find_unit(bw_units, u);
 	if (!x)
-		return fail(err, "bad bandwidth '%s': unknown unit '%s' %s", text, u, hint);
+		return link_errorf(err, "bad bandwidth '%s': unknown unit '%s' %s", text, u, hint);
 	if (v <= 0)
-		return fail(err, "bad bandwidth '%s': must be positive", text);
+		return link_errorf(err, "bad bandwidth '%s': must be positive", text);
 	*bytes_per_s = v * x->scale;
 	return 0;
 }
@@ -236,9 +235,9 @@ int link_uniform(link_model *lm, double alpha, double bw, link_error *err)
 {
 	memset(lm, 0, sizeof *lm);
 	if (!(alpha >= 0) || !isfinite(alpha))
-		return fail(err, "latency must be >= 0");
+		return link_errorf(err, "latency must be >= 0");
 	if (!(bw > 0) || !isfinite(bw))
-		return fail(err, "bandwidth must be positive");
+		return link_errorf(err, "bandwidth must be positive");
 	lm->kind = LINK_UNIFORM;
 	lm->alpha = alpha;
 	lm->beta = 1 / bw;
@@ -253,16 +252,16 @@ int link_matrix(link_model *lm, int n, double alpha, double bw, link_error *err)
 {
 	memset(lm, 0, sizeof *lm);
 	if (n < 1 || n > 65536)
-		return fail(err, "matrix rank count %d out of range", n);
+		return link_errorf(err, "matrix rank count %d out of range", n);
 	if (!(alpha >= 0) || !(bw > 0))
-		return fail(err, "latency must be >= 0 and bandwidth positive");
+		return link_errorf(err, "latency must be >= 0 and bandwidth positive");
 	lm->kind = LINK_MATRIX;
 	lm->n = n;
 	lm->alpha_m = malloc(sizeof(double) * (size_t)n * (size_t)n);
 	lm->beta_m = malloc(sizeof(double) * (size_t)n * (size_t)n);
 	if (!lm->alpha_m || !lm->beta_m) {
 		link_free(lm);
-		return fail(err, "out of memory for a %d-rank matrix", n);
+		return link_errorf(err, "out of memory for a %d-rank matrix", n);
 	}
 	for (size_t i = 0; i < (size_t)n * (size_t)n; i++) {
 		lm->alpha_m[i] = alpha;
@@ -289,7 +288,7 @@ void link_free(link_model *lm)
 int link_set_rank_bw(link_model *lm, double bw, link_error *err)
 {
 	if (!(bw >= 0) || !isfinite(bw))
-		return fail(err, "rank bandwidth must be positive");
+		return link_errorf(err, "rank bandwidth must be positive");
 	lm->rank_bw = bw;
 	return 0;
 }
@@ -297,7 +296,7 @@ int link_set_rank_bw(link_model *lm, double bw, link_error *err)
 int link_check_n(const link_model *lm, int n, link_error *err)
 {
 	if (lm->kind == LINK_MATRIX && lm->n != n)
-		return fail(err, "the link matrix %s has %d ranks but the schedule has %d",
+		return link_errorf(err, "the link matrix %s has %d ranks but the schedule has %d",
 			    lm->source ? lm->source : "", lm->n, n);
 	return 0;
 }
@@ -345,7 +344,7 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 	memset(lm, 0, sizeof *lm);
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return fail(err, "%s: cannot open: %s", path, strerror(errno));
+		return link_errorf(err, "%s: cannot open: %s", path, strerror(errno));
 	entry *ents = NULL;
 	int nents = 0, cap = 0, ranks = -1, ranks_line = 0, maxrank = -1, rc = -1;
 	int wild = 0;
@@ -368,11 +367,11 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 		if (strcmp(tok[0], "ranks") == 0) {
 			int r;
 			if (nt != 2 || parse_rank(tok[1], &r) || r < 1) {
-				fail(err, "%s:%d: expected 'ranks N' with N >= 1", path, lineno);
+				link_errorf(err, "%s:%d: expected 'ranks N' with N >= 1", path, lineno);
 				goto out;
 			}
 			if (ranks >= 0) {
-				fail(err, "%s:%d: second 'ranks' line (first at line %d)", path,
+				link_errorf(err, "%s:%d: second 'ranks' line (first at line %d)", path,
 				     lineno, ranks_line);
 				goto out;
 			}
@@ -381,23 +380,23 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 			continue;
 		}
 		if (nt != 4) {
-			fail(err, "%s:%d: expected 'src dst alpha bandwidth', found %d field%s",
+			link_errorf(err, "%s:%d: expected 'src dst alpha bandwidth', found %d field%s",
 			     path, lineno, nt, nt == 1 ? "" : "s");
 			goto out;
 		}
 		entry e = { .line = lineno };
 		if (parse_rank(tok[0], &e.src)) {
-			fail(err, "%s:%d: bad source rank '%s' (a rank number or '*')", path, lineno, tok[0]);
+			link_errorf(err, "%s:%d: bad source rank '%s' (a rank number or '*')", path, lineno, tok[0]);
 			goto out;
 		}
 		if (parse_rank(tok[1], &e.dst)) {
-			fail(err, "%s:%d: bad destination rank '%s' (a rank number or '*')", path,
+			link_errorf(err, "%s:%d: bad destination rank '%s' (a rank number or '*')", path,
 			     lineno, tok[1]);
 			goto out;
 		}
 		link_error e2;
 		if (link_parse_time(tok[2], &e.alpha, &e2) || link_parse_bw(tok[3], &e.bw, &e2)) {
-			fail(err, "%s:%d: %s", path, lineno, e2.msg);
+			link_errorf(err, "%s:%d: %s", path, lineno, e2.msg);
 			goto out;
 		}
 		if (e.src < 0 || e.dst < 0)
@@ -410,7 +409,7 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 			cap = cap ? 2 * cap : 64;
 			entry *ne = realloc(ents, sizeof *ents * (size_t)cap);
 			if (!ne) {
-				fail(err, "%s: out of memory", path);
+				link_errorf(err, "%s: out of memory", path);
 				goto out;
 			}
 			ents = ne;
@@ -418,17 +417,17 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 		ents[nents++] = e;
 	}
 	if (ferror(f)) {
-		fail(err, "%s: read error", path);
+		link_errorf(err, "%s: read error", path);
 		goto out;
 	}
 	if (nents == 0) {
-		fail(err, "%s: no links (expected lines 'src dst alpha bandwidth')", path);
+		link_errorf(err, "%s: no links (expected lines 'src dst alpha bandwidth')", path);
 		goto out;
 	}
 	int n = ranks;
 	if (n < 0) {
 		if (maxrank < 0 || wild) {
-			fail(err, "%s: cannot tell the rank count from lines with '*': add a line 'ranks N'",
+			link_errorf(err, "%s: cannot tell the rank count from lines with '*': add a line 'ranks N'",
 			     path);
 			goto out;
 		}
@@ -436,7 +435,7 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 	}
 	for (int i = 0; i < nents; i++)
 		if (ents[i].src >= n || ents[i].dst >= n) {
-			fail(err, "%s:%d: rank %d out of range for %d ranks (line %d says 'ranks %d')",
+			link_errorf(err, "%s:%d: rank %d out of range for %d ranks (line %d says 'ranks %d')",
 			     path, ents[i].line, ents[i].src >= n ? ents[i].src : ents[i].dst, n,
 			     ranks_line, n);
 			goto out;
@@ -449,7 +448,7 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 	spec = malloc(sizeof *spec * nn);
 	from = malloc(sizeof *from * nn);
 	if (!spec || !from) {
-		fail(err, "%s: out of memory", path);
+		link_errorf(err, "%s: out of memory", path);
 		goto out;
 	}
 	for (size_t i = 0; i < nn; i++)
@@ -465,7 +464,7 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 				if (i == j || spec[c] > sp)
 					continue;
 				if (spec[c] == sp) {
-					fail(err, "%s:%d: pair %d -> %d given twice (also line %d)",
+					link_errorf(err, "%s:%d: pair %d -> %d given twice (also line %d)",
 					     path, e->line, i, j, ents[from[c]].line);
 					goto out;
 				}
@@ -486,7 +485,7 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 		char more[48] = "";
 		if (missing > 1)
 			snprintf(more, sizeof more, " and %d more", missing - 1);
-		fail(err, "%s: missing pair %d -> %d%s: each of the %d ordered pairs of %d ranks needs a line",
+		link_errorf(err, "%s: missing pair %d -> %d%s: each of the %d ordered pairs of %d ranks needs a line",
 		     path, mi, mj, more, n * (n - 1), n);
 		goto out;
 	}

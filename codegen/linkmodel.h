@@ -39,6 +39,9 @@ typedef struct {
 	char msg[512];
 } link_error;
 
+/* Format a message into err (when not NULL); returns -1, for `return link_errorf(...)`. */
+int link_errorf(link_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 typedef enum { LINK_UNIFORM, LINK_MATRIX } link_kind;
 
 typedef struct {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "xalloc.h"
 
 const char *const ir_kind_names[IR_NKINDS] = {
 	"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
@@ -17,16 +18,6 @@ int ir_kind_from_name(const char *name)
 		if (strcmp(name, ir_kind_names[k]) == 0)
 			return k;
 	return -1;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p && n) {
-		fputs("collc: out of memory\n", stderr);
-		abort();
-	}
-	return p;
 }
 
 ir_sched *ir_new(ir_kind kind, const char *algo, int n)

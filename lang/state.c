@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "state.h"
+#include "xalloc.h"
 
 struct state_set {
 	uint32_t ref;
@@ -95,26 +96,6 @@ struct bstate {
 };
 
 #define SLAB_BYTES (256u << 10)
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p) {
-		fputs("collc: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-	if (!p) {
-		fputs("collc: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 /* --- allocation ----------------------------------------------------------- */
 

@@ -6,18 +6,9 @@
 #include <string.h>
 
 #include "value.h"
+#include "xalloc.h"
 
 const char *const v_type_names[] = { "nothing", "int", "bool", "string", "list", "set", "map" };
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p && n) {
-		fputs("collc: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 value v_ref(value v)
 {
