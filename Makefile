@@ -29,7 +29,7 @@ LDLIBS  := -lm
 DEPS := re2c:re2c bison:bison tclsh:tcl
 
 .PHONY: all deps demo test quicktest bench clean san
-all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun
+all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench
 
 # Install missing build tools once; a stamp keeps later builds quiet.
 deps: $(B)/.deps

@@ -8,19 +8,29 @@
 #                         else leaks (check: rt-syms)
 #   $(B)/libcollrt.so     shared library exporting only coll_*
 #   $(B)/collrun          the local launcher
+#   $(B)/libcollrt_mpi.so the MPI plugin libcollrt dlopens under mpirun
+#                         (bootstrap + "mpi" transport); built only when
+#                         $(MPICC) exists, so libcollrt never links libmpi
+#   $(B)/collbench        nccl-tests-style benchmark and checker over plans
+#                         from .coll files (via collc) or generated libraries
+#   $(B)/tests/librtlib.so a hand-written plan-set library (collbench --lib tests)
 #   $(B)/tests/rt_unit    single-process tests (kernels, fp16, siphash, plans)
 #   $(B)/tests/rt_coll    the collective test program run under collrun
 #   $(B)/tests/rt_suite   runs rt_coll under collrun over shm and tcp and
 #                         prints "N passed, N failed"
 #   rt-tests (phony)      all of the above
+#   rt-mpi (phony)        the MPI plugin, or a line saying why it is not built
 #   rt-check (phony)      build and run rt_unit, rt_suite (add RT_QUICK=1 for the short set)
 #   rt-syms (phony)       fail if libcollrt exports a symbol without coll_
 
 RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c)
+RT_TOOLS  := runtime/tools/collbench.c runtime/tools/json.c
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime
-RT_LIBS   := -lm
-RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/rt_coll $(B)/tests/rt_suite
+RT_LIBS   := -lm -ldl
+RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/rt_coll $(B)/tests/rt_suite $(B)/tests/librtlib.so
+MPICC     ?= mpicc
+HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
 
 $(B)/rt/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -44,6 +54,19 @@ $(B)/rt/runtime/collrun.o: runtime/collrun.c
 $(B)/collrun: $(B)/rt/runtime/collrun.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
+# collbench links the archive, like any application.
+$(B)/collbench: $(patsubst %.c,$(B)/rt/%.o,$(RT_TOOLS)) $(B)/libcollrt.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
+
+# The MPI plugin: compiled and linked by mpicc (with our compiler), one
+# exported symbol (coll_mpi_plugin).
+$(B)/rt/mpi/plugin.o: runtime/mpi/plugin.c
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(MPICC) $(RT_CFLAGS) -c -o $@ $<
+
+$(B)/libcollrt_mpi.so: $(B)/rt/mpi/plugin.o
+	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -o $@ $<
+
 # --- tests -----------------------------------------------------------------
 RT_TCFLAGS = $(CFLAGS) -Iruntime/include -Itests/unit
 
@@ -64,14 +87,28 @@ $(B)/tests/rt_suite: $(B)/rt/tests/rt_suite.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^
 
-.PHONY: rt-tests rt-check rt-syms
-rt-tests: $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(RT_TESTS)
+# What `collc build` will emit, written by hand: a plan set in a .so.
+$(B)/tests/librtlib.so: tests/unit/rt_planlib.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_TCFLAGS) -fPIC -shared -o $@ $<
 
-rt-syms: $(B)/libcollrt.a $(B)/libcollrt.so
-	sh runtime/check_syms.sh $(B)/libcollrt.a $(B)/libcollrt.so
+.PHONY: rt-tests rt-check rt-syms rt-mpi
+rt-tests: $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(RT_TESTS) rt-mpi
+
+ifneq ($(HAVE_MPICC),)
+rt-mpi: $(B)/libcollrt_mpi.so
+else
+rt-mpi:
+	@echo "runtime: $(MPICC) not found: not building libcollrt_mpi.so (no MPI bootstrap or transport);" \
+	      "apt-get install libopenmpi-dev to get it"
+endif
+
+rt-syms: $(B)/libcollrt.a $(B)/libcollrt.so $(if $(HAVE_MPICC),$(B)/libcollrt_mpi.so)
+	sh runtime/check_syms.sh $^
 
 rt-check: rt-tests rt-syms
 	$(B)/tests/rt_unit
 	$(B)/tests/rt_suite -build $(B) $(if $(RT_QUICK),-quick)
 
--include $(RT_OBJ:.o=.d) $(B)/rt/runtime/collrun.d $(wildcard $(B)/rt/tests/*.d)
+-include $(RT_OBJ:.o=.d) $(B)/rt/runtime/collrun.d $(wildcard $(B)/rt/tests/*.d) $(wildcard $(B)/rt/runtime/tools/*.d) \
+	$(wildcard $(B)/rt/mpi/*.d)

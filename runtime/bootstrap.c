@@ -11,6 +11,10 @@
  * Every wait has a deadline: a rank that never shows up turns into
  * COLL_ERR_TIMEOUT naming the missing ranks; a rank with the wrong secret
  * is refused (COLL_ERR_AUTH on both sides).
+ *
+ * Under mpirun the rendezvous is MPI's instead (mpiboot.c): there is no
+ * star of sockets, and rt_boot_allgather/rt_boot_barrier/rt_boot_close
+ * hand over to the MPI plugin.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -24,7 +28,7 @@
 /* Listener for transport links: same family as the rendezvous, any
  * address, ephemeral port.  The advertised address is fixed up later with
  * the local IP this rank uses to reach rank 0. */
-static int open_listener(coll_comm *c, int family)
+int rt_boot_listen(coll_comm *c, int family)
 {
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof ss);
@@ -124,7 +128,7 @@ int rt_boot_init(coll_comm *c, const char *addr, const char *secret)
 		c->boot.fds[i] = -1;
 	if (c->n == 1)
 		return COLL_OK;
-	if ((rc = rt_parse_addr(c, addr, &ss, &len)) || (rc = open_listener(c, ss.ss_family)))
+	if ((rc = rt_parse_addr(c, addr, &ss, &len)) || (rc = rt_boot_listen(c, ss.ss_family)))
 		return rc;
 	if (c->rank == 0) {
 		if ((rc = boot_root(c, &ss, len)))
@@ -164,6 +168,8 @@ int rt_boot_allgather(coll_comm *c, const void *mine, void *all, size_t len)
 	char what[32];
 	int rc;
 	int64_t dl = boot_deadline(c);
+	if (c->boot.mpi)
+		return c->boot.mpi->allgather(c, mine, all, len);
 	memcpy((char *)all + (size_t)c->rank * len, mine, len);
 	if (c->n == 1)
 		return COLL_OK;
@@ -189,6 +195,8 @@ int rt_boot_barrier(coll_comm *c)
 {
 	if (c->n == 1)
 		return COLL_OK;
+	if (c->boot.mpi)
+		return c->boot.mpi->barrier(c);
 	uint8_t *all = malloc((size_t)c->n);
 	if (!all)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
@@ -200,6 +208,9 @@ int rt_boot_barrier(coll_comm *c)
 
 void rt_boot_close(coll_comm *c)
 {
+	if (c->boot.mpi)
+		c->boot.mpi->close(c);
+	c->boot.mpi = NULL;
 	if (c->boot.fds)
 		for (int i = 0; i < c->n; i++)
 			if (c->boot.fds[i] >= 0)

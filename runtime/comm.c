@@ -5,7 +5,8 @@
  * then defaults), runs the TCP rendezvous (bootstrap.c), exchanges host
  * identities and plan fingerprints, picks and connects the transport
  * ("auto": shm when every rank shares this kernel and network namespace,
- * else tcp).  The coll_<collective> calls check arguments, map the NCCL
+ * else mpi on an MPI-bootstrapped communicator, else tcp).  Under mpirun
+ * (and no COLL_RANK) the rendezvous goes through MPI instead (mpiboot.c).  The coll_<collective> calls check arguments, map the NCCL
  * buffer conventions to one full working count, pick an algorithm by size
  * (or by name) and hand over to the executor (exec.c).
  */
@@ -138,22 +139,42 @@ static const char *pick(const char *arg, const char *env, const char *dflt)
 	return v ? v : dflt;
 }
 
+/* MPI bootstrap: asked for (COLL_BOOTSTRAP=mpi, transport "mpi"), or an
+ * MPI launch with no explicit rank (COLL_BOOTSTRAP=tcp opts out). */
+static int want_mpi(const coll_config *cfg, const char *tname)
+{
+	const char *b = getenv("COLL_BOOTSTRAP");
+	if (b && strcmp(b, "mpi") == 0)
+		return 1;
+	if (b && strcmp(b, "tcp") == 0)
+		return 0;
+	if (strcmp(tname, "mpi") == 0)
+		return 1;
+	return cfg->rank < 0 && !getenv("COLL_RANK") && rt_mpi_launched();
+}
+
 static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_config *cfg)
 {
 	int rc;
+	const char *tname = pick(cfg->transport, "COLL_TRANSPORT", "auto");
+	const char *secret = pick(cfg->secret, "COLL_SECRET", "");
+	int mpi = want_mpi(cfg, tname);
 	c->rank = cfg->rank >= 0 ? cfg->rank : (int)rt_env_long("COLL_RANK", -1);
 	c->n = cfg->nranks > 0 ? cfg->nranks : (int)rt_env_long("COLL_NRANKS", 0);
-	if (c->rank < 0 && c->n <= 0 && getenv("OMPI_COMM_WORLD_RANK"))
-		return rt_err(c, COLL_ERR_UNSUPPORTED,
-		              "launched by mpirun, but this libcollrt has no MPI bootstrap; set COLL_RANK, "
-		              "COLL_NRANKS, COLL_ADDR or use collrun");
-	if (c->n <= 0 || c->rank < 0 || c->rank >= c->n)
-		return rt_err(c, COLL_ERR_BOOTSTRAP, "bad rank %d / nranks %d (set COLL_RANK and COLL_NRANKS)", c->rank,
-		              c->n);
+	if (mpi && (c->rank >= 0 || (cfg->nranks <= 0 && getenv("COLL_NRANKS"))) && strcmp(tname, "mpi") == 0)
+		return rt_err(c, COLL_ERR_TRANSPORT, "transport mpi needs a launch by mpirun without COLL_RANK/COLL_NRANKS");
 	double t = cfg->timeout_s != 0 ? cfg->timeout_s : rt_env_double("COLL_TIMEOUT", 10.0);
 	c->timeout_ms = t > 0 ? (int64_t)(t * 1000) : 0;
 	double bt = rt_env_double("COLL_BOOT_TIMEOUT", t > 0 ? (3 * t > 30 ? 3 * t : 30) : 3600);
 	c->boot.deadline_ms = rt_now_ms() + (int64_t)(bt * 1000);
+	if (mpi) {
+		c->rank = 0, c->n = 1;   /* until MPI says */
+		if ((rc = rt_mpi_boot(c, cfg->nranks, secret)))
+			return rc;
+	} else if (c->n <= 0 || c->rank < 0 || c->rank >= c->n) {
+		return rt_err(c, COLL_ERR_BOOTSTRAP, "bad rank %d / nranks %d (set COLL_RANK and COLL_NRANKS)", c->rank,
+		              c->n);
+	}
 	c->plans = plans;
 	if (plans && (rc = coll_plan_set_check(plans, c->err, sizeof c->err)))
 		return rc;
@@ -161,7 +182,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 		return rt_err(c, COLL_ERR_NOALGO, "plan set '%s' is for %d ranks, job has %d", plans->name,
 		              plans->nranks, c->n);
 
-	if ((rc = rt_boot_init(c, pick(cfg->addr, "COLL_ADDR", NULL), pick(cfg->secret, "COLL_SECRET", ""))))
+	if (!mpi && (rc = rt_boot_init(c, pick(cfg->addr, "COLL_ADDR", NULL), secret)))
 		return rc;
 
 	/* Host identities (transport choice) and plan fingerprints. */
@@ -181,12 +202,13 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 			same_host = 0;
 	}
 
-	const char *tname = pick(cfg->transport, "COLL_TRANSPORT", "auto");
 	if (strcmp(tname, "auto") == 0 || !*tname)
-		tname = same_host ? "shm" : "tcp";
-	const rt_transport *tr = rt_transport_find(tname);
+		tname = same_host ? "shm" : mpi ? "mpi" : "tcp";
+	const rt_transport *tr = rt_transport_find(c, tname);
+	if (!tr && strcmp(tname, "mpi") == 0)
+		return rt_err(c, COLL_ERR_TRANSPORT, "transport mpi needs a launch by mpirun (and libcollrt_mpi.so)");
 	if (!tr)
-		return rt_err(c, COLL_ERR_TRANSPORT, "unknown transport '%s' (have shm, tcp)", tname);
+		return rt_err(c, COLL_ERR_TRANSPORT, "unknown transport '%s' (have shm, tcp, mpi)", tname);
 	if (strcmp(tname, "shm") == 0 && !same_host)
 		return rt_err(c, COLL_ERR_TRANSPORT, "transport shm needs every rank on one host and network namespace");
 	if ((rc = tr->connect(c, &c->tp)))

@@ -119,6 +119,8 @@ typedef struct {
 	struct sockaddr_storage *addrs;  /* every rank's listener address */
 	socklen_t *addrlens;
 	int64_t deadline_ms;    /* bootstrap deadline (absolute, rt_now_ms) */
+	const struct rt_mpi_plugin *mpi;  /* non-NULL: bootstrapped through MPI (mpiboot.c) */
+	void *mpi_state;        /* the plugin's per-communicator state */
 } rt_boot;
 
 /* Host identity exchanged at bootstrap (for transport "auto"). */
@@ -220,9 +222,61 @@ int rt_boot_allgather(coll_comm *c, const void *mine, void *all, size_t len);
 int rt_boot_barrier(coll_comm *c);
 void rt_boot_close(coll_comm *c);
 
+/* Listener for transport links on any address of `family`, ephemeral port
+ * (sets c->boot.listen_fd).  Errors: SYSTEM. */
+int rt_boot_listen(coll_comm *c, int family);
+
+/* --- mpiboot.c ------------------------------------------------------------ */
+/* True when this process was started by an MPI launcher (OpenMPI, PMIx or
+ * PMI environment). */
+int rt_mpi_launched(void);
+/* Bootstrap through MPI: load libcollrt_mpi.so (see rt_mpi_plugin), let
+ * it initialise MPI, take rank and size from MPI_COMM_WORLD (nranks, if >
+ * 0, must agree), agree on a job id and link key, open this rank's TCP
+ * listener and exchange addresses.  Blocks (MPI collectives).  Errors:
+ * UNSUPPORTED (no plugin), BOOTSTRAP, SYSTEM, NOMEM. */
+int rt_mpi_boot(coll_comm *c, int nranks, const char *secret);
+
+/* --- the MPI plugin (libcollrt_mpi.so, built from runtime/mpi/plugin.c) ---
+ * libcollrt never links libmpi: under mpirun it dlopens the plugin, which
+ * links libmpi and exports one symbol, coll_mpi_plugin().  The plugin sees
+ * libcollrt's internals only through rt_host_api (libcollrt's own symbols
+ * are local) and the structures of this header, whose layout the ABI
+ * fields check. */
+#define RT_MPI_ABI 1
+typedef struct {
+	uint32_t size;                  /* sizeof(rt_host_api) */
+	uint32_t comm_size;             /* sizeof(coll_comm) */
+	uint32_t tp_size;               /* sizeof(rt_transport) */
+	int (*err)(coll_comm *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+	long (*env_long)(const char *name, long dflt);
+	int64_t (*now_ms)(void);
+	const char *(*strerror)(coll_result r);
+} rt_host_api;
+
+typedef struct rt_mpi_plugin {
+	uint32_t abi;                   /* RT_MPI_ABI */
+	uint32_t size;                  /* sizeof(rt_mpi_plugin) */
+	/* Initialise MPI unless the application did (then MPI_Finalize runs at
+	 * exit), duplicate MPI_COMM_WORLD, set c->rank, c->n and
+	 * c->boot.mpi_state.  Blocking.  Errors: BOOTSTRAP, NOMEM. */
+	int (*boot)(coll_comm *c);
+	/* Collectives over the duplicated communicator; blocking, no timeout
+	 * (an MPI job that loses a rank is torn down by its launcher). */
+	int (*allgather)(coll_comm *c, const void *mine, void *all, size_t len);
+	int (*bcast)(coll_comm *c, void *buf, size_t len);   /* from rank 0 */
+	int (*barrier)(coll_comm *c);
+	/* Free the communicator's MPI state (not MPI itself).  Never fails. */
+	void (*close)(coll_comm *c);
+	const rt_transport *transport;  /* "mpi": point-to-point over MPI */
+} rt_mpi_plugin;
+
 /* --- transport.c ---------------------------------------------------------- */
-/* Transport by name, or NULL; checks the vtable is complete. */
-const rt_transport *rt_transport_find(const char *name);
+/* Transport by name, or NULL; checks the vtable is complete.  "mpi" is
+ * found only on a communicator bootstrapped through MPI (c may be NULL). */
+const rt_transport *rt_transport_find(const coll_comm *c, const char *name);
+/* Is every op of t present and its size ours? */
+int rt_transport_complete(const rt_transport *t);
 /* Names of the registered transports, NULL-terminated. */
 extern const rt_transport *const rt_transports[];
 

@@ -102,7 +102,7 @@ typedef struct {
 	int nranks;             /* >= 1; 0: COLL_NRANKS */
 	const char *addr;       /* "host:port" of rank 0's rendezvous; NULL: COLL_ADDR */
 	const char *secret;     /* shared secret; NULL: COLL_SECRET (may be empty) */
-	const char *transport;  /* "shm", "tcp", "auto"; NULL: COLL_TRANSPORT, else "auto" */
+	const char *transport;  /* "shm", "tcp", "mpi", "auto"; NULL: COLL_TRANSPORT, else "auto" */
 	double timeout_s;       /* per-call inactivity timeout; 0: COLL_TIMEOUT, else 10; <0: none */
 } coll_config;
 
@@ -114,9 +114,16 @@ typedef struct {
  * the secret with a keyed-hash challenge/response, both ways), then open
  * the transport and check that every rank has the same plan set.  Blocks
  * until all ranks joined or the bootstrap timeout (3x timeout, >= 10 s).
+ * Under an MPI launcher (mpirun; OMPI_COMM_WORLD_RANK, PMIX_RANK or
+ * PMI_RANK set) with no explicit rank, or with transport "mpi", the
+ * rendezvous goes through MPI instead: libcollrt dlopens its MPI plugin
+ * (libcollrt_mpi.so, next to libcollrt or at $COLL_MPI_PLUGIN), which
+ * initialises MPI if the application has not; rank and nranks come from
+ * MPI_COMM_WORLD.  COLL_BOOTSTRAP=tcp|mpi forces the choice.  "auto" then
+ * means shm on one host, else mpi.  Without the plugin: UNSUPPORTED.
  * `plans` is borrowed and must outlive the communicator; it may be NULL
  * (only `_plan` calls are then possible).  Errors: INVALID, BOOTSTRAP,
- * AUTH (wrong secret), TIMEOUT, TRANSPORT, PLAN, NOMEM, SYSTEM. */
+ * AUTH (wrong secret), TIMEOUT, TRANSPORT, PLAN, NOMEM, SYSTEM, UNSUPPORTED. */
 COLL_API coll_result coll_init(coll_comm **comm, const coll_plan_set *plans, const coll_config *cfg);
 
 /* coll_init with every parameter from the environment: COLL_RANK,
@@ -130,7 +137,7 @@ COLL_API void coll_finalize(coll_comm *comm);
 
 COLL_API int coll_rank(const coll_comm *comm);
 COLL_API int coll_nranks(const coll_comm *comm);
-/* Name of the transport in use ("shm", "tcp"). */
+/* Name of the transport in use ("shm", "tcp", "mpi"). */
 COLL_API const char *coll_transport_name(const coll_comm *comm);
 /* Set the inactivity timeout in seconds (<= 0: wait forever). */
 COLL_API void coll_set_timeout(coll_comm *comm, double seconds);

@@ -1,0 +1,441 @@
+/*
+ * plugin.c - libcollrt_mpi.so: the MPI bootstrap and the "mpi" transport.
+ *
+ * Built only where mpicc exists and loaded by libcollrt with dlopen
+ * (mpiboot.c), so that libcollrt itself never links libmpi.  It exports
+ * one symbol, coll_mpi_plugin(), returning the rt_mpi_plugin table of
+ * rt.h; everything it needs from libcollrt comes through rt_host_api.
+ *
+ * Bootstrap: MPI_Init_thread (FUNNELED) unless the application initialised
+ * MPI itself (then it also finalises it; otherwise MPI_Finalize runs at
+ * exit), MPI_COMM_WORLD duplicated once for the bootstrap collectives and
+ * once for the transport, both with MPI_ERRORS_RETURN.
+ *
+ * Transport: a message (the executor's 64-byte header + payload) travels
+ * as two MPI messages with one tag, the header and then the payload, sent
+ * with MPI_Isend straight from the caller's buffers.  MPI keeps messages
+ * between two ranks with one tag in order, so a receive posts two
+ * MPI_Irecv into a pooled max_msg buffer (header, then payload of up to
+ * max_msg - 64 bytes) and FIFO matching holds.  Requests complete (done =
+ * 1) in post order per peer.  Aborts are a third message kind on their own
+ * tag; every rank keeps one MPI_ANY_SOURCE receive posted for them.  A
+ * dead peer is the launcher's business: mpirun tears the job down.
+ *
+ * Tunables: COLL_MPI_SEG_BYTES (payload per message, default 1 MiB).
+ */
+#include <mpi.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+#define TAG_DATA 11
+#define TAG_ABORT 12
+
+static const rt_host_api *H;
+static const rt_transport mpi_transport;
+
+typedef struct {
+	MPI_Comm boot, data;
+} mpi_state;
+
+/* --- bootstrap -------------------------------------------------------------- */
+
+static void finalize_at_exit(void)
+{
+	int fin = 0, init = 0;
+	MPI_Initialized(&init);
+	MPI_Finalized(&fin);
+	if (init && !fin)
+		MPI_Finalize();
+}
+
+static int mpi_fail(coll_comm *c, int code, const char *what, int err)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len = 0;
+	if (MPI_Error_string(err, msg, &len) != MPI_SUCCESS)
+		len = 0;
+	msg[len] = 0;
+	return H->err(c, code, "%s: %s", what, msg);
+}
+
+static int mpi_boot(coll_comm *c)
+{
+	int init = 0, e;
+	MPI_Initialized(&init);
+	if (!init) {
+		int prov;
+		if ((e = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &prov)) != MPI_SUCCESS)
+			return mpi_fail(c, COLL_ERR_BOOTSTRAP, "MPI_Init_thread", e);
+		atexit(finalize_at_exit);
+	}
+	mpi_state *st = calloc(1, sizeof *st);
+	if (!st)
+		return H->err(c, COLL_ERR_NOMEM, "out of memory");
+	st->boot = st->data = MPI_COMM_NULL;
+	c->boot.mpi_state = st;
+	if ((e = MPI_Comm_dup(MPI_COMM_WORLD, &st->boot)) != MPI_SUCCESS ||
+	    (e = MPI_Comm_dup(MPI_COMM_WORLD, &st->data)) != MPI_SUCCESS)
+		return mpi_fail(c, COLL_ERR_BOOTSTRAP, "MPI_Comm_dup", e);
+	MPI_Comm_set_errhandler(st->boot, MPI_ERRORS_RETURN);
+	MPI_Comm_set_errhandler(st->data, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(st->boot, &c->rank);
+	MPI_Comm_size(st->boot, &c->n);
+	return COLL_OK;
+}
+
+static int mpi_allgather(coll_comm *c, const void *mine, void *all, size_t len)
+{
+	mpi_state *st = c->boot.mpi_state;
+	int e = MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, st->boot);
+	return e == MPI_SUCCESS ? COLL_OK : mpi_fail(c, COLL_ERR_PEER, "MPI_Allgather", e);
+}
+
+static int mpi_bcast(coll_comm *c, void *buf, size_t len)
+{
+	mpi_state *st = c->boot.mpi_state;
+	int e = MPI_Bcast(buf, (int)len, MPI_BYTE, 0, st->boot);
+	return e == MPI_SUCCESS ? COLL_OK : mpi_fail(c, COLL_ERR_PEER, "MPI_Bcast", e);
+}
+
+static int mpi_barrier(coll_comm *c)
+{
+	mpi_state *st = c->boot.mpi_state;
+	int e = MPI_Barrier(st->boot);
+	return e == MPI_SUCCESS ? COLL_OK : mpi_fail(c, COLL_ERR_PEER, "MPI_Barrier", e);
+}
+
+static void mpi_close_boot(coll_comm *c)
+{
+	mpi_state *st = c->boot.mpi_state;
+	int fin = 0;
+	if (!st)
+		return;
+	MPI_Finalized(&fin);
+	if (!fin) {
+		if (st->boot != MPI_COMM_NULL)
+			MPI_Comm_free(&st->boot);
+		if (st->data != MPI_COMM_NULL)
+			MPI_Comm_free(&st->data);
+	}
+	free(st);
+	c->boot.mpi_state = NULL;
+}
+
+/* --- transport --------------------------------------------------------------- */
+
+typedef struct mbuf { struct mbuf *next; } mbuf;
+
+typedef struct {
+	rt_req *sq, *sq_tail;     /* sends in flight, in post order */
+	rt_req *rq, *rq_tail;     /* receives in flight, in post order */
+} mpi_peer;
+
+/* The two MPI requests of one rt_req live in a slot; rt_req.tpseq indexes it. */
+typedef struct {
+	MPI_Request r[2];
+	int next_free;
+} mslot;
+
+typedef struct {
+	rt_tp base;
+	MPI_Comm comm;
+	int rank, n;
+	mpi_peer *peers;
+	mslot *slots;
+	int nslots, free_slot;
+	mbuf *free_bufs;
+	int32_t abort_in[2], abort_out[2];
+	MPI_Request abort_req;
+	MPI_Request *abort_sends;
+} mpi_tp;
+
+static void mpi_tclose(rt_tp *tp)
+{
+	mpi_tp *t = (mpi_tp *)tp;
+	int fin = 0;
+	if (!t)
+		return;
+	MPI_Finalized(&fin);
+	if (!fin) {
+		/* Pending receives are cancelled; sends are left to complete. */
+		for (int i = 0; i < t->nslots; i++)
+			for (int k = 0; k < 2; k++)
+				if (t->slots[i].r[k] != MPI_REQUEST_NULL)
+					MPI_Request_free(&t->slots[i].r[k]);
+		if (t->abort_req != MPI_REQUEST_NULL) {
+			MPI_Cancel(&t->abort_req);
+			MPI_Request_free(&t->abort_req);
+		}
+		for (int r = 0; t->abort_sends && r < t->n; r++)
+			if (t->abort_sends[r] != MPI_REQUEST_NULL)
+				MPI_Request_free(&t->abort_sends[r]);
+	}
+	while (t->free_bufs) {
+		mbuf *b = t->free_bufs;
+		t->free_bufs = b->next;
+		free(b);
+	}
+	free(t->abort_sends);
+	free(t->slots);
+	free(t->peers);
+	free(t);
+}
+
+static int grow_slots(mpi_tp *t)
+{
+	int old = t->nslots, nn = old ? old * 2 : 64;
+	mslot *s = realloc(t->slots, (size_t)nn * sizeof *s);
+	if (!s)
+		return -1;
+	for (int i = old; i < nn; i++) {
+		s[i].r[0] = s[i].r[1] = MPI_REQUEST_NULL;
+		s[i].next_free = i + 1 < nn ? i + 1 : -1;
+	}
+	t->slots = s;
+	t->nslots = nn;
+	t->free_slot = old;
+	return 0;
+}
+
+static int get_slot(mpi_tp *t)
+{
+	if (t->free_slot < 0 && grow_slots(t))
+		return -1;
+	int i = t->free_slot;
+	t->free_slot = t->slots[i].next_free;
+	return i;
+}
+
+static void put_slot(mpi_tp *t, int i)
+{
+	t->slots[i].next_free = t->free_slot;
+	t->free_slot = i;
+}
+
+static int mpi_tconnect(coll_comm *c, rt_tp **out)
+{
+	mpi_state *st = c->boot.mpi_state;
+	mpi_tp *t = calloc(1, sizeof *t);
+	if (!t)
+		return H->err(c, COLL_ERR_NOMEM, "out of memory");
+	long seg = H->env_long("COLL_MPI_SEG_BYTES", 1 << 20);
+	if (seg < 4096)
+		seg = 4096;
+	t->base.comm = c;
+	t->base.ops = &mpi_transport;
+	t->base.max_msg = (size_t)seg + sizeof(rt_hdr);
+	t->base.send_window = 4;
+	t->base.recv_window = 4;
+	t->rank = c->rank;
+	t->n = c->n;
+	t->comm = st->data;
+	t->free_slot = -1;
+	t->abort_req = MPI_REQUEST_NULL;
+	t->peers = calloc((size_t)t->n, sizeof *t->peers);
+	t->abort_sends = malloc((size_t)t->n * sizeof *t->abort_sends);
+	*out = &t->base;
+	if (!t->peers || !t->abort_sends || grow_slots(t))
+		return H->err(c, COLL_ERR_NOMEM, "out of memory");
+	for (int r = 0; r < t->n; r++)
+		t->abort_sends[r] = MPI_REQUEST_NULL;
+	int e = MPI_Irecv(t->abort_in, 2, MPI_INT32_T, MPI_ANY_SOURCE, TAG_ABORT, t->comm, &t->abort_req);
+	if (e != MPI_SUCCESS)
+		return mpi_fail(c, COLL_ERR_TRANSPORT, "MPI_Irecv", e);
+	return mpi_barrier(c);
+}
+
+static int mpi_post_send(rt_tp *tp, rt_req *req)
+{
+	mpi_tp *t = (mpi_tp *)tp;
+	if (req->iovcnt != 2 || req->iov[0].iov_len != sizeof(rt_hdr) ||
+	    req->iov[1].iov_len > tp->max_msg - sizeof(rt_hdr) || req->peer < 0 || req->peer >= t->n ||
+	    req->peer == t->rank)
+		return H->err(tp->comm, COLL_ERR_INVALID, "mpi: bad send to rank %d", req->peer);
+	int i = get_slot(t), e;
+	if (i < 0)
+		return H->err(tp->comm, COLL_ERR_NOMEM, "out of memory");
+	mslot *s = &t->slots[i];
+	if ((e = MPI_Isend(req->iov[0].iov_base, (int)req->iov[0].iov_len, MPI_BYTE, req->peer, TAG_DATA, t->comm,
+	                   &s->r[0])) != MPI_SUCCESS ||
+	    (e = MPI_Isend(req->iov[1].iov_base, (int)req->iov[1].iov_len, MPI_BYTE, req->peer, TAG_DATA, t->comm,
+	                   &s->r[1])) != MPI_SUCCESS)
+		return mpi_fail(tp->comm, COLL_ERR_PEER, "MPI_Isend", e);
+	req->tpseq = (uint64_t)i;
+	req->next = NULL;
+	req->done = 0;
+	mpi_peer *p = &t->peers[req->peer];
+	if (p->sq_tail)
+		p->sq_tail->next = req;
+	else
+		p->sq = req;
+	p->sq_tail = req;
+	return COLL_OK;
+}
+
+static int mpi_post_recv(rt_tp *tp, rt_req *req)
+{
+	mpi_tp *t = (mpi_tp *)tp;
+	if (req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
+		return H->err(tp->comm, COLL_ERR_INVALID, "mpi: bad receive from rank %d", req->peer);
+	char *buf = (char *)t->free_bufs;
+	if (buf)
+		t->free_bufs = t->free_bufs->next;
+	else if (!(buf = malloc(tp->max_msg)))
+		return H->err(tp->comm, COLL_ERR_NOMEM, "out of memory");
+	int i = get_slot(t), e;
+	if (i < 0) {
+		free(buf);
+		return H->err(tp->comm, COLL_ERR_NOMEM, "out of memory");
+	}
+	mslot *s = &t->slots[i];
+	if ((e = MPI_Irecv(buf, (int)sizeof(rt_hdr), MPI_BYTE, req->peer, TAG_DATA, t->comm, &s->r[0])) !=
+	            MPI_SUCCESS ||
+	    (e = MPI_Irecv(buf + sizeof(rt_hdr), (int)(tp->max_msg - sizeof(rt_hdr)), MPI_BYTE, req->peer, TAG_DATA,
+	                   t->comm, &s->r[1])) != MPI_SUCCESS) {
+		free(buf);
+		return mpi_fail(tp->comm, COLL_ERR_PEER, "MPI_Irecv", e);
+	}
+	req->tpseq = (uint64_t)i;
+	req->tpbuf = buf;
+	req->next = NULL;
+	req->done = 0;
+	mpi_peer *p = &t->peers[req->peer];
+	if (p->rq_tail)
+		p->rq_tail->next = req;
+	else
+		p->rq = req;
+	p->rq_tail = req;
+	return COLL_OK;
+}
+
+static void mpi_release(rt_tp *tp, rt_req *req)
+{
+	mpi_tp *t = (mpi_tp *)tp;
+	mbuf *b = req->tpbuf;
+	if (b) {
+		b->next = t->free_bufs;
+		t->free_bufs = b;
+	}
+	req->tpbuf = req->data = NULL;
+}
+
+/* Complete the heads of the queues of every peer. */
+static int test_pass(mpi_tp *t, int *moved)
+{
+	MPI_Status st[2];
+	int flag, e;
+	for (int r = 0; r < t->n; r++) {
+		mpi_peer *p = &t->peers[r];
+		while (p->sq) {
+			rt_req *q = p->sq;
+			if ((e = MPI_Testall(2, t->slots[q->tpseq].r, &flag, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
+				return mpi_fail(t->base.comm, COLL_ERR_PEER, "MPI_Testall (send)", e);
+			if (!flag)
+				break;
+			put_slot(t, (int)q->tpseq);
+			q->done = 1;
+			*moved = 1;
+			if (!(p->sq = q->next))
+				p->sq_tail = NULL;
+		}
+		while (p->rq) {
+			rt_req *q = p->rq;
+			if ((e = MPI_Testall(2, t->slots[q->tpseq].r, &flag, st)) != MPI_SUCCESS)
+				return mpi_fail(t->base.comm, COLL_ERR_PEER, "MPI_Testall (receive)", e);
+			if (!flag)
+				break;
+			int got = 0;
+			MPI_Get_count(&st[1], MPI_BYTE, &got);
+			put_slot(t, (int)q->tpseq);
+			q->data = q->tpbuf;
+			q->len = sizeof(rt_hdr) + (size_t)got;
+			q->done = 1;
+			*moved = 1;
+			if (!(p->rq = q->next))
+				p->rq_tail = NULL;
+		}
+	}
+	if (t->abort_req != MPI_REQUEST_NULL) {
+		MPI_Status as;
+		if (MPI_Test(&t->abort_req, &flag, &as) == MPI_SUCCESS && flag) {
+			t->abort_req = MPI_REQUEST_NULL;
+			return H->err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)", (int)t->abort_in[0],
+			              H->strerror((coll_result)t->abort_in[1]));
+		}
+	}
+	return COLL_OK;
+}
+
+static int mpi_progress(rt_tp *tp, int timeout_ms)
+{
+	mpi_tp *t = (mpi_tp *)tp;
+	int moved = 0, rc;
+	if (t->n == 1)
+		return COLL_OK;
+	if ((rc = test_pass(t, &moved)) || moved || timeout_ms <= 0)
+		return rc;
+	/* MPI has no wait-with-timeout: poll, yielding the CPU between tests. */
+	int64_t end = H->now_ms() + timeout_ms;
+	for (int i = 0;; i++) {
+		if ((rc = test_pass(t, &moved)) || moved)
+			return rc;
+		if ((i & 63) == 63 && H->now_ms() >= end)
+			return COLL_OK;
+		sched_yield();
+	}
+}
+
+static void mpi_abort(rt_tp *tp, int code)
+{
+	mpi_tp *t = (mpi_tp *)tp;
+	t->abort_out[0] = t->rank;
+	t->abort_out[1] = code;
+	for (int r = 0; r < t->n; r++)
+		if (r != t->rank && t->abort_sends[r] == MPI_REQUEST_NULL)
+			MPI_Isend(t->abort_out, 2, MPI_INT32_T, r, TAG_ABORT, t->comm, &t->abort_sends[r]);
+	/* Give the messages a moment to leave; never block long. */
+	int64_t end = H->now_ms() + 200;
+	int flag = 0;
+	while (!flag && H->now_ms() < end) {
+		MPI_Testall(t->n, t->abort_sends, &flag, MPI_STATUSES_IGNORE);
+		sched_yield();
+	}
+}
+
+static const rt_transport mpi_transport = {
+	.name = "mpi",
+	.size = sizeof(rt_transport),
+	.connect = mpi_tconnect,
+	.post_send = mpi_post_send,
+	.post_recv = mpi_post_recv,
+	.release = mpi_release,
+	.progress = mpi_progress,
+	.abort = mpi_abort,
+	.close = mpi_tclose,
+};
+
+static const rt_mpi_plugin plugin = {
+	.abi = RT_MPI_ABI,
+	.size = sizeof(rt_mpi_plugin),
+	.boot = mpi_boot,
+	.allgather = mpi_allgather,
+	.bcast = mpi_bcast,
+	.barrier = mpi_barrier,
+	.close = mpi_close_boot,
+	.transport = &mpi_transport,
+};
+
+/* The plugin's one export: its table, or NULL when `host` was built
+ * against another layout of libcollrt's structures. */
+COLL_API const rt_mpi_plugin *coll_mpi_plugin(const rt_host_api *host);
+const rt_mpi_plugin *coll_mpi_plugin(const rt_host_api *host)
+{
+	if (!host || host->size != sizeof(rt_host_api) || host->comm_size != sizeof(coll_comm) ||
+	    host->tp_size != sizeof(rt_transport))
+		return NULL;
+	H = host;
+	return &plugin;
+}
