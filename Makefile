@@ -25,8 +25,11 @@ CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -MMD 
 LDFLAGS := $(SANFLAGS)
 LDLIBS  := -lm
 
-# Debian packages the build and the tests need, as "command:package".
-DEPS := re2c:re2c bison:bison tclsh:tcl
+# Debian packages the build and the tests need, as "command:package" (or
+# "/path/of/a/file:package" for libraries).  OpenMPI is for the MPI
+# transport and its tests; libibverbs-dev for the RDMA transport.
+DEPS := re2c:re2c bison:bison tclsh:tcl mpicc:libopenmpi-dev mpirun:openmpi-bin \
+	/usr/include/infiniband/verbs.h:libibverbs-dev
 
 .PHONY: all deps demo test quicktest bench clean san
 all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench
@@ -36,7 +39,7 @@ deps: $(B)/.deps
 $(B)/.deps:
 	@mkdir -p $(B)
 	@missing=""; for d in $(DEPS); do c=$${d%%:*}; p=$${d##*:}; \
-	  command -v $$c >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  case $$c in /*) [ -e $$c ] ;; *) command -v $$c >/dev/null 2>&1 ;; esac || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to apt-get install$$missing" >&2; exit 1; fi; \
