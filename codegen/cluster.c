@@ -186,7 +186,9 @@ static int setting(cluster *c, ast *it)
 		}
 		c->ranks = (int)v->ival;
 	} else if (strcmp(k, "transport") == 0) {
-		static const char *ok[] = { "shm", "tcp", "mpi", "auto" };
+		/* nccl and cuda: the host plans still use auto (bootstrap, host
+		 * buffers); emit_cuda.c adds the device executor */
+		static const char *ok[] = { "shm", "tcp", "mpi", "auto", "nccl", "cuda" };
 		const char *t = v->kind == A_NAME || v->kind == A_STR ? v->str : "";
 		for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
 			if (strcmp(t, ok[i]) == 0) {
@@ -194,11 +196,16 @@ static int setting(cluster *c, ast *it)
 				c->transport = strdup(t);
 				return 0;
 			}
-		if (strcmp(t, "nccl") == 0 || strcmp(t, "cuda") == 0)
-			diag_error(v->pos, "transport '%s' needs the CUDA code generator, which this collc does not have", t);
-		else
-			diag_error(v->pos, "unknown transport '%s' (expected shm, tcp, mpi or auto)", t);
+		diag_error(v->pos, "unknown transport '%s' (expected shm, tcp, mpi, auto, nccl or cuda)", t);
 		return -1;
+	} else if (strcmp(k, "align") == 0) {
+		/* device chunk padding: a power of two of at least 16 bytes so
+		 * every chunk starts where a 16-byte vector load may */
+		if (v->kind != A_INT || v->ival < 16 || v->ival > (1 << 24) || (v->ival & (v->ival - 1))) {
+			diag_error(v->pos, "'align' needs a power of two from 16 to 16MiB, such as 1KiB");
+			return -1;
+		}
+		c->align = (uint64_t)v->ival;
 	} else if (strcmp(k, "alpha") == 0 || strcmp(k, "bw") == 0 || strcmp(k, "links") == 0) {
 		if (v->kind != A_STR) {
 			diag_error(v->pos, "'%s' needs a string such as %s", k,
@@ -227,7 +234,7 @@ static int setting(cluster *c, ast *it)
 			return -1;
 		}
 	} else {
-		diag_error(it->pos, "unknown cluster setting '%s' (expected ranks, transport, alpha, bw or links)", k);
+		diag_error(it->pos, "unknown cluster setting '%s' (expected ranks, transport, align, alpha, bw or links)", k);
 		return -1;
 	}
 	return 0;
@@ -248,6 +255,7 @@ int cluster_eval(drv_prog *p, const char *name, cluster *c)
 	c->name = strdup(d->str);
 	c->pos = d->pos;
 	c->transport = strdup("auto");
+	c->align = 1024;
 	c->alpha = 3e-6;
 	c->bw = 450e9;
 	int rc = 0;

@@ -27,7 +27,8 @@ typedef struct {
 	char *name;
 	srcpos pos;
 	int ranks;
-	char *transport;      /* shm, tcp, mpi or auto */
+	char *transport;      /* shm, tcp, mpi, auto, nccl or cuda */
+	uint64_t align;       /* nccl/cuda: device chunk padding in bytes (default 1024) */
 	double alpha, bw;     /* link model for `choose by cost` */
 	char *links;          /* or a link matrix file (owned), NULL */
 	cluster_algo *algos;
@@ -46,5 +47,15 @@ void cluster_free(cluster *c);
 /* emit_c.c */
 /* Write DIR/NAME.h and DIR/NAME_plans.c for c; returns 0 or -1 (message printed). */
 int emit_c(const cluster *c, const char *dir, const char *source);
+
+/* emit_cuda.c */
+/* For a transport nccl or cuda cluster: write DIR/NAME_gpu.h (the device
+ * API: NAME_gpu_init and the coll_gpu.h functions) and DIR/NAME_gpu.cu (per
+ * allreduce algorithm and rank, the schedule unrolled into calls of the
+ * runtime/gpu executor, one transfer group per fused run of rounds).
+ * Returns 0 or -1 (message printed). */
+int emit_cuda(const cluster *c, const char *dir, const char *source);
+/* True when c's transport needs the CUDA generator (nccl or cuda). */
+bool cluster_is_gpu(const cluster *c);
 
 #endif

@@ -11,8 +11,19 @@
  * (the build directory: libcollrt.a; the source tree: runtime/include), or
  * where COLL_RUNTIME_LIB and COLL_RUNTIME_INCLUDE say.  The C compiler is
  * $CC, else cc.
+ *
+ * A `transport nccl` or `transport cuda` cluster also gets DIR/NAME_gpu.h
+ * and DIR/NAME_gpu.cu (emit_cuda.c); nvcc compiles that and the device
+ * executor (runtime/gpu/coll_gpu.cu, beside runtime/include, or at
+ * COLL_RUNTIME_GPU) with every warning an error, and the library links the
+ * CUDA runtime (and NCCL for nccl).  nvcc is $CUDA_HOME/bin/nvcc, else the
+ * one on PATH; the CUDA libraries are found from nvcc's own prefix, NCCL at
+ * $NCCL_HOME, else there too; never at a fixed path.  The device
+ * architecture is $COLL_CUDA_ARCH (an -arch value such as sm_90 or native),
+ * else sm_80, whose PTX also runs on newer GPUs.
  */
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +85,166 @@ static int copy_file(const char *from, const char *to)
 	return rc;
 }
 
+/* Run two shell commands at once (nvcc is slow; the two .cu files are
+ * independent).  Returns 0 when both succeed. */
+static int run2(const char *a, const char *b)
+{
+	const char *cmds[2] = { a, b };
+	pid_t pid[2];
+	int rc = 0;
+	for (int i = 0; i < 2; i++) {
+		if (verbose)
+			fprintf(stderr, "%s\n", cmds[i]);
+		fflush(NULL);
+		pid[i] = fork();
+		if (pid[i] == 0) {
+			execl("/bin/sh", "sh", "-c", cmds[i], (char *)NULL);
+			_exit(127);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		int st = 0;
+		if (pid[i] < 0 || waitpid(pid[i], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "collc: error: command failed: %s\n", cmds[i]);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+/* Where the CUDA build of a GPU cluster finds its tools. */
+typedef struct {
+	char nvcc[PATH_MAX];
+	char cudalib[PATH_MAX];     /* holds libcudart.so */
+	char ncclinc[PATH_MAX];     /* holds nccl.h (nccl only) */
+	char nccllib[PATH_MAX];     /* holds libnccl.so (nccl only) */
+	char gpusrc[PATH_MAX + 64]; /* runtime/gpu */
+} cuda_tools;
+
+/* The first of dir/sub for sub in subs (glob patterns) holding file. */
+static bool find_in(char *out, size_t len, const char *dir, const char *const *subs, int nsubs, const char *file)
+{
+	for (int i = 0; i < nsubs; i++) {
+		char pat[PATH_MAX * 2];
+		snprintf(pat, sizeof pat, "%s/%s", dir, subs[i]);
+		glob_t gl;
+		if (glob(pat, 0, NULL, &gl) != 0)
+			continue;
+		for (size_t j = 0; j < gl.gl_pathc; j++) {
+			char p[PATH_MAX * 2];
+			snprintf(p, sizeof p, "%s/%s", gl.gl_pathv[j], file);
+			if (exists(p)) {
+				snprintf(out, len, "%s", gl.gl_pathv[j]);
+				globfree(&gl);
+				return true;
+			}
+		}
+		globfree(&gl);
+	}
+	return false;
+}
+
+static int find_cuda(const cluster *c, const char *exedir, cuda_tools *t)
+{
+	const char *home = getenv("CUDA_HOME");
+	t->nvcc[0] = '\0';
+	if (home && *home) {
+		snprintf(t->nvcc, sizeof t->nvcc, "%s/bin/nvcc", home);
+		if (access(t->nvcc, X_OK) != 0) {
+			fprintf(stderr, "collc: error: transport %s needs nvcc, but CUDA_HOME=%s has no bin/nvcc\n",
+				c->transport, home);
+			return -1;
+		}
+	} else {
+		const char *path = getenv("PATH");
+		char *copy = strdup(path ? path : ""), *save = NULL;
+		for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			snprintf(t->nvcc, sizeof t->nvcc, "%s/nvcc", *d ? d : ".");
+			if (access(t->nvcc, X_OK) == 0)
+				break;
+			t->nvcc[0] = '\0';
+		}
+		free(copy);
+		if (!t->nvcc[0]) {
+			fprintf(stderr, "collc: error: transport %s needs nvcc (the CUDA compiler), which is not on PATH "
+				"and CUDA_HOME is not set; install the CUDA toolkit or set CUDA_HOME\n", c->transport);
+			return -1;
+		}
+	}
+	/* the toolkit prefix from nvcc's real location: bin/nvcc -> prefix */
+	char real[PATH_MAX], prefix[PATH_MAX];
+	if (!realpath(t->nvcc, real))
+		snprintf(real, sizeof real, "%s", t->nvcc);
+	snprintf(prefix, sizeof prefix, "%s", real);
+	for (int i = 0; i < 2; i++) {
+		char *sl = strrchr(prefix, '/');
+		if (sl)
+			*sl = '\0';
+	}
+	static const char *const libs[] = { "lib64", "lib", "targets/*/lib" };
+	static const char *const incs[] = { "include", "targets/*/include" };
+	if (!find_in(t->cudalib, sizeof t->cudalib, prefix, libs, 3, "libcudart.so")) {
+		fprintf(stderr, "collc: error: no libcudart.so under %s (lib64, lib, targets/*/lib), the prefix of %s\n",
+			prefix, t->nvcc);
+		return -1;
+	}
+	if (strcmp(c->transport, "nccl") == 0) {
+		const char *nh = getenv("NCCL_HOME");
+		const char *where = nh && *nh ? nh : prefix;
+		if (!find_in(t->ncclinc, sizeof t->ncclinc, where, incs, 2, "nccl.h") ||
+		    !find_in(t->nccllib, sizeof t->nccllib, where, libs, 3, "libnccl.so")) {
+			fprintf(stderr, "collc: error: transport nccl needs NCCL (nccl.h and libnccl.so), not found under "
+				"%s; set NCCL_HOME or use transport cuda\n", where);
+			return -1;
+		}
+	}
+	const char *gs = getenv("COLL_RUNTIME_GPU");
+	if (gs && *gs)
+		snprintf(t->gpusrc, sizeof t->gpusrc, "%s", gs);
+	else
+		snprintf(t->gpusrc, sizeof t->gpusrc, "%s/../runtime/gpu", exedir);
+	char p[PATH_MAX * 2];
+	snprintf(p, sizeof p, "%s/coll_gpu.cu", t->gpusrc);
+	if (!exists(p)) {
+		fprintf(stderr, "collc: error: cannot find the device executor %s; set COLL_RUNTIME_GPU\n", p);
+		return -1;
+	}
+	return 0;
+}
+
+/* Compile NAME_gpu.cu and the executor with nvcc, warnings as errors, and
+ * link them with the plans and libcollrt into DIR/libNAME.so. */
+static int build_gpu(const cluster *c, const char *out, const char *lib, const cuda_tools *t)
+{
+	bool nccl = strcmp(c->transport, "nccl") == 0;
+	char from[PATH_MAX * 2], to[PATH_MAX * 2];
+	const char *hdrs[] = { "coll_gpu.h", "coll_gpu_plan.h" };
+	for (int i = 0; i < 2; i++) {
+		snprintf(from, sizeof from, "%s/%s", t->gpusrc, hdrs[i]);
+		snprintf(to, sizeof to, "%s/%s", out, hdrs[i]);
+		if (copy_file(from, to) != 0)
+			return -1;
+	}
+	const char *arch = getenv("COLL_CUDA_ARCH") && *getenv("COLL_CUDA_ARCH") ? getenv("COLL_CUDA_ARCH") : "sm_80";
+	char flags[PATH_MAX * 3];
+	snprintf(flags, sizeof flags, "'%s' -std=c++17 -O3 -arch=%s -Werror all-warnings "
+		 "-Xcompiler -Wall,-Wextra,-Werror,-fPIC -I'%s'%s%s%s%s", t->nvcc, arch, out,
+		 nccl ? " -DCOLL_GPU_NCCL=1 -I'" : "", nccl ? t->ncclinc : "", nccl ? "'" : "", "");
+	char c1[PATH_MAX * 6], c2[PATH_MAX * 6];
+	snprintf(c1, sizeof c1, "%s -c '%s/coll_gpu.cu' -o '%s/coll_gpu.o'", flags, t->gpusrc, out);
+	snprintf(c2, sizeof c2, "%s -c '%s/%s_gpu.cu' -o '%s/%s_gpu.o'", flags, out, c->name, out, c->name);
+	if (run2(c1, c2) != 0)
+		return -1;
+	char ncl[PATH_MAX * 3] = "";
+	if (nccl)
+		snprintf(ncl, sizeof ncl, "-L'%s' -Xlinker -rpath,'%s' -lnccl", t->nccllib, t->nccllib);
+	snprintf(c1, sizeof c1, "'%s' -shared -o '%s/lib%s.so' '%s/%s_plans.o' '%s/%s_gpu.o' '%s/coll_gpu.o' "
+		 "-Xlinker --whole-archive '%s' -Xlinker --no-whole-archive %s -L'%s' -Xlinker -rpath,'%s' "
+		 "-cudart shared -lm", t->nvcc, out, c->name, out, c->name, out, c->name, out, lib, ncl, t->cudalib,
+		 t->cudalib);
+	return run(c1);
+}
+
 int cmd_build(int argc, char **argv)
 {
 	const char *out = NULL, *name = NULL;
@@ -128,7 +299,17 @@ int cmd_build(int argc, char **argv)
 		fprintf(stderr, "collc: error: cannot create '%s': %s\n", out, strerror(errno));
 		goto free_cluster;
 	}
-	if (emit_c(&c, out, files[0]) != 0)
+	bool gpu = cluster_is_gpu(&c);
+	cuda_tools tools;
+	/* look for nvcc before writing anything, so its absence is the error */
+	if (gpu && find_cuda(&c, dir, &tools) != 0)
+		goto free_cluster;
+	/* the host plans of a GPU cluster bootstrap (and serve host buffers)
+	 * over libcollrt's own transports */
+	cluster host = c;
+	if (gpu)
+		host.transport = "auto";
+	if (emit_c(&host, out, files[0]) != 0 || (gpu && emit_cuda(&c, out, files[0]) != 0))
 		goto free_cluster;
 	char from[PATH_MAX * 2], to[PATH_MAX * 2];
 	const char *hdrs[] = { "coll.h", "coll_plan.h" };
@@ -147,17 +328,22 @@ int cmd_build(int argc, char **argv)
 		goto free_cluster;
 	snprintf(cmd, sizeof cmd, "%s -shared -o '%s/lib%s.so' '%s/%s_plans.o' -Wl,--whole-archive '%s' "
 		 "-Wl,--no-whole-archive -lm", cc, out, c.name, out, c.name, lib);
-	if (run(cmd) != 0)
+	if (gpu ? build_gpu(&c, out, lib, &tools) != 0 : run(cmd) != 0)
 		goto free_cluster;
 	snprintf(to, sizeof to, "%s/lib%s.a", out, c.name);
 	unlink(to);
 	if (copy_file(lib, to) != 0)
 		goto free_cluster;
-	snprintf(cmd, sizeof cmd, "ar rs '%s/lib%s.a' '%s/%s_plans.o' 2>/dev/null", out, c.name, out, c.name);
+	if (gpu)   /* the static library then also needs -lcudart (-lnccl) -lstdc++ */
+		snprintf(cmd, sizeof cmd, "ar rs '%s/lib%s.a' '%s/%s_plans.o' '%s/%s_gpu.o' '%s/coll_gpu.o' 2>/dev/null",
+			 out, c.name, out, c.name, out, c.name, out);
+	else
+		snprintf(cmd, sizeof cmd, "ar rs '%s/lib%s.a' '%s/%s_plans.o' 2>/dev/null", out, c.name, out, c.name);
 	if (run(cmd) != 0)
 		goto free_cluster;
-	printf("%s: %d ranks, transport %s, %d algorithm%s -> %s/lib%s.so, %s/lib%s.a, %s/%s.h\n", c.name, c.ranks,
-	       c.transport, c.nalgos, c.nalgos == 1 ? "" : "s", out, c.name, out, c.name, out, c.name);
+	printf("%s: %d ranks, transport %s, %d algorithm%s -> %s/lib%s.so, %s/lib%s.a, %s/%s%s.h\n", c.name, c.ranks,
+	       c.transport, c.nalgos, c.nalgos == 1 ? "" : "s", out, c.name, out, c.name, out, c.name,
+	       gpu ? "_gpu" : "");
 	for (int i = 0; i < c.nchoices; i++) {
 		const cluster_choice *ch = &c.choices[i];
 		if (ch->max_bytes == UINT64_MAX)

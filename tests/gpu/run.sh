@@ -1,0 +1,99 @@
+#!/bin/sh
+# run.sh - the GPU tests and benchmark, for a machine with an NVIDIA GPU.
+#
+#   tests/gpu/run.sh [BUILD_DIR]      (default build; run `make` first)
+#
+# Builds, with collc, a transport cuda cluster holding every stdlib
+# allreduce algorithm that verifies for n = 2, 3 and 4, and runs
+# tests/gpu/gpu_allreduce.cu under collrun with n ranks on one GPU (CUDA
+# IPC): fp32/fp16/bf16 sum and int32 max, counts 0, 1, 1000003 and 64 Mi,
+# against a host reference.  Then, with as many ranks as there are GPUs
+# (at least 2), the same through a transport nccl cluster, a count
+# mismatch (must be an error on every rank, not a hang), and the benchmark
+# (fp32 sum, 1 KiB .. 256 MiB; on nccl with ncclAllReduce timed in the same
+# run).  COLL_CUDA_ARCH defaults to native here.  Prints a summary; exits
+# 1 if anything failed, 0 otherwise (77 when there is no GPU).
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "$root/${1:-build}" && pwd)
+collc=$build/collc collrun=$build/collrun
+work=${TMPDIR:-/tmp}/coll-gpu.$$
+mkdir -p "$work"
+trap 'rm -rf "$work"' EXIT
+export COLL_CUDA_ARCH=${COLL_CUDA_ARCH:-native}
+export COLL_TIMEOUT=${COLL_TIMEOUT:-120}
+
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "skip: no NVIDIA GPU (nvidia-smi -L failed)"
+	exit 77
+fi
+if [ -n "${CUDA_HOME:-}" ]; then nvcc=$CUDA_HOME/bin/nvcc; else nvcc=$(command -v nvcc); fi
+[ -x "$nvcc" ] || { echo "error: nvcc not found (PATH or CUDA_HOME)"; exit 1; }
+prefix=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
+nccl=${NCCL_HOME:-$prefix}
+ngpu=$(nvidia-smi -L | grep -c '^GPU')
+passed=0 failed=0 summary=""
+
+note() { summary="$summary$1
+"; }
+result() {   # NAME STATUS
+	if [ "$2" = 0 ]; then passed=$((passed + 1)); note "ok   $1"; else failed=$((failed + 1)); note "FAIL $1"; fi
+}
+
+# cluster FILE NAME N TRANSPORT: every stdlib allreduce algorithm verified for N
+cluster() {
+	algos=$("$collc" check "$root"/stdlib/*.coll -n "$3" 2>/dev/null | sed -n 's/^\([a-z_0-9]*\): n=[0-9]* verified.*/\1/p' |
+		while read -r a; do grep -q "^algorithm $a : allreduce" "$root"/stdlib/*.coll && echo "$a"; done | paste -sd, -)
+	{
+		for f in "$root"/stdlib/*.coll; do echo "import \"$f\";"; done
+		echo "cluster $2 { ranks $3; transport $4; allreduce { $algos } choose by cost; }"
+	} >"$1"
+}
+
+# build_and_link NAME N TRANSPORT -> $work/NAME/gpu_allreduce
+build_and_link() {
+	cluster "$work/$1.coll" "$1" "$2" "$3"
+	"$collc" build "$work/$1.coll" -o "$work/$1" >"$work/$1.log" 2>&1 || { cat "$work/$1.log"; return 1; }
+	extra=""
+	[ "$3" = nccl ] && extra="-DCOLL_GPU_NCCL=1 -I$nccl/include -L$nccl/lib64 -L$nccl/lib -lnccl"
+	"$nvcc" -std=c++17 -O2 -arch="$COLL_CUDA_ARCH" -I"$work/$1" -DGPU_PLANS="$1_gpu_plans" \
+		"$root/tests/gpu/gpu_allreduce.cu" -L"$work/$1" -l"$1" -Xlinker -rpath,"$work/$1" $extra \
+		-o "$work/$1/gpu_allreduce" 2>&1
+}
+
+for n in 2 3 4; do
+	name=ipc$n
+	if build_and_link $name $n cuda; then
+		"$collrun" -np $n "$work/$name/gpu_allreduce" >"$work/$name.out" 2>&1
+		st=$?
+		grep -E '^\[[0-9]+\] (FAIL|rank)' "$work/$name.out" | head -20
+		result "cuda IPC, $n ranks on one GPU: every allreduce algorithm ($(grep -c '^\[0\] ok' "$work/$name.out") cases on rank 0)" $st
+	else
+		result "cuda IPC, $n ranks: build" 1
+	fi
+done
+if build_and_link ipc3 3 cuda >/dev/null 2>&1; then
+	timeout 60 "$collrun" -np 3 "$work/ipc3/gpu_allreduce" --mismatch >"$work/mm.out" 2>&1
+	st=$?; cat "$work/mm.out"
+	result "cuda IPC: a count mismatch is an error on every rank" $st
+fi
+"$collrun" -np 2 "$work/ipc2/gpu_allreduce" --bench -b 1K -e 256M -f 4 || true
+
+if [ "$ngpu" -ge 2 ]; then
+	if build_and_link nccl$ngpu $ngpu nccl; then
+		"$collrun" -np "$ngpu" "$work/nccl$ngpu/gpu_allreduce" >"$work/nccl.out" 2>&1
+		st=$?
+		grep -E '^\[[0-9]+\] (FAIL|rank)' "$work/nccl.out" | head -20
+		result "nccl, $ngpu ranks on $ngpu GPUs: every allreduce algorithm" $st
+		"$collrun" -np "$ngpu" "$work/nccl$ngpu/gpu_allreduce" --bench -b 1K -e 256M -f 4 || result "nccl bench" 1
+	else
+		result "nccl, $ngpu ranks: build" 1
+	fi
+else
+	note "skip nccl: $ngpu GPU(s); transport nccl needs a GPU per rank (at least 2)"
+fi
+
+echo "--- summary"
+printf '%s' "$summary"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
