@@ -1,7 +1,7 @@
 # coll - top-level build.
 #
 #   make            build collc (and, as they land, libcollrt, collrun, collbench)
-#   make demo       the main job: check, show and cost the standard library
+#   make demo       the main job: verify the stdlib, show and cost StragglAR, build and run a cluster library
 #   make test       the whole Tcl suite; ends with "N passed, N failed"
 #   make quicktest  the fast subset (under a minute)
 #   make test SAN=1 everything built with AddressSanitizer + UBSan
@@ -88,9 +88,15 @@ $(B)/tests/test_verify: tests/unit/test_verify.c $(B)/lang/state.o $(B)/lang/ver
 	$(CC) $(CFLAGS) -Ilang -Icodegen -o $@ $^ $(LDLIBS)
 
 # --- demo, tests, benchmarks ------------------------------------------------
+# The main job: verify the standard library, show StragglAR, predict its
+# speedup, then build a cluster library and run a program on 4 processes.
 demo: all
 	./$(B)/collc check stdlib/*.coll --n-range 2..16
 	./$(B)/collc show stdlib/stragglar.coll -n 8
+	./$(B)/collc compare stdlib/ring.coll stdlib/rhd.coll stdlib/stragglar.coll -a ring,rhd,stragglar -n 8 -b 1MiB -e 1GiB -f 32 --straggler last
+	./$(B)/collc build examples/lab4.coll -o $(B)/demo
+	$(CC) -O2 -I$(B)/demo examples/allreduce.c -L$(B)/demo -llab4 -Wl,-rpath,$(CURDIR)/$(B)/demo -o $(B)/demo/allreduce
+	./$(B)/collrun -np 4 $(B)/demo/allreduce
 
 # The suite also runs the bad-input corpus through a sanitizer build.
 test: all rt-tests $(UNIT_BIN)
