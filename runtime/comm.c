@@ -256,6 +256,7 @@ void coll_finalize(coll_comm *c)
 	}
 	free(c->hosts);
 	free(c->scratch);
+	free(c->stage);
 	free(c);
 }
 

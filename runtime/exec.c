@@ -13,7 +13,12 @@
  *     chunk in rounds <= k (the old value left first: round semantics).
  * Messages stay in transport memory (a shm slot, a TCP buffer) until they
  * are applied, so that staging area is the "scratch" the round semantics
- * need; reductions read straight from it.  Consecutive rounds therefore
+ * need; reductions read straight from it.  A transport with a read op (TCP)
+ * may instead hand over only the header and leave the payload in its
+ * stream: when the receive can be applied at once it is read straight into
+ * the chunk's home (copies) or through comm->stage, RT_STAGE_BYTES that
+ * stay in cache (reductions); otherwise the transport is asked to buffer
+ * it, which keeps later messages of that peer flowing.  Consecutive rounds therefore
  * pipeline segment by segment (segment s of round k+1 leaves as soon as
  * segment s of round k is reduced), and sends, receives and reductions to
  * different peers overlap.
@@ -54,6 +59,8 @@ typedef struct {
 	int ri, rseg, recv_end;
 	rt_req *rring;
 	int rtail, rhead;    /* posted ring entries [rtail, rhead) (mod W) */
+	int ncarry;          /* bytes of a split element of a streamed reduction */
+	char carry[16];
 } ex_peer;
 
 typedef struct {
@@ -303,6 +310,63 @@ static int post_recvs(ex_state *e, ex_peer *pp, int *moved)
 	return COLL_OK;
 }
 
+/* Fold bytes [q->xoff, q->xoff + len) of a segment's payload, at src,
+ * into its home (len a multiple of the element size). */
+static void fold(ex_state *e, const rt_xstep *x, const ex_chunk *k, int s, uint64_t off, uint64_t byteoff,
+                 const char *src, size_t len)
+{
+	size_t el = len / e->esz;
+	char *home = k->home + off * e->esz + byteoff;
+	if (!el)
+		return;
+	if (x->kind == COLL_STEP_RECV_COPY) {
+		if (home != src)
+			memcpy(home, src, len);
+		return;
+	}
+	const char *cur = seg_loc(e, k, s, off) + byteoff;
+	if (cur == home)
+		rt_reduce2(home, src, el, e->dt, e->op);
+	else
+		rt_reduce3(home, cur, src, el, e->dt, e->op);
+}
+
+/* Take a streamed payload (q->pend > 0) from the transport as far as it has
+ * arrived: copies land in the chunk's home directly, reductions go through
+ * the cache-sized staging buffer.  *fin: the payload is complete. */
+static int stream_in(ex_state *e, ex_peer *pp, rt_req *q, const rt_xstep *x, const ex_chunk *k, int s,
+                     uint64_t off, int *moved, int *fin)
+{
+	rt_tp *tp = e->c->tp;
+	*fin = 0;
+	while (q->pend) {
+		size_t got = 0;
+		int rc;
+		if (x->kind == COLL_STEP_RECV_COPY) {
+			char *dst = k->home + off * e->esz + q->xoff;
+			if ((rc = tp->ops->read(tp, q, dst, q->pend, &got)))
+				return rc;
+			q->xoff += got;
+		} else {
+			/* staging holds pp->ncarry bytes of a split element first */
+			char *st = e->c->stage;
+			memcpy(st, pp->carry, pp->ncarry);
+			if ((rc = tp->ops->read(tp, q, st + pp->ncarry, RT_STAGE_BYTES, &got)))
+				return rc;
+			size_t have = pp->ncarry + got, use = have - have % e->esz;
+			fold(e, x, k, s, off, q->xoff, st, use);
+			q->xoff += use;
+			pp->ncarry = (int)(have - use);
+			memcpy(pp->carry, st + use, pp->ncarry);
+		}
+		if (!got)
+			return COLL_OK;
+		*moved = 1;
+	}
+	*fin = 1;
+	return COLL_OK;
+}
+
 static int apply_recvs(ex_state *e, ex_peer *pp, int *moved)
 {
 	for (int i = pp->rtail; i < pp->rhead; i++) {
@@ -318,22 +382,28 @@ static int apply_recvs(ex_state *e, ex_peer *pp, int *moved)
 			q->applied = 0;
 		}
 		uint32_t *ra = &e->rapp[k->base + s];
-		if (*ra != (uint32_t)x->idx || e->sdone[k->base + s] < (uint32_t)x->need)
-			continue;
+		int ready = *ra == (uint32_t)x->idx && e->sdone[k->base + s] >= (uint32_t)x->need;
 		uint64_t off, len;
 		seg_range(e, k, s, &off, &len);
-		const char *msg = (const char *)q->data + sizeof(rt_hdr);
-		char *home = k->home + off * e->esz;
-		if (len) {
-			if (x->kind == COLL_STEP_RECV_COPY) {
-				memcpy(home, msg, len * e->esz);
-			} else {
-				const char *cur = seg_loc(e, k, s, off);
-				if (cur == home)
-					rt_reduce2(home, msg, len, e->dt, e->op);
-				else
-					rt_reduce3(home, cur, msg, len, e->dt, e->op);
+		if (q->pend) {
+			/* The payload is still in the transport's stream, which is
+			 * stalled until we take it: take it now, or have the
+			 * transport buffer it (the executor is not ready for it). */
+			int fin;
+			if (!ready || (x->kind != COLL_STEP_RECV_COPY && !e->c->stage)) {
+				if ((rc = e->c->tp->ops->read(e->c->tp, q, NULL, 0, NULL)))
+					return rc;
+				continue;
 			}
+			if ((rc = stream_in(e, pp, q, x, k, s, off, moved, &fin)))
+				return rc;
+			if (!fin)
+				return COLL_OK;   /* later messages from this peer queue behind it */
+		} else {
+			if (!ready)
+				continue;
+			if (len)
+				fold(e, x, k, s, off, 0, (const char *)q->data + sizeof(rt_hdr), len * e->esz);
 		}
 		(*ra)++;
 		e->c->tp->ops->release(e->c->tp, q);
@@ -420,6 +490,8 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 		e.seg_elems = 1;
 	e.count = count;
 	c->seq++;
+	if (c->tp && c->tp->ops->read && !c->stage)
+		c->stage = malloc(RT_STAGE_BYTES + 16);   /* NULL: streamed reductions get buffered */
 	e.ws = c->tp ? c->tp->send_window : 1;
 	e.wr = c->tp ? c->tp->recv_window : 1;
 	e.ch = calloc((size_t)C, sizeof *e.ch);

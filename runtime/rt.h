@@ -61,9 +61,11 @@ typedef struct rt_req {
 	size_t len;             /*       its length; valid until release() */
 	uint64_t tpseq;         /* transport's bookkeeping (slot number, ...) */
 	void *tpbuf;            /* transport's bookkeeping (buffer to recycle) */
+	size_t pend;            /* recv: payload bytes still in the transport's stream (see read) */
 	int32_t xstep, xseg;    /* executor's bookkeeping */
 	int applied;            /* executor: recv applied and released */
-	rt_hdr hdr;             /* executor: header storage for sends */
+	uint64_t xoff;          /* executor: payload bytes of a streamed recv consumed */
+	rt_hdr hdr;             /* executor: header storage for sends; transport: for streamed recvs */
 } rt_req;
 
 typedef struct rt_tp rt_tp;
@@ -98,6 +100,17 @@ typedef struct rt_transport {
 	void (*abort)(rt_tp *tp, int code);
 	/* Free everything; pending requests are dropped.  Never fails. */
 	void (*close)(rt_tp *tp);
+	/* Optional (NULL: every receive completes with its whole message in
+	 * transport memory).  A transport that has it may complete a receive
+	 * with only the header: req->data/len as usual (len counts the whole
+	 * message) but req->pend payload bytes still in its stream, which the
+	 * executor must then take promptly, in order, with read(): up to max
+	 * bytes into dst (*got: how many; 0: none yet, wait in progress()).
+	 * read(tp, req, NULL, 0, NULL) instead asks the transport to buffer the
+	 * rest itself: req->done drops to 0 and rises again with the whole
+	 * message in transport memory and pend 0.  Does not block.  Errors:
+	 * PEER, SYSTEM, INVALID. */
+	int (*read)(rt_tp *tp, rt_req *req, void *dst, size_t max, size_t *got);
 } rt_transport;
 
 /* The part of every transport instance the executor reads. */
@@ -163,6 +176,7 @@ struct coll_comm {
 	char err[320];
 	void *scratch;
 	size_t scratch_len;
+	void *stage;               /* exec.c: staging for streamed reductions (RT_STAGE_BYTES) */
 	rt_prep *preps;
 	size_t seg_bytes;          /* payload per message (COLL_SEG_BYTES caps it) */
 };
@@ -301,6 +315,7 @@ static inline uint64_t rt_chunk_lo(uint64_t count, int C, int c) {
 }
 
 /* --- exec.c --------------------------------------------------------------- */
+#define RT_STAGE_BYTES (64 * 1024)
 /* Run `algo` on this rank.  count: the full working count; buffers as in
  * coll.h for the algo's kind; root: the caller's root (plans are relabelled
  * so that the algo's root plays `root`).  Blocking.  On failure the comm is

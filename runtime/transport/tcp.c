@@ -7,15 +7,22 @@
  * secret (auth.c) and names its rank.  On the wire a message is a frame:
  * {u32 length, u32 type} then the body.  DATA bodies are the executor's
  * header + payload; an ABORT body is {rank, code}.  Sends go out with
- * sendmsg straight from the caller's buffers (no copy); receives land in
- * pooled buffers of max_msg bytes that the executor reduces from, then
+ * sendmsg straight from the caller's buffers (no copy).  Receives read the
+ * executor header into the request and complete with the payload still in
+ * the socket (rt_req.pend): the executor reads it with tcp_read straight
+ * into the destination chunk (copies) or through a cache-sized staging
+ * buffer (reductions), so the payload is copied once, by the kernel.  When
+ * the executor cannot take it yet, it asks for the old path: the payload
+ * goes into a pooled buffer of max_msg bytes that it applies from later and
  * releases.  Frames are read only when a receive is posted for that peer,
  * so an idle rank exerts TCP back-pressure instead of buffering without
  * bound.  A peer that dies shows up as EOF/reset on its socket
  * (COLL_ERR_PEER) as soon as data from it is needed or a write to it
  * fails.
  *
- * Tunables: COLL_TCP_SEG_BYTES (payload per message, default 512 KiB).
+ * Tunables: COLL_TCP_SEG_BYTES (payload per message, default 512 KiB),
+ * COLL_TCP_SNDBUF / COLL_TCP_RCVBUF (socket buffer bytes; defaults 4 MiB
+ * and the kernel's autotuning; 0 leaves the kernel's choice).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -29,7 +36,7 @@
 #include "rt.h"
 
 enum { FR_DATA = 1, FR_ABORT = 2 };
-enum { RD_HDR, RD_BODY, RD_HELD };
+enum { RD_HDR, RD_BODY, RD_HELD, RD_EXH, RD_STREAM };
 
 typedef struct tcp_buf { struct tcp_buf *next; } tcp_buf;
 
@@ -39,6 +46,7 @@ typedef struct {
 	uint32_t sfh[2];            /* frame header of the head send */
 	size_t soff;                /* bytes of the head frame written */
 	rt_req *rq, *rq_tail;       /* posted receives */
+	rt_req *cur;                /* the receive the frame being read belongs to */
 	int rstate;
 	uint32_t rfh[2];
 	size_t rgot;
@@ -126,10 +134,13 @@ static int tcp_connect(coll_comm *c, rt_tp **out)
 		t->peers[peer].fd = fd;
 		got++;
 	}
+	int sndbuf = (int)rt_env_long("COLL_TCP_SNDBUF", 4 << 20), rcvbuf = (int)rt_env_long("COLL_TCP_RCVBUF", 0);
 	for (int r = 0; r < t->n; r++)
 		if (t->peers[r].fd >= 0) {
-			int sz = 4 << 20;
-			setsockopt(t->peers[r].fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+			if (sndbuf > 0)
+				setsockopt(t->peers[r].fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+			if (rcvbuf > 0)
+				setsockopt(t->peers[r].fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
 			rt_set_nonblock(t->peers[r].fd, 1);
 		}
 	return rt_boot_barrier(c);
@@ -201,18 +212,32 @@ static char *get_buf(tcp_tp *t)
 	return malloc(t->base.max_msg < sizeof(tcp_buf) ? sizeof(tcp_buf) : t->base.max_msg);
 }
 
-/* Read frames for posted receives until the socket is empty. */
+/* Read frames for posted receives until the socket is empty.  A DATA
+ * frame's executor header is read into the receive itself, which then
+ * completes with the payload left in the socket (RD_STREAM) for tcp_read;
+ * only when the executor cannot take it yet is it read into a pooled
+ * buffer (RD_BODY). */
 static int do_read(tcp_tp *t, int r, int *moved)
 {
 	tcp_peer *p = &t->peers[r];
 	for (;;) {
+		if (p->rstate == RD_STREAM)
+			return COLL_OK;   /* the executor takes the payload (tcp_read) */
 		if (p->rstate == RD_HELD) {
 			if (!p->rq)
 				return COLL_OK;
-			p->rstate = RD_BODY;
+			p->cur = p->rq;
+			p->rq = p->cur->next;
+			if (!p->rq)
+				p->rq_tail = NULL;
 			p->rgot = 0;
-			if (!(p->rbuf = get_buf(t)))
-				return rt_err(t->base.comm, COLL_ERR_NOMEM, "out of memory");
+			if (p->rfh[0] >= sizeof(rt_hdr)) {
+				p->rstate = RD_EXH;
+			} else {
+				p->rstate = RD_BODY;
+				if (!(p->rbuf = get_buf(t)))
+					return rt_err(t->base.comm, COLL_ERR_NOMEM, "out of memory");
+			}
 		}
 		if (p->rstate == RD_HDR && p->rgot == 0 && !p->rq)
 			return COLL_OK;   /* nothing expected: EOF here is a peer that is done */
@@ -221,6 +246,9 @@ static int do_read(tcp_tp *t, int r, int *moved)
 		if (p->rstate == RD_HDR) {
 			dst = (char *)p->rfh + p->rgot;
 			want = sizeof p->rfh - p->rgot;
+		} else if (p->rstate == RD_EXH) {
+			dst = (char *)&p->cur->hdr + p->rgot;
+			want = sizeof(rt_hdr) - p->rgot;
 		} else {
 			dst = p->rbuf + p->rgot;
 			want = p->rfh[0] - p->rgot;
@@ -250,20 +278,72 @@ static int do_read(tcp_tp *t, int r, int *moved)
 			p->rstate = RD_HELD;
 			continue;
 		}
-		if (p->rgot < p->rfh[0])
-			continue;
-		rt_req *q = p->rq;
-		q->data = p->rbuf;
-		q->tpbuf = p->rbuf;
-		q->len = p->rfh[0];
-		q->done = 1;
-		p->rbuf = NULL;
-		p->rq = q->next;
-		if (!p->rq)
-			p->rq_tail = NULL;
+		rt_req *q = p->cur;
+		if (p->rstate == RD_EXH) {
+			if (p->rgot < sizeof(rt_hdr))
+				continue;
+			q->data = &q->hdr;
+			q->len = p->rfh[0];
+			q->pend = p->rfh[0] - sizeof(rt_hdr);
+			q->done = 1;
+			if (q->pend) {
+				p->rstate = RD_STREAM;
+				return COLL_OK;
+			}
+		} else {
+			if (p->rgot < p->rfh[0])
+				continue;
+			q->data = p->rbuf;
+			q->tpbuf = p->rbuf;
+			q->len = p->rfh[0];
+			q->pend = 0;
+			q->done = 1;
+			p->rbuf = NULL;
+		}
+		p->cur = NULL;
 		p->rstate = RD_HDR;
 		p->rgot = 0;
 	}
+}
+
+/* The executor takes (dst) or declines (NULL) the payload of the frame in
+ * RD_STREAM. */
+static int tcp_read(rt_tp *tp, rt_req *q, void *dst, size_t max, size_t *got)
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	tcp_peer *p = &t->peers[q->peer];
+	int moved = 0;
+	if (got)
+		*got = 0;
+	if (p->cur != q || p->rstate != RD_STREAM)
+		return rt_err(tp->comm, COLL_ERR_INVALID, "tcp: read of a receive that is not streaming");
+	if (!dst) {
+		if (!(p->rbuf = get_buf(t)))
+			return rt_err(tp->comm, COLL_ERR_NOMEM, "out of memory");
+		memcpy(p->rbuf, &q->hdr, sizeof(rt_hdr));
+		p->rgot = sizeof(rt_hdr);
+		p->rstate = RD_BODY;
+		q->done = 0;
+		q->data = NULL;
+		return do_read(t, q->peer, &moved);
+	}
+	size_t want = max < q->pend ? max : q->pend;
+	ssize_t n = want ? recv(p->fd, dst, want, MSG_DONTWAIT) : 0;
+	if (want && n == 0)
+		return peer_err(t, q->peer, 0);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return COLL_OK;
+		return peer_err(t, q->peer, errno);
+	}
+	q->pend -= (size_t)n;
+	*got = (size_t)n;
+	if (!q->pend) {
+		p->cur = NULL;
+		p->rstate = RD_HDR;
+		p->rgot = 0;
+	}
+	return COLL_OK;
 }
 
 static int tcp_post_send(rt_tp *tp, rt_req *req)
@@ -329,7 +409,7 @@ static int io_pass(tcp_tp *t, int timeout_ms, int *moved)
 			ev |= POLLOUT;
 		/* Read only while data is expected: an EOF from a peer that
 		 * finished and left is not an error until we need its data. */
-		if (p->rq || p->rstate == RD_BODY || (p->rstate == RD_HDR && p->rgot))
+		if (p->rq || p->cur || (p->rstate == RD_HDR && p->rgot))
 			ev |= POLLIN;
 		if (!p->eof_seen)
 			ev |= POLLRDHUP;
@@ -397,4 +477,5 @@ const rt_transport tcp_transport = {
 	.progress = tcp_progress,
 	.abort = tcp_abort,
 	.close = tcp_close,
+	.read = tcp_read,
 };
