@@ -512,19 +512,8 @@ typedef struct {
 /* Every -D must name a parameter of some algorithm in the files. */
 static int check_defines(drv_prog *p, const copts *o)
 {
-	for (int d = 0; d < o->ndefs; d++) {
-		bool found = false;
-		for (int i = 0; i < drv_nalgos(p) && !found; i++) {
-			const char *names[64];
-			int k = drv_algo_params(p, i, names, 64);
-			for (int j = 0; j < k; j++)
-				found |= strcmp(names[j], o->defs[d].name) == 0;
-		}
-		if (!found)
-			return input_error("-D %s: no algorithm has a parameter named '%s'",
-					   o->defs[d].name, o->defs[d].name);
-	}
-	return 0;
+	const char *bad = drv_unknown_define(p, o->defs, o->ndefs);
+	return bad ? input_error("-D %s: no algorithm has a parameter named '%s'", bad, bad) : 0;
 }
 
 static void list_algos(drv_prog *p, char *buf, size_t len)

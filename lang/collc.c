@@ -158,24 +158,13 @@ static int parse_opts(int argc, char **argv, opts *o, bool show)
 	return 0;
 }
 
-/* Every -D must name a parameter of some selected algorithm. */
+/* Every -D must name a parameter of some loaded algorithm. */
 static int check_defines(drv_prog *p, const opts *o)
 {
-	for (int d = 0; d < o->ndefs; d++) {
-		bool found = false;
-		for (int i = 0; i < drv_nalgos(p) && !found; i++) {
-			const char *names[64];
-			int k = drv_algo_params(p, i, names, 64);
-			for (int j = 0; j < k; j++)
-				found |= strcmp(names[j], o->defs[d].name) == 0;
-		}
-		if (!found) {
-			fprintf(stderr, "collc: error: -D %s: no algorithm has a parameter named '%s'\n", o->defs[d].name,
-				o->defs[d].name);
-			return 1;
-		}
-	}
-	return 0;
+	const char *bad = drv_unknown_define(p, o->defs, o->ndefs);
+	if (bad)
+		fprintf(stderr, "collc: error: -D %s: no algorithm has a parameter named '%s'\n", bad, bad);
+	return bad ? 1 : 0;
 }
 
 static void free_opts(opts *o)

@@ -193,6 +193,22 @@ struct ast *drv_cluster(const drv_prog *p, const char *name)
 	return NULL;
 }
 
+const char *drv_unknown_define(const drv_prog *p, const drv_define *defs, int ndefs)
+{
+	for (int d = 0; d < ndefs; d++) {
+		bool found = false;
+		for (int i = 0; i < drv_nalgos(p) && !found; i++) {
+			const char *names[64];
+			int k = drv_algo_params(p, i, names, 64);
+			for (int j = 0; j < k; j++)
+				found |= strcmp(names[j], defs[d].name) == 0;
+		}
+		if (!found)
+			return defs[d].name;
+	}
+	return NULL;
+}
+
 void drv_set_quiet_require(drv_prog *p, bool quiet) { p->quiet = quiet; }
 
 bool drv_unsupported(const drv_prog *p, const char **why)

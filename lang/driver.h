@@ -58,6 +58,8 @@ void drv_set_quiet_require(drv_prog *p, bool quiet);
 bool drv_unsupported(const drv_prog *p, const char **why);
 /* Names of the top-level parameters of algorithm i (its `param`s). */
 int drv_algo_params(const drv_prog *p, int i, const char **names, int max);
+/* The first -D name that is a parameter of no loaded algorithm, or NULL. */
+const char *drv_unknown_define(const drv_prog *p, const drv_define *defs, int ndefs);
 /* Parse "name=value" (value an integer) into d; -1 with a message if bad. */
 int drv_parse_define(const char *arg, drv_define *d);
 
