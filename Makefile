@@ -6,6 +6,7 @@
 #   make quicktest  the fast subset (under a minute)
 #   make test SAN=1 everything built with AddressSanitizer + UBSan
 #   make bench      benchmarks; print ratios against baselines measured in the same run
+#   make bench-cluster  the same on an emulated multi-host cluster (network namespaces)
 #
 # On a fresh Debian machine the first target installs what it needs with
 # apt-get (you are expected to be root there, as in CI); see `deps`.
@@ -31,7 +32,7 @@ LDLIBS  := -lm
 DEPS := re2c:re2c bison:bison tclsh:tcl mpicc:libopenmpi-dev mpirun:openmpi-bin \
 	/usr/include/infiniband/verbs.h:libibverbs-dev
 
-.PHONY: all deps demo test quicktest bench clean san
+.PHONY: all deps demo test quicktest bench bench-cluster clean san
 all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench
 
 # Install missing build tools once; a stamp keeps later builds quiet.
@@ -108,6 +109,10 @@ quicktest: all rt-tests $(UNIT_BIN)
 
 bench: all rt-tests
 	tclsh tests/bench/bench.tcl -build $(B)
+
+# Experiments on the emulated multi-host cluster (network namespaces; root).
+bench-cluster: all rt-tests
+	sh tests/bench/netns_ring.sh
 
 san:
 	$(MAKE) --no-print-directory SAN=1 build-san/collc

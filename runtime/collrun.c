@@ -7,17 +7,28 @@
  * Gives every rank the bootstrap environment (COLL_RANK, COLL_NRANKS,
  * COLL_ADDR, COLL_SECRET with a fresh random secret, COLL_TRANSPORT if
  * asked), runs it in its own process group (inside network namespace
- * FMT%rank with --netns, via `ip netns exec`), and prefixes each line of
- * its stdout/stderr with "[rank] ".  When a rank fails (non-zero exit or
+ * FMT%rank with --netns), and prefixes each line of
+ * its stdout/stderr with "[rank] ".  With --netns every rank's namespace
+ * must exist (checked before anything starts) and the rank enters it with
+ * setns(2) before exec; without --addr the rendezvous address is rank 0's
+ * first non-loopback IPv4 address inside its namespace (rail 0 of the
+ * tests/netns testbed) and a port that is free there.  When a rank fails (non-zero exit or
  * signal) the others get --grace seconds (default 5) to notice and exit on
  * their own, then SIGTERM, then SIGKILL; collrun exits with the first
  * failure's code (128+signal for a signal), 124 on --timeout, 0 if all
  * succeeded.  Ranks get PR_SET_PDEATHSIG, so killing collrun kills them:
  * no orphans.  This is a separate program; it does not link libcollrt.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,8 +67,11 @@ static void usage(FILE *f)
 	           "               [--transport shm|tcp|auto] [--no-prefix] [--] prog [args...]\n"
 	           "Starts N ranks of prog with COLL_RANK, COLL_NRANKS, COLL_ADDR and COLL_SECRET set.\n"
 	           "  -np N           number of ranks\n"
-	           "  --netns FMT     run rank r in network namespace sprintf(FMT, r) (needs --addr)\n"
-	           "  --addr A        rendezvous address of rank 0 (default 127.0.0.1:<free port>)\n"
+	           "  --netns FMT     run rank r in network namespace sprintf(FMT, r), e.g. h%%d\n"
+	           "                  (FMT has exactly one %%d; the namespaces must exist: ip netns add)\n"
+	           "  --addr A        rendezvous address of rank 0 (default 127.0.0.1:<free port>;\n"
+	           "                  with --netns, rank 0's first non-loopback IPv4 address in its\n"
+	           "                  namespace and a port free there)\n"
 	           "  --timeout S     kill everything after S seconds (exit 124)\n"
 	           "  --grace S       after a rank fails, wait S s before killing the rest (default 5)\n"
 	           "  --transport T   set COLL_TRANSPORT for the ranks\n"
@@ -78,6 +92,128 @@ static int free_port(void)
 	}
 	close(fd);
 	return ntohs(a.sin_port);
+}
+
+/* FMT must hold exactly one %d (optionally %i) and no other conversion
+ * but %%, so that it is safe to hand to snprintf with one int. */
+static int netns_fmt_ok(const char *f)
+{
+	int conv = 0;
+	for (const char *p = f; *p; p++) {
+		if (*p != '%')
+			continue;
+		if (p[1] == '%') {
+			p++;
+			continue;
+		}
+		if (p[1] != 'd' && p[1] != 'i')
+			return 0;
+		conv++;
+		p++;
+	}
+	return conv == 1 && strlen(f) < 200;
+}
+
+static int netns_path(const char *ns, char *path, size_t len)
+{
+	const char *dirs[] = {"/run/netns", "/var/run/netns"};
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, len, "%s/%s", dirs[k], ns);
+		if (access(path, F_OK) == 0)
+			return 0;
+	}
+	snprintf(path, len, "/run/netns/%s", ns);
+	return -1;
+}
+
+/* Enter network namespace NS (in the calling process); 0 or an errno. */
+static int enter_netns(const char *ns)
+{
+	char path[512];
+	if (netns_path(ns, path, sizeof path) < 0)
+		return ENOENT;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	int rc = setns(fd, CLONE_NEWNET) < 0 ? errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* Rank 0's rendezvous address inside namespace NS: its first non-loopback
+ * IPv4 address (interfaces in index order: rail 0 first) and a port free
+ * there, found by a child that enters the namespace.  0 on success, else
+ * -1 with a message in err. */
+static int netns_addr(const char *ns, char *out, size_t outlen, char *err, size_t errlen)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char msg[600];
+		close(p[0]);
+		int e = enter_netns(ns);
+		if (e) {
+			snprintf(msg, sizeof msg, "!cannot enter network namespace '%s': %s", ns, strerror(e));
+			(void)!write(p[1], msg, strlen(msg));
+			_exit(1);
+		}
+		struct ifaddrs *ifs = NULL, *best = NULL;
+		if (getifaddrs(&ifs) == 0)
+			for (struct ifaddrs *a = ifs; a; a = a->ifa_next)
+				if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET && !(a->ifa_flags & IFF_LOOPBACK) &&
+				    (a->ifa_flags & IFF_UP) &&
+				    (!best || if_nametoindex(a->ifa_name) < if_nametoindex(best->ifa_name)))
+					best = a;
+		if (!best) {
+			snprintf(msg, sizeof msg, "!network namespace '%s' has no non-loopback IPv4 address that is up", ns);
+			(void)!write(p[1], msg, strlen(msg));
+			_exit(1);
+		}
+		struct sockaddr_in sin = *(struct sockaddr_in *)best->ifa_addr;
+		char ip[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof ip);
+		int port = 20000 + getpid() % 30000;
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		socklen_t l = sizeof sin;
+		sin.sin_port = 0;
+		if (fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0 &&
+		    getsockname(fd, (struct sockaddr *)&sin, &l) == 0)
+			port = ntohs(sin.sin_port);
+		snprintf(msg, sizeof msg, "%s:%d", ip, port);
+		(void)!write(p[1], msg, strlen(msg));
+		_exit(0);
+	}
+	close(p[1]);
+	char buf[600];
+	size_t got = 0;
+	ssize_t r;
+	while (got < sizeof buf - 1 && ((r = read(p[0], buf + got, sizeof buf - 1 - got)) > 0 || (r < 0 && errno == EINTR)))
+		if (r > 0)
+			got += (size_t)r;
+	buf[got] = 0;
+	close(p[0]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || got == 0 || buf[0] == '!') {
+		snprintf(err, errlen, "%s", got && buf[0] == '!' ? buf + 1 : "cannot find rank 0's address in its namespace");
+		return -1;
+	}
+	if (got >= outlen) {
+		snprintf(err, errlen, "address too long");
+		return -1;
+	}
+	memcpy(out, buf, got + 1);
+	return 0;
 }
 
 /* Write complete lines of one stream with the rank prefix; flush all on
@@ -153,12 +289,32 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (netns && !addr) {
-		fprintf(stderr, "collrun: error: --netns needs --addr (rank 0's address inside its namespace)\n");
-		return 2;
-	}
 	char addrbuf[300], secret[33], num[32];
-	if (!addr)
+	if (netns) {
+		char ns[256], path[512], err[600];
+		if (!netns_fmt_ok(netns)) {
+			fprintf(stderr, "collrun: error: --netns '%s' must contain exactly one %%d (e.g. h%%d)\n", netns);
+			return 2;
+		}
+		for (int r = 0; r < n; r++) {
+			snprintf(ns, sizeof ns, netns, r);
+			if (netns_path(ns, path, sizeof path) < 0) {
+				fprintf(stderr, "collrun: error: rank %d: no network namespace '%s' (%s does not exist)\n", r, ns,
+				        path);
+				return 2;
+			}
+		}
+		if (!addr) {
+			snprintf(ns, sizeof ns, netns, 0);
+			if (netns_addr(ns, addrbuf, sizeof addrbuf, err, sizeof err) < 0) {
+				fprintf(stderr, "collrun: error: --netns without --addr: %s\n", err);
+				return 2;
+			}
+		}
+	}
+	if (netns && !addr)
+		; /* found above */
+	else if (!addr)
 		snprintf(addrbuf, sizeof addrbuf, "127.0.0.1:%d", free_port());
 	else if (!strchr(addr, ':') || addr[strlen(addr) - 1] == ']')
 		snprintf(addrbuf, sizeof addrbuf, "%s:%d", addr, 20000 + (int)(getpid() % 30000));
@@ -218,17 +374,15 @@ int main(int argc, char **argv)
 			if (netns) {
 				char ns[256];
 				snprintf(ns, sizeof ns, netns, r);
-				char **av = calloc((size_t)(argc - i + 5), sizeof *av);
-				int k = 0;
-				av[k++] = "ip", av[k++] = "netns", av[k++] = "exec", av[k++] = ns;
-				for (int j = i; j < argc; j++)
-					av[k++] = argv[j];
-				execvp("ip", av);
-			} else {
-				execvp(argv[i], argv + i);
+				int e = enter_netns(ns);
+				if (e) {
+					fprintf(stderr, "collrun: error: cannot enter network namespace '%s': %s\n", ns,
+					        strerror(e));
+					_exit(127);
+				}
 			}
-			fprintf(stderr, "collrun: error: cannot run %s: %s\n", netns ? "ip netns exec" : argv[i],
-			        strerror(errno));
+			execvp(argv[i], argv + i);
+			fprintf(stderr, "collrun: error: cannot run %s: %s\n", argv[i], strerror(errno));
 			_exit(127);
 		}
 		setpgid(pid, pid);
