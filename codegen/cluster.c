@@ -8,6 +8,14 @@
  *     broadcast { binomial_bcast; }
  *   }
  *
+ * `straggler R;` names a persistent straggler (physical rank R) and
+ * `straggler auto;` asks the runtime to detect one; both need an allreduce
+ * algorithm with a straggler role: a rank absent from the precondition
+ * rounds (phase "pre...") in which every other rank takes part, such as
+ * StragglAR's rank n-1.  For `auto` the cost model gives the critical
+ * delay from which that algorithm beats every other allreduce of the
+ * cluster (at 64 MiB), which the runtime compares the measured delay to.
+ *
  * Each collective block lists algorithms; with `below SIZE` thresholds the
  * first entry whose threshold exceeds the message size wins (an entry
  * without one takes every larger size), and with `choose by cost` the cost
@@ -16,6 +24,7 @@
  * algorithm is verified for the cluster's rank count here, so a library is
  * never built around a schedule that does not implement its collective.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +39,29 @@ static int add_choice(cluster *c, ir_kind kind, uint64_t max_bytes, int algo)
 	c->choices = realloc(c->choices, (c->nchoices + 1) * sizeof *c->choices);
 	c->choices[c->nchoices++] = (cluster_choice){ kind, max_bytes, algo };
 	return 0;
+}
+
+/* The straggler role of s: the one rank absent from its precondition
+ * rounds while every other rank takes part in them; -1 when none. */
+static int straggler_role(const ir_sched *s)
+{
+	if (s->kind != IR_ALLREDUCE || s->n < 2)
+		return -1;
+	char *in = calloc((size_t)s->n, 1);
+	int haspre = 0, role = -1, absent = 0;
+	for (int k = 0; in && k < s->nrounds; k++) {
+		const ir_round *rd = &s->rounds[k];
+		if (strncmp(s->phases[rd->phase], "pre", 3) != 0)
+			continue;
+		haspre = 1;
+		for (int i = rd->first; i < rd->first + rd->count; i++)
+			in[s->xfers[i].src] = in[s->xfers[i].dst] = 1;
+	}
+	for (int r = 0; in && haspre && r < s->n; r++)
+		if (!in[r])
+			role = r, absent++;
+	free(in);
+	return absent == 1 ? role : -1;
 }
 
 /* Evaluate one `algo(k = v, ...)` entry for the cluster's ranks. */
@@ -75,7 +107,7 @@ static int entry(drv_prog *p, cluster *c, ast *coll, ir_kind kind, ast *e)
 		return -1;
 	}
 	c->algos = realloc(c->algos, (c->nalgos + 1) * sizeof *c->algos);
-	c->algos[c->nalgos++] = (cluster_algo){ s, strdup(e->str) };
+	c->algos[c->nalgos++] = (cluster_algo){ s, strdup(e->str), straggler_role(s) };
 	return c->nalgos - 1;
 }
 
@@ -126,6 +158,68 @@ static int choose_by_cost(cluster *c, ast *coll, ir_kind kind, int first, int la
 	for (int a = 0; a < na; a++)
 		cost_plan_free(plans[a]);
 	free(plans);
+	link_free(&lm);
+	return rc;
+}
+
+/* Check `straggler` against the cluster and, for `auto`, find the
+ * critical delay: the largest, over the other allreduce algorithms, of the
+ * delay from which the straggler algorithm beats it (sim model, 64 MiB). */
+static int straggler_setting(cluster *c)
+{
+	int sa = -1;
+	for (int i = 0; i < c->nalgos && sa < 0; i++)
+		if (c->algos[i].straggler_role >= 0)
+			sa = i;
+	if (c->straggler >= c->ranks) {
+		diag_error(c->straggler_pos, "cluster '%s': straggler %d is not a rank of %d ranks", c->name, c->straggler,
+			   c->ranks);
+		return -1;
+	}
+	if (sa < 0) {
+		diag_error(c->straggler_pos, "cluster '%s': 'straggler' needs an allreduce algorithm with a straggler "
+			   "role (a precondition phase without one rank), such as stragglar", c->name);
+		return -1;
+	}
+	if (c->straggler != CLUSTER_STRAGGLER_AUTO)
+		return 0;
+	int others = 0;
+	for (int j = 0; j < c->nalgos; j++)
+		others += j != sa && c->algos[j].s->kind == IR_ALLREDUCE;
+	if (!others) {
+		diag_error(c->straggler_pos, "cluster '%s': 'straggler auto' needs another allreduce algorithm to use "
+			   "while no straggler is detected", c->name);
+		return -1;
+	}
+	link_model lm;
+	link_error err;
+	memset(&lm, 0, sizeof lm);
+	int rc = c->links ? link_read_matrix(&lm, c->links, &err) : link_uniform(&lm, c->alpha, c->bw, &err);
+	if (rc == 0)
+		rc = link_check_n(&lm, c->ranks, &err);
+	const cost_model *m = cost_model_find("sim");
+	cost_plan *pa = rc == 0 ? cost_plan_new(c->algos[sa].s, &err) : NULL;
+	if (!pa || !m)
+		rc = -1;
+	double crit = 0;
+	for (int j = 0; j < c->nalgos && rc == 0; j++) {
+		if (j == sa || c->algos[j].s->kind != IR_ALLREDUCE)
+			continue;
+		cost_plan *pb = cost_plan_new(c->algos[j].s, &err);
+		cost_params q = { .bytes = 64.0 * 1024 * 1024, .links = &lm, .straggler = c->algos[sa].straggler_role,
+				  .delay = COST_MASKED, .segments = 1 };
+		double d = 0;
+		int found = pb ? cost_critical_delay(m, pa, pb, &q, &d, &err) : -1;
+		if (found < 0)
+			rc = -1;
+		else if (found == 1 || d > crit)
+			crit = found == 1 ? INFINITY : d;
+		cost_plan_free(pb);
+	}
+	if (rc != 0)
+		diag_error(c->straggler_pos, "cluster '%s': cost model: %s", c->name, m ? err.msg : "no sim model");
+	c->critical_delay = crit;
+	cost_plan_free(pa);
 	link_free(&lm);
 	return rc;
 }
@@ -198,6 +292,17 @@ static int setting(cluster *c, ast *it)
 			}
 		diag_error(v->pos, "unknown transport '%s' (expected shm, tcp, mpi, auto, nccl or cuda)", t);
 		return -1;
+	} else if (strcmp(k, "straggler") == 0) {
+		/* the rank is checked against `ranks` once every setting is read */
+		if (v->kind == A_NAME && strcmp(v->str, "auto") == 0) {
+			c->straggler = CLUSTER_STRAGGLER_AUTO;
+		} else if (v->kind == A_INT && v->ival >= 0 && v->ival < 65536) {
+			c->straggler = (int)v->ival;
+		} else {
+			diag_error(v->pos, "'straggler' needs a rank (0..ranks-1) or 'auto'");
+			return -1;
+		}
+		c->straggler_pos = v->pos;
 	} else if (strcmp(k, "align") == 0) {
 		/* device chunk padding: a power of two of at least 16 bytes so
 		 * every chunk starts where a 16-byte vector load may */
@@ -234,7 +339,8 @@ static int setting(cluster *c, ast *it)
 			return -1;
 		}
 	} else {
-		diag_error(it->pos, "unknown cluster setting '%s' (expected ranks, transport, align, alpha, bw or links)", k);
+		diag_error(it->pos, "unknown cluster setting '%s' (expected ranks, transport, straggler, align, alpha, bw "
+			   "or links)", k);
 		return -1;
 	}
 	return 0;
@@ -258,6 +364,7 @@ int cluster_eval(drv_prog *p, const char *name, cluster *c)
 	c->align = 1024;
 	c->alpha = 3e-6;
 	c->bw = 450e9;
+	c->straggler = CLUSTER_STRAGGLER_NONE;
 	int rc = 0;
 	for (int i = 0; i < d->list.n && rc == 0; i++)
 		if (d->list.v[i]->kind == A_CITEM)
@@ -276,6 +383,8 @@ int cluster_eval(drv_prog *p, const char *name, cluster *c)
 		diag_error(d->pos, "cluster '%s' includes no algorithms (add e.g. 'allreduce { ring; }')", c->name);
 		rc = -1;
 	}
+	if (rc == 0 && c->straggler != CLUSTER_STRAGGLER_NONE)
+		rc = straggler_setting(c);
 	if (rc != 0) {
 		cluster_free(c);
 		return -1;

@@ -14,6 +14,7 @@
 typedef struct {
 	ir_sched *s;          /* verified for the cluster's rank count (owned) */
 	char *label;          /* algorithm name as the library knows it (owned) */
+	int straggler_role;   /* the rank absent from the precondition ("pre..." rounds), -1: none */
 } cluster_algo;
 
 /* Sizes up to max_bytes (inclusive) of collective kind use algorithm algo. */
@@ -35,7 +36,13 @@ typedef struct {
 	int nalgos;
 	cluster_choice *choices;
 	int nchoices;
+	int straggler;        /* `straggler R`: R; CLUSTER_STRAGGLER_NONE or _AUTO */
+	srcpos straggler_pos; /* the setting's value */
+	double critical_delay; /* `straggler auto`: the delay (s) from which the straggler
+	                          algorithm beats every other allreduce (cost model, 64 MiB) */
 } cluster;
+#define CLUSTER_STRAGGLER_NONE (-1)
+#define CLUSTER_STRAGGLER_AUTO (-2)
 
 /* cluster.c */
 /* Evaluate cluster `name` (NULL: the first) of p.  Every included algorithm

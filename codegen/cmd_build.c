@@ -352,6 +352,10 @@ int cmd_build(int argc, char **argv)
 			printf("  %-15s %-14s up to %llu bytes\n", ir_kind_names[ch->kind], c.algos[ch->algo].label,
 			       (unsigned long long)ch->max_bytes);
 	}
+	if (c.straggler == CLUSTER_STRAGGLER_AUTO)
+		printf("  straggler       auto           critical delay %.3f us (cost model, 64 MiB)\n", c.critical_delay * 1e6);
+	else if (c.straggler != CLUSTER_STRAGGLER_NONE)
+		printf("  straggler       rank %-9d swapped into the straggler role\n", c.straggler);
 	rc = 0;
 free_cluster:
 	cluster_free(&c);

@@ -13,8 +13,13 @@
  * Chunk numbers, not byte offsets, are stored: the runtime computes chunk
  * c of a count-element buffer as [c*count/C, (c+1)*count/C), which is
  * right for any count, including 0 and counts not divisible by C.
+ * An algorithm with a straggler role (cluster.h) records 1 + that role in
+ * coll_algo.straggler; the cluster's `straggler` setting becomes the plan
+ * set's straggler (1 + rank, or COLL_STRAGGLER_AUTO with the critical
+ * delay).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,8 +82,11 @@ static void emit_algo(FILE *f, const cluster_algo *a)
 			fprintf(f, "\t{ NULL, 0 },   /* rank %d takes no part */\n", r);
 	}
 	fprintf(f, "};\n");
-	fprintf(f, "static const coll_algo %s = { \"%s\", %s, %d, %d, %d, %d, %s_ranks };\n\n", id, a->label,
-		kind_enum[s->kind], s->n, s->chunks, s->nrounds, s->root, id);
+	if (a->straggler_role >= 0)
+		fprintf(f, "/* straggler role: rank %d (absent from the precondition rounds); the runtime\n"
+			" * swaps the cluster's straggler into it. */\n", a->straggler_role);
+	fprintf(f, "static const coll_algo %s = { \"%s\", %s, %d, %d, %d, %d, %s_ranks, %d };\n\n", id, a->label,
+		kind_enum[s->kind], s->n, s->chunks, s->nrounds, s->root, id, a->straggler_role + 1);
 }
 
 static FILE *open_out(const char *dir, const char *name, const char *suffix, char *path, size_t len)
@@ -139,14 +147,31 @@ int emit_c(const cluster *c, const char *dir, const char *source)
 	fprintf(f, "static const coll_choice %s_choices[] = {\n", c->name);
 	for (int i = 0; i < c->nchoices; i++) {
 		const cluster_choice *ch = &c->choices[i];
+		/* straggler auto: the straggler algorithm runs only while a straggler is detected */
+		if (c->straggler == CLUSTER_STRAGGLER_AUTO && c->algos[ch->algo].straggler_role >= 0) {
+			fprintf(f, "\t/* %s: only while a straggler is detected (straggler auto) */\n",
+				c->algos[ch->algo].label);
+			continue;
+		}
 		if (ch->max_bytes == UINT64_MAX)
 			fprintf(f, "\t{ %s, COLL_BYTES_MAX, \"%s\" },\n", kind_enum[ch->kind], c->algos[ch->algo].label);
 		else
 			fprintf(f, "\t{ %s, %lluu, \"%s\" },\n", kind_enum[ch->kind], (unsigned long long)ch->max_bytes,
 				c->algos[ch->algo].label);
 	}
-	fprintf(f, "};\n\nconst coll_plan_set %s_plans = COLL_PLAN_SET(\"%s\", %d, %s_algos, %s_choices);\n\n",
-		c->name, c->name, c->ranks, c->name, c->name);
+	if (c->straggler == CLUSTER_STRAGGLER_NONE)
+		fprintf(f, "};\n\nconst coll_plan_set %s_plans = COLL_PLAN_SET(\"%s\", %d, %s_algos, %s_choices);\n\n",
+			c->name, c->name, c->ranks, c->name, c->name);
+	else if (c->straggler == CLUSTER_STRAGGLER_AUTO)
+		fprintf(f, "};\n\n/* straggler auto: detect it; switch to the straggler algorithm while its delay\n"
+			" * exceeds %.9g s (the cost model's critical delay at 64 MiB). */\n"
+			"const coll_plan_set %s_plans = COLL_PLAN_SET_STRAGGLER(\"%s\", %d, %s_algos, %s_choices,\n"
+			"\tCOLL_STRAGGLER_AUTO, %.17g);\n\n", c->critical_delay, c->name, c->name, c->ranks, c->name,
+			c->name, isfinite(c->critical_delay) ? c->critical_delay : 1e300);
+	else
+		fprintf(f, "};\n\n/* straggler %d: it plays the straggler role of the algorithms that have one. */\n"
+			"const coll_plan_set %s_plans = COLL_PLAN_SET_STRAGGLER(\"%s\", %d, %s_algos, %s_choices,\n"
+			"\t1 + %d, 0.0);\n\n", c->straggler, c->name, c->name, c->ranks, c->name, c->name, c->straggler);
 	fprintf(f, "coll_result %s_init(coll_comm **comm)\n{\n\tcoll_config cfg = COLL_CONFIG_INIT;\n"
 		"\tif (!getenv(\"COLL_TRANSPORT\"))\n\t\tcfg.transport = \"%s\";\n"
 		"\treturn coll_init(comm, &%s_plans, &cfg);\n}\n", c->name, c->transport, c->name);

@@ -88,7 +88,7 @@ $(B)/tests/rt_suite: $(B)/rt/tests/rt_suite.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
 # What `collc build` will emit, written by hand: a plan set in a .so.
-$(B)/tests/librtlib.so: tests/unit/rt_planlib.c
+$(B)/tests/librtlib.so: tests/unit/rt_planlib.c runtime/include/coll_plan.h runtime/include/coll.h
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_TCFLAGS) -fPIC -shared -o $@ $<
 

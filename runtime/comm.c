@@ -176,8 +176,14 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 		              c->n);
 	}
 	c->plans = plans;
+	if ((rc = rt_straggler_init(c)))
+		return rc;
 	if (plans && (rc = coll_plan_set_check(plans, c->err, sizeof c->err)))
 		return rc;
+	c->straggler = -1;
+	if (plans && plans->straggler > 0 && plans->straggler <= c->n)
+		c->straggler = plans->straggler - 1;
+	c->auto_straggler = plans && plans->straggler == COLL_STRAGGLER_AUTO;
 	if (plans && plans->nranks != c->n)
 		return rt_err(c, COLL_ERR_NOALGO, "plan set '%s' is for %d ranks, job has %d", plans->name,
 		              plans->nranks, c->n);
@@ -254,6 +260,7 @@ void coll_finalize(coll_comm *c)
 		nx = p->next;
 		rt_prep_free(p);
 	}
+	rt_straggler_free(c);
 	free(c->hosts);
 	free(c->scratch);
 	free(c->stage);
@@ -277,9 +284,9 @@ coll_result coll_barrier(coll_comm *c)
 /* A plan for one rank with nothing to do: n == 1 without a plan set. */
 static const coll_rank_plan solo_rank = {NULL, 0};
 static const coll_algo solo_algos[COLL_NCOLLS] = {
-	{"solo", COLL_ALLREDUCE, 1, 1, 0, 0, &solo_rank},      {"solo", COLL_REDUCE_SCATTER, 1, 1, 0, 0, &solo_rank},
-	{"solo", COLL_ALLGATHER, 1, 1, 0, 0, &solo_rank},      {"solo", COLL_BROADCAST, 1, 1, 0, 0, &solo_rank},
-	{"solo", COLL_REDUCE, 1, 1, 0, 0, &solo_rank},
+	{"solo", COLL_ALLREDUCE, 1, 1, 0, 0, &solo_rank, 0},      {"solo", COLL_REDUCE_SCATTER, 1, 1, 0, 0, &solo_rank, 0},
+	{"solo", COLL_ALLGATHER, 1, 1, 0, 0, &solo_rank, 0},      {"solo", COLL_BROADCAST, 1, 1, 0, 0, &solo_rank, 0},
+	{"solo", COLL_REDUCE, 1, 1, 0, 0, &solo_rank, 0},
 };
 
 static const coll_algo *find_algo(const coll_comm *c, coll_kind k, const char *name)
@@ -305,6 +312,16 @@ const char *coll_choose_algo(const coll_comm *c, coll_kind k, uint64_t bytes)
 			return s->choices[i].algo;
 	const coll_algo *a = find_algo(c, k, NULL);
 	return a ? a->name : NULL;
+}
+
+/* The first allreduce algorithm with a straggler role, or NULL. */
+static const char *straggler_algo(const coll_comm *c)
+{
+	const coll_plan_set *s = c->plans;
+	for (int i = 0; s && i < s->nalgos; i++)
+		if (s->algos[i]->kind == COLL_ALLREDUCE && s->algos[i]->nranks == c->n && s->algos[i]->straggler > 0)
+			return s->algos[i]->name;
+	return NULL;
 }
 
 static rt_prep *cached_prep(coll_comm *c, const coll_algo *a, int role, int *rc)
@@ -342,9 +359,16 @@ static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char
 	size_t esz = coll_dtype_size(dt);
 	if (count > SIZE_MAX / esz)
 		return rt_err(c, COLL_ERR_INVALID, "%s: count %zu too large", coll_kind_name(k), count);
+	rt_straggler_enter(c);
+	/* The straggler a straggler role is given to: the declared one, or
+	 * under `straggler auto` the detected one. */
+	int strag = c->auto_straggler ? c->detected : c->straggler;
 	if (!a) {
 		if (name && !*name)
 			name = NULL;
+		if (!name && k == COLL_ALLREDUCE && c->auto_straggler && c->detected >= 0 &&
+		    c->detected_delay > c->plans->critical_delay_s)
+			name = straggler_algo(c);   /* every rank detected the same straggler and delay */
 		if (!name)
 			name = coll_choose_algo(c, k, (uint64_t)count * esz);
 		a = name ? find_algo(c, k, name) : NULL;
@@ -358,6 +382,10 @@ static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char
 	int role = c->rank;
 	if (k == COLL_BROADCAST || k == COLL_REDUCE)
 		role = ((c->rank - root + a->root) % c->n + c->n) % c->n;
+	if (k != COLL_ALLREDUCE || a->straggler <= 0 || strag < 0)
+		strag = -1;
+	else   /* the paper's swap: the straggler and the straggler role trade places */
+		role = role == strag ? a->straggler - 1 : role == a->straggler - 1 ? strag : role;
 	int rc = COLL_OK;
 	rt_prep *p = NULL;
 	if (cache) {
@@ -367,9 +395,11 @@ static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char
 	}
 	if (rc)
 		return rc;
-	rc = rt_exec(c, a, p, sb, rb, count, dt, op, root);
+	rc = rt_exec(c, a, p, sb, rb, count, dt, op, root, strag);
 	if (!cache)
 		rt_prep_free(p);
+	if (rc == COLL_OK && k == COLL_ALLREDUCE)
+		rt_straggler_record(c);
 	return rc;
 }
 

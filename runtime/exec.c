@@ -30,6 +30,11 @@
  * home = init OP message, so out-of-place calls need no initial copy;
  * segments of output chunks never received are copied at the end.
  *
+ * Relabelling: role r runs on physical rank (r + shift) mod n, shift moving
+ * the algorithm's root onto the caller's; for an algorithm with a
+ * straggler role (StragglAR) the declared straggler then trades places
+ * with that role (the paper's swap).
+ *
  * Every message starts with an rt_hdr describing the call; receivers
  * compare it with their own arguments, which is how a rank that passed a
  * different count, dtype, op or root is reported (COLL_ERR_MISMATCH).
@@ -71,6 +76,7 @@ typedef struct {
 	coll_dtype dt;
 	coll_op op;
 	int root, shift;
+	int swap_a, swap_b;  /* after the shift, physical ranks a and b trade places (-1: none) */
 	size_t esz, seg_elems;
 	uint64_t count;
 	ex_chunk *ch;
@@ -80,7 +86,13 @@ typedef struct {
 	long sends_left, recvs_left;
 } ex_state;
 
-static int phys_of(const ex_state *e, int role) { return (role + e->shift) % e->c->n; }
+static int phys_of(const ex_state *e, int role)
+{
+	int p = (role + e->shift) % e->c->n;
+	if (e->swap_a >= 0)
+		p = p == e->swap_a ? e->swap_b : p == e->swap_b ? e->swap_a : p;
+	return p;
+}
 
 static void seg_range(const ex_state *e, const ex_chunk *k, int s, uint64_t *off, uint64_t *len)
 {
@@ -183,6 +195,11 @@ static void fill_hdr(const ex_state *e, rt_hdr *h, const rt_xstep *x, int s, uin
 	h->chunk = x->chunk;
 	h->seg = s;
 	h->len = len;
+	const rt_late *l = &e->c->late;
+	h->late_rank = (uint16_t)l->rank;
+	h->late_ns = l->ns;
+	h->late2_rank = (uint16_t)l->rank2;
+	h->late2_ns = l->ns2;
 }
 
 /* Compare a received header with what this rank expects. */
@@ -220,6 +237,8 @@ static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
 	if (h->algo_hash != e->p->hash)
 		return rt_err(c, COLL_ERR_MISMATCH, "%s: rank %d runs a different algorithm than rank %d ('%s')", kn,
 		              from, c->rank, e->a->name);
+	rt_late_merge(&c->late, h->late_ns, h->late_rank);
+	rt_late_merge(&c->late, h->late2_ns, h->late2_rank);
 	if (h->round != x->round || h->chunk != x->chunk || h->seg != s)
 		return rt_err(c, COLL_ERR_PLAN,
 		              "%s '%s': rank %d sent round %d chunk %d segment %d, rank %d expected round %d chunk %d "
@@ -476,7 +495,7 @@ static int run_loop(ex_state *e)
 }
 
 int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *rb, size_t count, coll_dtype dt,
-            coll_op op, int root)
+            coll_op op, int root, int straggler)
 {
 	ex_state e;
 	memset(&e, 0, sizeof e);
@@ -484,6 +503,9 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	e.c = c, e.a = a, e.p = p;
 	e.kind = (coll_kind)a->kind, e.dt = dt, e.op = op, e.root = root;
 	e.shift = ((root - a->root) % n + n) % n;
+	e.swap_a = e.swap_b = -1;
+	if (straggler >= 0 && a->straggler > 0 && straggler != a->straggler - 1 && e.kind == COLL_ALLREDUCE)
+		e.swap_a = a->straggler - 1, e.swap_b = straggler;
 	e.esz = coll_dtype_size(dt);
 	e.seg_elems = c->seg_bytes / e.esz;
 	if (e.seg_elems == 0)

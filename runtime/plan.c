@@ -128,6 +128,8 @@ int rt_algo_check(const coll_algo *a, char *why, size_t whylen)
 		return WHY("algorithm '%s': bad kind, rank count, chunk count or root", nm);
 	if ((a->kind == COLL_REDUCE_SCATTER || a->kind == COLL_ALLGATHER) && C % n)
 		return WHY("algorithm '%s': %d chunks is not a multiple of %d ranks", nm, C, n);
+	if (a->straggler < 0 || a->straggler > n)
+		return WHY("algorithm '%s': straggler role %d out of range (1 + role, 0: none)", nm, a->straggler);
 	size_t total = 0;
 	for (int r = 0; r < n; r++) {
 		const coll_rank_plan *rp = &a->ranks[r];
@@ -209,6 +211,9 @@ coll_result coll_plan_set_check(const coll_plan_set *s, char *why, size_t whylen
 		for (int i = 0; i < s->nranks; i++)
 			if (s->perm[i] < 0 || s->perm[i] >= s->nranks)
 				return WHY("plan set '%s': bad rank permutation", s->name ? s->name : "?");
+	if (s->straggler < COLL_STRAGGLER_AUTO || s->straggler > s->nranks)
+		return WHY("plan set '%s': straggler %d out of range (1 + rank, 0: none, -1: auto)",
+		           s->name ? s->name : "?", s->straggler);
 	return COLL_OK;
 }
 
@@ -225,10 +230,10 @@ uint32_t rt_algo_hash(const coll_algo *a)
 
 uint32_t rt_planset_hash(const coll_plan_set *s)
 {
-	uint64_t h = 0;
+	uint64_t h = (uint64_t)(uint32_t)s->straggler;
 	for (int i = 0; i < s->nalgos; i++) {
 		const coll_algo *a = s->algos[i];
-		h = h * 31 + rt_algo_hash(a);
+		h = h * 31 + rt_algo_hash(a) + (uint64_t)(uint32_t)a->straggler;
 		for (int r = 0; r < a->nranks; r++)
 			if (a->ranks[r].nsteps)
 				h = h * 31 + rt_siphash(hkey, a->ranks[r].steps, sizeof(coll_step) * (size_t)a->ranks[r].nsteps);

@@ -6,7 +6,8 @@
  * Pipeline position: coll.h (API) -> comm.c (communicator, argument checks,
  * algorithm choice) -> exec.c (runs one rank's plan) -> a transport
  * (transport/shm.c, transport/tcp.c) that moves messages between ranks.
- * bootstrap.c builds the communicator's first links; auth.c and net.c are
+ * straggler.c emulates and detects persistent stragglers (arrival times
+ * ride on every message header).  bootstrap.c builds the communicator's first links; auth.c and net.c are
  * the helpers under it.  Internal externs use the rt_ prefix (shm_/tcp_ in
  * the transports); the static library is partially linked with everything
  * but coll_* made local, see Makefile.frag and check_syms.sh.
@@ -43,7 +44,11 @@ typedef struct {
 	int32_t root;
 	int32_t round, chunk, seg;
 	uint32_t len;        /* payload bytes that follow */
-	uint8_t pad[20];
+	/* Straggler detection: the two latest call entries (CLOCK_MONOTONIC
+	 * ns, rank) the sender knows of in this call, its own included;
+	 * ranks are < 65536 (late2_ns 0: none known). */
+	uint16_t late_rank, late2_rank;
+	int64_t late_ns, late2_ns;
 } rt_hdr;
 _Static_assert(sizeof(rt_hdr) == 64, "rt_hdr must stay 64 bytes");
 
@@ -153,6 +158,12 @@ typedef struct {
 	int32_t idx;     /* recv: index among the recvs on this chunk */
 } rt_xstep;
 
+/* The two latest call entries known so far in one call. */
+typedef struct {
+	int64_t ns, ns2;           /* 0: none */
+	int rank, rank2;
+} rt_late;
+
 typedef struct rt_prep {
 	struct rt_prep *next;       /* comm's cache list */
 	const coll_algo *algo;
@@ -179,6 +190,18 @@ struct coll_comm {
 	void *stage;               /* exec.c: staging for streamed reductions (RT_STAGE_BYTES) */
 	rt_prep *preps;
 	size_t seg_bytes;          /* payload per message (COLL_SEG_BYTES caps it) */
+	/* stragglers (see coll_straggler in coll.h) */
+	int emu_rank;              /* emulated straggler, -1: none */
+	double emu_delay_ms;
+	int straggler;             /* declared straggler (physical), -1: none */
+	int auto_straggler;        /* plan set says `straggler auto` */
+	rt_late late;              /* this call: the two latest entries known */
+	int win;                   /* detection window K */
+	int *win_rank;             /* the last K calls' last arrivals (ring) */
+	double *win_gap;           /* their lead over the second-latest, s */
+	int win_len, win_head;
+	int detected;              /* named straggler, -1: none */
+	double detected_delay;
 };
 
 /* --- comm.c --------------------------------------------------------------- */
@@ -318,10 +341,28 @@ static inline uint64_t rt_chunk_lo(uint64_t count, int C, int c) {
 #define RT_STAGE_BYTES (64 * 1024)
 /* Run `algo` on this rank.  count: the full working count; buffers as in
  * coll.h for the algo's kind; root: the caller's root (plans are relabelled
- * so that the algo's root plays `root`).  Blocking.  On failure the comm is
- * marked broken and peers are told.  Errors: see coll.h. */
+ * so that the algo's root plays `root`); straggler: the physical rank that
+ * plays the algo's straggler role when it has one (it trades places with
+ * that role; -1: none).  prep is built for this rank's role under that
+ * relabelling.
+ * Blocking.  On failure the comm is marked broken and peers are told.
+ * Errors: see coll.h. */
 int rt_exec(coll_comm *c, const coll_algo *algo, rt_prep *prep, const void *sendbuf, void *recvbuf,
-            size_t count, coll_dtype dt, coll_op op, int root);
+            size_t count, coll_dtype dt, coll_op op, int root, int straggler);
+
+/* --- straggler.c --------------------------------------------------------- */
+/* Called on entering a collective: sleep if this rank is the emulated
+ * straggler, then start this call's arrival record with our entry time. */
+void rt_straggler_enter(coll_comm *c);
+/* Merge two latest entries (ns, rank) seen in a header into c->late. */
+void rt_late_merge(rt_late *l, int64_t ns, int rank);
+/* After a successful allreduce: record the last arrival in the window and
+ * update the detected straggler. */
+void rt_straggler_record(coll_comm *c);
+/* Set up the window (COLL_STRAGGLER_WINDOW) and the emulation
+ * (COLL_STRAGGLER_RANK, COLL_STRAGGLER_DELAY_MS).  Errors: NOMEM. */
+int rt_straggler_init(coll_comm *c);
+void rt_straggler_free(coll_comm *c);
 
 /* --- reduce.c ------------------------------------------------------------- */
 /* dst[i] = dst[i] OP src[i] (buffers must not overlap). */

@@ -205,6 +205,39 @@ COLL_API coll_result coll_reduce_algo(coll_comm *comm, const char *algo, const v
  * (the full buffer: count * dtype size), or NULL when none fits. */
 COLL_API const char *coll_choose_algo(const coll_comm *comm, coll_kind k, uint64_t bytes);
 
+/*
+ * Stragglers.  A persistent straggler is a rank that enters collectives
+ * late call after call.  Algorithms with a straggler role (StragglAR) let
+ * the others start without it; the plan set names the straggler (cluster
+ * setting `straggler R`), or the runtime detects it (`straggler auto`).
+ *
+ * Detection: every message carries its sender's call-entry time
+ * (CLOCK_MONOTONIC, shared by the processes of one kernel), and allreduce
+ * spreads the two latest entries to every rank, so after each allreduce
+ * every rank knows which rank entered last and by how much.  A rank is
+ * named the straggler once it was last in at least 90% of the last K
+ * allreduce calls (K: COLL_STRAGGLER_WINDOW, default 20); every rank names
+ * the same one.
+ */
+
+/* The detected straggler: *rank (-1: none) and *delay_s, its mean lead
+ * over the second-latest rank in the calls of the window it was last in (0
+ * when none).  Either pointer may be NULL.  Does not block; errors:
+ * INVALID (NULL comm). */
+COLL_API coll_result coll_straggler(coll_comm *comm, int *rank, double *delay_s);
+
+/* Declare the persistent straggler (physical rank, -1: none): algorithms
+ * with a straggler role run with it in that role.  Every rank must make the
+ * same call between the same collectives.  Overrides the plan set's
+ * setting.  Does not block; errors: INVALID. */
+COLL_API coll_result coll_set_straggler(coll_comm *comm, int rank);
+
+/* Emulate a straggler for experiments: rank `rank` (-1: none) sleeps
+ * delay_ms before each collective it enters.  Initially from the
+ * environment, COLL_STRAGGLER_RANK and COLL_STRAGGLER_DELAY_MS.  Does not
+ * block; errors: INVALID. */
+COLL_API coll_result coll_emulate_straggler(coll_comm *comm, int rank, double delay_ms);
+
 /* Block until every rank reached the barrier (over the bootstrap links).
  * Errors: PEER, TIMEOUT, ABORTED, SYSTEM. */
 COLL_API coll_result coll_barrier(coll_comm *comm);

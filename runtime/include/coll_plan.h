@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* Bumped when the layout of these structures changes. */
-#define COLL_PLAN_ABI 1
+#define COLL_PLAN_ABI 2
 
 typedef enum {
 	COLL_STEP_SEND = 0,         /* send my chunk to peer */
@@ -82,6 +82,11 @@ typedef struct {
 	int32_t rounds;                /* number of rounds (informational) */
 	int32_t root;                  /* broadcast/reduce root, else 0 */
 	const coll_rank_plan *ranks;   /* nranks entries */
+	/* 1 + the role a persistent straggler plays, 0: none (the zero
+	 * default).  Set for algorithms whose first rounds (phase "pre...")
+	 * are a precondition among every other role, such as StragglAR (role
+	 * nranks-1).  The runtime maps the plan set's straggler onto it. */
+	int32_t straggler;
 } coll_algo;
 
 /* Size -> algorithm: for collective `kind`, the first entry (in table
@@ -103,11 +108,26 @@ struct coll_plan_set {
 	const coll_choice *choices;    /* may be NULL: first algo of a kind wins */
 	int32_t nchoices;
 	const int32_t *perm;           /* rank permutation (logical -> physical), NULL = identity */
+	/* The persistent straggler (cluster setting `straggler`): 1 + its
+	 * physical rank; COLL_STRAGGLER_NONE (0, the default) or
+	 * COLL_STRAGGLER_AUTO (-1: detect it at run time and switch to an
+	 * algorithm with a straggler role when its delay exceeds
+	 * critical_delay_s). */
+	int32_t straggler;
+	/* `straggler auto`: the straggler delay (seconds) from which the
+	 * straggler algorithm beats the others, per the cost model. */
+	double critical_delay_s;
 };
+#define COLL_STRAGGLER_NONE 0
+#define COLL_STRAGGLER_AUTO (-1)
 
 #define COLL_PLAN_SET(name, n, algos, choices)                                     \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL }
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, 0.0 }
+/* The same with a straggler setting (1 + rank, or COLL_STRAGGLER_AUTO). */
+#define COLL_PLAN_SET_STRAGGLER(name, n, algos, choices, straggler, critical_s)  \
+	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), (critical_s) }
 
 /* --- building plans at run time ------------------------------------------ */
 

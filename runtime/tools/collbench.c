@@ -63,6 +63,9 @@ static struct {
 	coll_op ops[MAXLIST];
 	int ndts, nops;
 	double timeout;
+	int straggler, trace_straggler;  /* emulated straggler rank (-1: none) */
+	double delay_ms;
+	long straggler_move;             /* move it to the next rank every this many calls (0: never) */
 } opt;
 
 static int rank, nranks, out_rank = 1;
@@ -124,6 +127,13 @@ static void usage(FILE *f)
 	        "  --iter-bytes B   fewer iterations for big sizes: at most B/size (at least 2)\n"
 	        "  -c               check every element against a reference reduction (#wrong column)\n"
 	        "  --timeout S      the communicator's inactivity timeout\n"
+	        "stragglers:\n"
+	        "  --straggler R    rank R sleeps --delay MS before every collective (emulated straggler) and,\n"
+	        "                   unless the plan set says `straggler auto`, is declared the straggler, so\n"
+	        "                   StragglAR runs with R in its straggler role\n"
+	        "  --delay MS       the emulated straggler's delay in milliseconds (default 10)\n"
+	        "  --straggler-move K  after every K calls the emulated straggler moves to the next rank\n"
+	        "  --trace-straggler   print, per call, the emulated and the detected straggler\n"
 	        "output:\n"
 	        "  --csv | --json   machine-readable rows instead of the table\n");
 }
@@ -268,6 +278,7 @@ static void parse_args(int argc, char **argv)
 	opt.kind = COLL_ALLREDUCE;
 	opt.dts[0] = COLL_FLOAT32, opt.ndts = 1;
 	opt.ops[0] = COLL_SUM, opt.nops = 1;
+	opt.straggler = -1, opt.delay_ms = 10;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (usage_error("%s needs a value", a), ""))
@@ -357,6 +368,16 @@ static void parse_args(int argc, char **argv)
 			if (!is_number(v))
 				usage_error("bad value '%s' for --timeout (seconds)", v);
 			opt.timeout = strtod(v, NULL);
+		} else if (strcmp(a, "--straggler") == 0) {
+			opt.straggler = (int)parse_long(a, NEXT(), 0);
+		} else if (strcmp(a, "--delay") == 0) {
+			const char *v = NEXT();
+			if (!is_number(v) || !((opt.delay_ms = strtod(v, NULL)) >= 0))
+				usage_error("bad value '%s' for --delay (milliseconds)", v);
+		} else if (strcmp(a, "--straggler-move") == 0) {
+			opt.straggler_move = parse_long(a, NEXT(), 1);
+		} else if (strcmp(a, "--trace-straggler") == 0) {
+			opt.trace_straggler = 1;
 		} else if (a[0] == '-' && a[1]) {
 			usage_error("unknown option '%s' (see collbench --help)", a);
 		} else if (opt.nfiles < 32) {
@@ -734,6 +755,27 @@ static coll_algo *algo_from_json(const char *text, size_t len)
 		usage_error("algorithm '%s' is for %s, not %s (-t)", name->str, coll_kind_name(kind),
 		            coll_kind_name(opt.kind));
 	opt.kind = kind;
+	/* A straggler role: the one rank absent from the precondition rounds
+	 * (phase "pre...") while every other rank takes part in them. */
+	char *inpre = calloc((size_t)n, 1);
+	int haspre = 0;
+	for (size_t r = 0; inpre && r < rounds->len; r++) {
+		const json *ph = json_get(rounds->items[r], "phase"), *tr = json_get(rounds->items[r], "transfers");
+		if (!ph || ph->kind != JSON_STRING || strncmp(ph->str, "pre", 3) != 0 || !tr || tr->kind != JSON_ARRAY)
+			continue;
+		haspre = 1;
+		for (size_t i = 0; i < tr->len; i++) {
+			int src, dst;
+			if (!json_int(tr->items[i], "src", &src) && !json_int(tr->items[i], "dst", &dst) && src >= 0 &&
+			    src < n && dst >= 0 && dst < n)
+				inpre[src] = inpre[dst] = 1;
+		}
+	}
+	int absent = -1, nabsent = 0;
+	for (int r = 0; inpre && haspre && r < n; r++)
+		if (!inpre[r])
+			absent = r, nabsent++;
+	free(inpre);
 	size_t cap = 64, nx = 0;
 	coll_xfer *xs = malloc(cap * sizeof *xs);
 	for (size_t r = 0; xs && r < rounds->len; r++) {
@@ -761,6 +803,8 @@ static coll_algo *algo_from_json(const char *text, size_t len)
 	coll_algo *a = coll_algo_build(name->str, kind, n, chunks, aroot, xs, (int)nx);
 	if (!a)
 		usage_error("collc's schedule for '%s' is malformed (rank or chunk out of range)", name->str);
+	if (nabsent == 1 && kind == COLL_ALLREDUCE)
+		a->straggler = absent + 1;
 	free(xs);
 	json_free(root);
 	return a;
@@ -983,8 +1027,48 @@ static void gather(const uint64_t *mine, uint64_t *all, int k)
 	}
 }
 
+static long ncalls;
+static int emu_rank = -1, declare;
+
+/* Before call number ncalls: move the emulated straggler (every rank
+ * counts the same calls, so they all move it together). */
+static void straggler_step(void)
+{
+	if (emu_rank < 0 || !opt.straggler_move || ncalls == 0 || ncalls % opt.straggler_move)
+		return;
+	emu_rank = (emu_rank + 1) % nranks;
+	coll_emulate_straggler(comm, emu_rank, opt.delay_ms);
+	if (declare)
+		coll_set_straggler(comm, emu_rank);
+}
+
+static void straggler_trace(void)
+{
+	if (!opt.trace_straggler || rank != 0)
+		return;
+	int r;
+	double d;
+	coll_straggler(comm, &r, &d);
+	printf("# call %ld: emulated straggler %d, detected %d, delay %.3f ms\n", ncalls, emu_rank, r, d * 1e3);
+	fflush(stdout);
+}
+
+static coll_result call1(coll_kind k, const char *algo, const void *sb, void *rb, uint64_t count, coll_dtype dt,
+                         coll_op op);
+
 static coll_result call(coll_kind k, const char *algo, const void *sb, void *rb, uint64_t count, coll_dtype dt,
                         coll_op op)
+{
+	straggler_step();
+	coll_result rc = call1(k, algo, sb, rb, count, dt, op);
+	ncalls++;
+	if (rc == COLL_OK)
+		straggler_trace();
+	return rc;
+}
+
+static coll_result call1(coll_kind k, const char *algo, const void *sb, void *rb, uint64_t count, coll_dtype dt,
+                         coll_op op)
 {
 	switch (k) {
 	case COLL_ALLREDUCE: return coll_allreduce_algo(comm, algo, sb, rb, count, dt, op);
@@ -1042,6 +1126,15 @@ int main(int argc, char **argv)
 	}
 	if (opt.timeout != 0)
 		coll_set_timeout(comm, opt.timeout);
+	if (opt.straggler >= nranks)
+		usage_error("--straggler %d is out of range for %d ranks", opt.straggler, nranks);
+	if (opt.straggler >= 0) {
+		emu_rank = opt.straggler;
+		declare = plans->straggler != COLL_STRAGGLER_AUTO;
+		coll_emulate_straggler(comm, emu_rank, opt.delay_ms);
+		if (declare)
+			coll_set_straggler(comm, emu_rank);
+	}
 	{
 		coll_xfer *xs = malloc(sizeof *xs * (size_t)(nranks * nranks + 1));
 		int nx = 0;
@@ -1195,6 +1288,14 @@ failed:
 		print_footer();
 		if (opt.check && !opt.csv && !opt.json)
 			printf("# %s: %ld wrong elements\n", total_wrong ? "FAILED" : "checked", total_wrong);
+		int sr;
+		double sd;
+		if (!opt.csv && !opt.json && coll_straggler(comm, &sr, &sd) == COLL_OK) {
+			if (sr >= 0)
+				printf("# straggler: rank %d detected, delay %.3f ms\n", sr, sd * 1e3);
+			else
+				printf("# straggler: none detected\n");
+		}
 	}
 	coll_barrier(comm);
 	coll_finalize(comm);

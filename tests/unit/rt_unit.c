@@ -128,26 +128,26 @@ static void t_plans(void)
 	/* A send without a matching receive. */
 	coll_step r0[] = {COLL_SEND(0, 1, 0)};
 	coll_rank_plan rp[2] = {COLL_RANK_PLAN(r0), {NULL, 0}};
-	coll_algo bad = {"bad", COLL_BROADCAST, 2, 1, 1, 0, rp};
+	coll_algo bad = {"bad", COLL_BROADCAST, 2, 1, 1, 0, rp, 0};
 	CHECK(rt_algo_check(&bad, why, sizeof why) == COLL_ERR_PLAN && strstr(why, "receives 0"), "unmatched: %s", why);
 	/* Matched counts but crossed order. */
 	coll_step s0[] = {COLL_SEND(0, 1, 0), COLL_SEND(1, 1, 1)};
 	coll_step s1[] = {COLL_RECV_COPY(0, 0, 1), COLL_RECV_COPY(1, 0, 0)};
 	coll_rank_plan rq[2] = {COLL_RANK_PLAN(s0), COLL_RANK_PLAN(s1)};
-	coll_algo crossed = {"crossed", COLL_BROADCAST, 2, 2, 2, 0, rq};
+	coll_algo crossed = {"crossed", COLL_BROADCAST, 2, 2, 2, 0, rq, 0};
 	CHECK(rt_algo_check(&crossed, why, sizeof why) == COLL_ERR_PLAN && strstr(why, "same order"), "crossed: %s", why);
 	/* Unsorted rounds, self peer. */
 	coll_step u0[] = {COLL_SEND(1, 1, 0), COLL_SEND(0, 1, 0)};
 	coll_rank_plan ru[2] = {COLL_RANK_PLAN(u0), {NULL, 0}};
-	coll_algo unsorted = {"u", COLL_BROADCAST, 2, 1, 2, 0, ru};
+	coll_algo unsorted = {"u", COLL_BROADCAST, 2, 1, 2, 0, ru, 0};
 	CHECK(rt_algo_check(&unsorted, why, sizeof why) == COLL_ERR_PLAN && strstr(why, "sorted"), "unsorted: %s", why);
 	coll_step self[] = {COLL_SEND(0, 0, 0)};
 	coll_rank_plan rs[2] = {COLL_RANK_PLAN(self), {NULL, 0}};
-	coll_algo selfp = {"s", COLL_BROADCAST, 2, 1, 1, 0, rs};
+	coll_algo selfp = {"s", COLL_BROADCAST, 2, 1, 1, 0, rs, 0};
 	CHECK(rt_algo_check(&selfp, why, sizeof why) == COLL_ERR_PLAN && strstr(why, "bad peer"), "self: %s", why);
 	/* reduce_scatter needs chunks % n == 0. */
 	coll_rank_plan re[3] = {{NULL, 0}, {NULL, 0}, {NULL, 0}};
-	coll_algo rsbad = {"rs", COLL_REDUCE_SCATTER, 3, 4, 0, 0, re};
+	coll_algo rsbad = {"rs", COLL_REDUCE_SCATTER, 3, 4, 0, 0, re, 0};
 	CHECK(rt_algo_check(&rsbad, why, sizeof why) == COLL_ERR_PLAN, "rs chunks");
 	/* coll_algo_build rejects bad transfers. */
 	coll_xfer x = {0, 0, 0, 0, 0};
@@ -199,8 +199,26 @@ static void t_misc(void)
 	coll_finalize(c);
 }
 
+/* Straggler detection: merging the two latest entries (straggler.c). */
+static void t_late(void)
+{
+	rt_late l = {0, 0, -1, -1};
+	rt_late_merge(&l, 100, 2);
+	rt_late_merge(&l, 50, 0);
+	rt_late_merge(&l, 0, 3);            /* none: ignored */
+	CHECK(l.rank == 2 && l.ns == 100 && l.rank2 == 0 && l.ns2 == 50, "late 1: %d %d", l.rank, l.rank2);
+	rt_late_merge(&l, 100, 2);          /* the same entry again */
+	rt_late_merge(&l, 70, 1);
+	CHECK(l.rank == 2 && l.rank2 == 1 && l.ns2 == 70, "late 2: %d %d", l.rank, l.rank2);
+	rt_late_merge(&l, 200, 3);
+	CHECK(l.rank == 3 && l.rank2 == 2 && l.ns2 == 100, "late 3: %d %d", l.rank, l.rank2);
+	rt_late_merge(&l, 200, 1);          /* a tie: the higher rank is later */
+	CHECK(l.rank == 3 && l.rank2 == 1, "late tie: %d %d", l.rank, l.rank2);
+}
+
 int main(void)
 {
+	t_late();
 	t_half();
 	t_kernels();
 	t_siphash();
