@@ -12,9 +12,11 @@
  * `straggler auto;` asks the runtime to detect one; both need an allreduce
  * algorithm with a straggler role: a rank absent from the precondition
  * rounds (phase "pre...") in which every other rank takes part, such as
- * StragglAR's rank n-1.  For `auto` the cost model gives the critical
- * delay from which that algorithm beats every other allreduce of the
- * cluster (at 64 MiB), which the runtime compares the measured delay to.
+ * StragglAR's rank n-1.  For `auto` the size table loses the straggler
+ * algorithm (it is for calls without a straggler) and the cost model gives,
+ * per power-of-two size, the critical delay from which the straggler
+ * algorithm beats the table's choice; the runtime compares the measured
+ * delay with it.
  *
  * Each collective block lists algorithms; with `below SIZE` thresholds the
  * first entry whose threshold exceeds the message size wins (an entry
@@ -162,9 +164,42 @@ static int choose_by_cost(cluster *c, ast *coll, ir_kind kind, int first, int la
 	return rc;
 }
 
+/* `straggler auto`: the size table is for calls without a straggler, so
+ * take the straggler algorithms (sa: the first) out of it; the allreduce
+ * entry before a removed one takes over its sizes (the one after it when
+ * there is none before).  Returns -1 when no allreduce entry is left. */
+static int drop_straggler_choices(cluster *c)
+{
+	int w = 0, prev = -1;
+	for (int i = 0; i < c->nchoices; i++) {
+		cluster_choice ch = c->choices[i];
+		if (ch.kind == IR_ALLREDUCE && c->algos[ch.algo].straggler_role >= 0) {
+			if (prev >= 0)
+				c->choices[prev].max_bytes = ch.max_bytes;
+			continue;
+		}
+		if (ch.kind == IR_ALLREDUCE)
+			prev = w;
+		c->choices[w++] = ch;
+	}
+	c->nchoices = w;
+	return prev >= 0 ? 0 : -1;
+}
+
+/* The allreduce algorithm the size table chooses for `bytes`. */
+static int allreduce_choice(const cluster *c, uint64_t bytes)
+{
+	for (int i = 0; i < c->nchoices; i++)
+		if (c->choices[i].kind == IR_ALLREDUCE && bytes <= c->choices[i].max_bytes)
+			return c->choices[i].algo;
+	return -1;
+}
+
 /* Check `straggler` against the cluster and, for `auto`, find the
- * critical delay: the largest, over the other allreduce algorithms, of the
- * delay from which the straggler algorithm beats it (sim model, 64 MiB). */
+ * critical delays: for each power-of-two size, the straggler delay from
+ * which the straggler algorithm beats the algorithm the size table
+ * chooses (event-driven simulation, cluster link model, precondition
+ * overlapped with the delay as far as it goes). */
 static int straggler_setting(cluster *c)
 {
 	int sa = -1;
@@ -183,10 +218,8 @@ static int straggler_setting(cluster *c)
 	}
 	if (c->straggler != CLUSTER_STRAGGLER_AUTO)
 		return 0;
-	int others = 0;
-	for (int j = 0; j < c->nalgos; j++)
-		others += j != sa && c->algos[j].s->kind == IR_ALLREDUCE;
-	if (!others) {
+	c->straggler_algo = sa;
+	if (drop_straggler_choices(c) != 0) {
 		diag_error(c->straggler_pos, "cluster '%s': 'straggler auto' needs another allreduce algorithm to use "
 			   "while no straggler is detected", c->name);
 		return -1;
@@ -198,28 +231,30 @@ static int straggler_setting(cluster *c)
 	if (rc == 0)
 		rc = link_check_n(&lm, c->ranks, &err);
 	const cost_model *m = cost_model_find("sim");
-	cost_plan *pa = rc == 0 ? cost_plan_new(c->algos[sa].s, &err) : NULL;
-	if (!pa || !m)
+	cost_plan **plans = calloc((size_t)c->nalgos, sizeof *plans);
+	if (!m || !plans)
 		rc = -1;
-	double crit = 0;
-	for (int j = 0; j < c->nalgos && rc == 0; j++) {
-		if (j == sa || c->algos[j].s->kind != IR_ALLREDUCE)
-			continue;
-		cost_plan *pb = cost_plan_new(c->algos[j].s, &err);
-		cost_params q = { .bytes = 64.0 * 1024 * 1024, .links = &lm, .straggler = c->algos[sa].straggler_role,
+	for (int k = 0; k < CLUSTER_NCRIT && rc == 0; k++) {
+		int b = allreduce_choice(c, 1ULL << k);
+		c->crit_base[k] = b;
+		for (int i = 0; i < 2 && rc == 0; i++) {
+			int x = i ? b : sa;
+			if (!plans[x] && !(plans[x] = cost_plan_new(c->algos[x].s, &err)))
+				rc = -1;
+		}
+		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = c->algos[sa].straggler_role,
 				  .delay = COST_MASKED, .segments = 1 };
 		double d = 0;
-		int found = pb ? cost_critical_delay(m, pa, pb, &q, &d, &err) : -1;
+		int found = rc == 0 ? cost_critical_delay(m, plans[sa], plans[b], &q, &d, &err) : -1;
 		if (found < 0)
 			rc = -1;
-		else if (found == 1 || d > crit)
-			crit = found == 1 ? INFINITY : d;
-		cost_plan_free(pb);
+		c->crit[k] = found == 1 ? INFINITY : d;
 	}
 	if (rc != 0)
 		diag_error(c->straggler_pos, "cluster '%s': cost model: %s", c->name, m ? err.msg : "no sim model");
-	c->critical_delay = crit;
-	cost_plan_free(pa);
+	for (int i = 0; plans && i < c->nalgos; i++)
+		cost_plan_free(plans[i]);
+	free(plans);
 	link_free(&lm);
 	return rc;
 }
@@ -238,15 +273,30 @@ static int collective(drv_prog *p, cluster *c, ast *coll)
 			return -1;
 		}
 	int first = c->nalgos;
+	for (int j = 0; j < coll->list.n; j++)
+		if (entry(p, c, coll, (ir_kind)kind, coll->list.v[j]) < 0)
+			return -1;
+	if (coll->ival)   /* choose by cost: thresholds come later */
+		return choose_by_cost(c, coll, (ir_kind)kind, first, c->nalgos - 1);
+	/* Under `straggler auto` a straggler algorithm without a threshold is
+	 * not in the size table: it runs only while a straggler is detected
+	 * (straggler_setting), so `allreduce { ring; stragglar; }` reads as
+	 * "ring, or stragglar when it pays". */
+	int last = -1;   /* the last entry of the table */
+	bool aside[coll->list.n];
+	for (int j = 0; j < coll->list.n; j++) {
+		aside[j] = c->straggler == CLUSTER_STRAGGLER_AUTO && !coll->list.v[j]->a &&
+			   c->algos[first + j].straggler_role >= 0;
+		if (!aside[j])
+			last = j;
+	}
 	uint64_t prev = 0;
 	for (int j = 0; j < coll->list.n; j++) {
 		ast *e = coll->list.v[j];
-		int a = entry(p, c, coll, (ir_kind)kind, e);
-		if (a < 0)
-			return -1;
-		if (coll->ival)   /* choose by cost: thresholds come later */
+		int a = first + j;
+		if (aside[j])
 			continue;
-		bool lastone = j == coll->list.n - 1;
+		bool lastone = j == last;
 		if (!e->a && !lastone) {
 			diag_error(e->pos, "cluster '%s': '%s' has no 'below SIZE' but is not the last %s algorithm, "
 				   "so the ones after it could never be chosen (or say 'choose by cost')",
@@ -263,8 +313,6 @@ static int collective(drv_prog *p, cluster *c, ast *coll)
 		/* the last entry takes every larger size, threshold or not */
 		add_choice(c, (ir_kind)kind, lastone ? UINT64_MAX : below - 1, a);
 	}
-	if (coll->ival)
-		return choose_by_cost(c, coll, (ir_kind)kind, first, c->nalgos - 1);
 	return 0;
 }
 

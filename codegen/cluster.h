@@ -24,6 +24,8 @@ typedef struct {
 	int algo;             /* index into cluster.algos */
 } cluster_choice;
 
+#define CLUSTER_NCRIT 33   /* critical delays for 1 B .. 4 GiB, powers of two */
+
 typedef struct {
 	char *name;
 	srcpos pos;
@@ -38,8 +40,12 @@ typedef struct {
 	int nchoices;
 	int straggler;        /* `straggler R`: R; CLUSTER_STRAGGLER_NONE or _AUTO */
 	srcpos straggler_pos; /* the setting's value */
-	double critical_delay; /* `straggler auto`: the delay (s) from which the straggler
-	                          algorithm beats every other allreduce (cost model, 64 MiB) */
+	/* `straggler auto`: the straggler algorithm (index into algos) and,
+	 * for sizes up to 2^k bytes, the delay (s) from which it beats
+	 * algos[crit_base[k]], the size table's choice (INFINITY: never). */
+	int straggler_algo;
+	double crit[CLUSTER_NCRIT];
+	int crit_base[CLUSTER_NCRIT];
 } cluster;
 #define CLUSTER_STRAGGLER_NONE (-1)
 #define CLUSTER_STRAGGLER_AUTO (-2)

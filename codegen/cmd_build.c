@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <glob.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,26 @@ static int build_gpu(const cluster *c, const char *out, const char *lib, const c
 	return run(c1);
 }
 
+/* The summary line of `straggler auto`: the critical delay at a few sizes. */
+static void print_auto(const cluster *c)
+{
+	static const struct { int k; const char *size; } at[] = {{20, "1 MiB"}, {26, "64 MiB"}, {32, "4 GiB"}};
+	printf("  straggler       auto           %s once detected, when the delay exceeds",
+	       c->algos[c->straggler_algo].label);
+	for (int i = 0; i < 3; i++) {
+		double d = c->crit[at[i].k];
+		printf("%s ", i ? "," : "");
+		if (!isfinite(d))
+			printf("never");
+		else if (d < 1e-3)
+			printf("%.3g us", d * 1e6);
+		else
+			printf("%.3g ms", d * 1e3);
+		printf(" (%s)", at[i].size);
+	}
+	printf("\n");
+}
+
 int cmd_build(int argc, char **argv)
 {
 	const char *out = NULL, *name = NULL;
@@ -346,14 +367,16 @@ int cmd_build(int argc, char **argv)
 	       gpu ? "_gpu" : "");
 	for (int i = 0; i < c.nchoices; i++) {
 		const cluster_choice *ch = &c.choices[i];
+		bool first = i == 0 || c.choices[i - 1].kind != ch->kind;
 		if (ch->max_bytes == UINT64_MAX)
-			printf("  %-15s %-14s larger sizes\n", ir_kind_names[ch->kind], c.algos[ch->algo].label);
+			printf("  %-15s %-14s %s sizes\n", ir_kind_names[ch->kind], c.algos[ch->algo].label,
+			       first ? "all" : "larger");
 		else
 			printf("  %-15s %-14s up to %llu bytes\n", ir_kind_names[ch->kind], c.algos[ch->algo].label,
 			       (unsigned long long)ch->max_bytes);
 	}
 	if (c.straggler == CLUSTER_STRAGGLER_AUTO)
-		printf("  straggler       auto           critical delay %.3f us (cost model, 64 MiB)\n", c.critical_delay * 1e6);
+		print_auto(&c);
 	else if (c.straggler != CLUSTER_STRAGGLER_NONE)
 		printf("  straggler       rank %-9d swapped into the straggler role\n", c.straggler);
 	rc = 0;

@@ -15,8 +15,8 @@
  * right for any count, including 0 and counts not divisible by C.
  * An algorithm with a straggler role (cluster.h) records 1 + that role in
  * coll_algo.straggler; the cluster's `straggler` setting becomes the plan
- * set's straggler (1 + rank, or COLL_STRAGGLER_AUTO with the critical
- * delay).
+ * set's straggler (1 + rank, or COLL_STRAGGLER_AUTO with the table of
+ * critical delays per size).
  */
 #include <errno.h>
 #include <math.h>
@@ -147,12 +147,6 @@ int emit_c(const cluster *c, const char *dir, const char *source)
 	fprintf(f, "static const coll_choice %s_choices[] = {\n", c->name);
 	for (int i = 0; i < c->nchoices; i++) {
 		const cluster_choice *ch = &c->choices[i];
-		/* straggler auto: the straggler algorithm runs only while a straggler is detected */
-		if (c->straggler == CLUSTER_STRAGGLER_AUTO && c->algos[ch->algo].straggler_role >= 0) {
-			fprintf(f, "\t/* %s: only while a straggler is detected (straggler auto) */\n",
-				c->algos[ch->algo].label);
-			continue;
-		}
 		if (ch->max_bytes == UINT64_MAX)
 			fprintf(f, "\t{ %s, COLL_BYTES_MAX, \"%s\" },\n", kind_enum[ch->kind], c->algos[ch->algo].label);
 		else
@@ -162,16 +156,32 @@ int emit_c(const cluster *c, const char *dir, const char *source)
 	if (c->straggler == CLUSTER_STRAGGLER_NONE)
 		fprintf(f, "};\n\nconst coll_plan_set %s_plans = COLL_PLAN_SET(\"%s\", %d, %s_algos, %s_choices);\n\n",
 			c->name, c->name, c->ranks, c->name, c->name);
-	else if (c->straggler == CLUSTER_STRAGGLER_AUTO)
-		fprintf(f, "};\n\n/* straggler auto: detect it; switch to the straggler algorithm while its delay\n"
-			" * exceeds %.9g s (the cost model's critical delay at 64 MiB). */\n"
-			"const coll_plan_set %s_plans = COLL_PLAN_SET_STRAGGLER(\"%s\", %d, %s_algos, %s_choices,\n"
-			"\tCOLL_STRAGGLER_AUTO, %.17g);\n\n", c->critical_delay, c->name, c->name, c->ranks, c->name,
-			c->name, isfinite(c->critical_delay) ? c->critical_delay : 1e300);
+	else if (c->straggler == CLUSTER_STRAGGLER_AUTO) {
+		const char *sl = c->algos[c->straggler_algo].label;
+		fprintf(f, "};\n\n/* straggler auto: once a straggler is detected, allreduce runs %s while the\n"
+			" * detected delay exceeds the critical delay for the message size: the delay\n"
+			" * from which %s beats the table's choice above (cost model: event-driven\n"
+			" * simulation under the cluster's link model).  Sizes up to max_bytes. */\n"
+			"static const coll_crit %s_crit[] = {\n", sl, sl, c->name);
+		for (int k = 0; k < CLUSTER_NCRIT; k++) {
+			char sz[32];
+			if (k == CLUSTER_NCRIT - 1)
+				snprintf(sz, sizeof sz, "COLL_BYTES_MAX");
+			else
+				snprintf(sz, sizeof sz, "%lluu", 1ULL << k);
+			if (isfinite(c->crit[k]))
+				fprintf(f, "\t{ %s, %.17g },   /* vs %s */\n", sz, c->crit[k], c->algos[c->crit_base[k]].label);
+			else
+				fprintf(f, "\t{ %s, COLL_NEVER },   /* vs %s: never faster */\n", sz,
+					c->algos[c->crit_base[k]].label);
+		}
+		fprintf(f, "};\n\nconst coll_plan_set %s_plans = COLL_PLAN_SET_AUTO(\"%s\", %d, %s_algos, %s_choices,\n"
+			"\t%s_crit);\n\n", c->name, c->name, c->ranks, c->name, c->name, c->name);
+	}
 	else
 		fprintf(f, "};\n\n/* straggler %d: it plays the straggler role of the algorithms that have one. */\n"
 			"const coll_plan_set %s_plans = COLL_PLAN_SET_STRAGGLER(\"%s\", %d, %s_algos, %s_choices,\n"
-			"\t1 + %d, 0.0);\n\n", c->straggler, c->name, c->name, c->ranks, c->name, c->name, c->straggler);
+			"\t1 + %d);\n\n", c->straggler, c->name, c->name, c->ranks, c->name, c->name, c->straggler);
 	fprintf(f, "coll_result %s_init(coll_comm **comm)\n{\n\tcoll_config cfg = COLL_CONFIG_INIT;\n"
 		"\tif (!getenv(\"COLL_TRANSPORT\"))\n\t\tcfg.transport = \"%s\";\n"
 		"\treturn coll_init(comm, &%s_plans, &cfg);\n}\n", c->name, c->transport, c->name);

@@ -314,6 +314,8 @@ const char *coll_choose_algo(const coll_comm *c, coll_kind k, uint64_t bytes)
 	return a ? a->name : NULL;
 }
 
+const char *coll_last_algo(const coll_comm *c) { return c ? c->last_algo : NULL; }
+
 /* The first allreduce algorithm with a straggler role, or NULL. */
 static const char *straggler_algo(const coll_comm *c)
 {
@@ -322,6 +324,17 @@ static const char *straggler_algo(const coll_comm *c)
 		if (s->algos[i]->kind == COLL_ALLREDUCE && s->algos[i]->nranks == c->n && s->algos[i]->straggler > 0)
 			return s->algos[i]->name;
 	return NULL;
+}
+
+/* `straggler auto`: the delay above which the straggler algorithm beats
+ * the size table's choice for `bytes` (COLL_NEVER: it never does). */
+static double critical_delay(const coll_comm *c, uint64_t bytes)
+{
+	const coll_plan_set *s = c->plans;
+	for (int i = 0; i < s->ncrit; i++)
+		if (bytes <= s->crit[i].max_bytes)
+			return s->crit[i].delay_s;
+	return COLL_NEVER;
 }
 
 static rt_prep *cached_prep(coll_comm *c, const coll_algo *a, int role, int *rc)
@@ -367,7 +380,7 @@ static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char
 		if (name && !*name)
 			name = NULL;
 		if (!name && k == COLL_ALLREDUCE && c->auto_straggler && c->detected >= 0 &&
-		    c->detected_delay > c->plans->critical_delay_s)
+		    c->detected_delay > critical_delay(c, (uint64_t)count * esz))
 			name = straggler_algo(c);   /* every rank detected the same straggler and delay */
 		if (!name)
 			name = coll_choose_algo(c, k, (uint64_t)count * esz);
@@ -395,6 +408,7 @@ static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char
 	}
 	if (rc)
 		return rc;
+	c->last_algo = a->name;
 	rc = rt_exec(c, a, p, sb, rb, count, dt, op, root, strag);
 	if (!cache)
 		rt_prep_free(p);

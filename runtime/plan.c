@@ -214,6 +214,12 @@ coll_result coll_plan_set_check(const coll_plan_set *s, char *why, size_t whylen
 	if (s->straggler < COLL_STRAGGLER_AUTO || s->straggler > s->nranks)
 		return WHY("plan set '%s': straggler %d out of range (1 + rank, 0: none, -1: auto)",
 		           s->name ? s->name : "?", s->straggler);
+	if (s->ncrit < 0 || (s->ncrit && !s->crit) || (s->ncrit && s->straggler != COLL_STRAGGLER_AUTO))
+		return WHY("plan set '%s': bad critical delay table (only for straggler auto)", s->name ? s->name : "?");
+	for (int i = 0; i < s->ncrit; i++)
+		if (!(s->crit[i].delay_s >= 0) || (i && s->crit[i].max_bytes <= s->crit[i - 1].max_bytes))
+			return WHY("plan set '%s': critical delay %d: negative delay or sizes not increasing",
+			           s->name ? s->name : "?", i);
 	return COLL_OK;
 }
 
@@ -238,6 +244,9 @@ uint32_t rt_planset_hash(const coll_plan_set *s)
 			if (a->ranks[r].nsteps)
 				h = h * 31 + rt_siphash(hkey, a->ranks[r].steps, sizeof(coll_step) * (size_t)a->ranks[r].nsteps);
 	}
+	/* every rank must switch at the same delays */
+	if (s->ncrit)
+		h = h * 31 + rt_siphash(hkey, s->crit, sizeof *s->crit * (size_t)s->ncrit);
 	return (uint32_t)(h ^ (h >> 32));
 }
 

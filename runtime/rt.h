@@ -200,6 +200,7 @@ struct coll_comm {
 	int *win_rank;             /* the last K calls' last arrivals (ring) */
 	double *win_gap;           /* their lead over the second-latest, s */
 	int win_len, win_head;
+	const char *last_algo;     /* what the latest collective ran (coll_last_algo) */
 	int detected;              /* named straggler, -1: none */
 	double detected_delay;
 };

@@ -205,6 +205,11 @@ COLL_API coll_result coll_reduce_algo(coll_comm *comm, const char *algo, const v
  * (the full buffer: count * dtype size), or NULL when none fits. */
 COLL_API const char *coll_choose_algo(const coll_comm *comm, coll_kind k, uint64_t bytes);
 
+/* The algorithm the latest collective call on comm ran (its name; NULL
+ * before the first call or for a NULL comm).  With `straggler auto` this
+ * is how a caller sees the switch to the straggler algorithm and back. */
+COLL_API const char *coll_last_algo(const coll_comm *comm);
+
 /*
  * Stragglers.  A persistent straggler is a rank that enters collectives
  * late call after call.  Algorithms with a straggler role (StragglAR) let

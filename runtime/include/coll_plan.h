@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* Bumped when the layout of these structures changes. */
-#define COLL_PLAN_ABI 2
+#define COLL_PLAN_ABI 3
 
 typedef enum {
 	COLL_STEP_SEND = 0,         /* send my chunk to peer */
@@ -99,6 +99,16 @@ typedef struct {
 	const char *algo;
 } coll_choice;
 
+/* `straggler auto`: the straggler delay (seconds) from which the straggler
+ * algorithm beats the algorithm the size table would choose, for messages
+ * up to max_bytes (the first entry that fits wins, as for coll_choice);
+ * COLL_NEVER where it never does.  From the cost model at build time. */
+#define COLL_NEVER 1e300
+typedef struct {
+	uint64_t max_bytes;
+	double delay_s;
+} coll_crit;
+
 struct coll_plan_set {
 	uint32_t abi;                  /* COLL_PLAN_ABI */
 	const char *name;              /* cluster name, e.g. "lab8" */
@@ -111,23 +121,27 @@ struct coll_plan_set {
 	/* The persistent straggler (cluster setting `straggler`): 1 + its
 	 * physical rank; COLL_STRAGGLER_NONE (0, the default) or
 	 * COLL_STRAGGLER_AUTO (-1: detect it at run time and switch to an
-	 * algorithm with a straggler role when its delay exceeds
-	 * critical_delay_s). */
+	 * algorithm with a straggler role while its delay exceeds the
+	 * critical delay for the message size, crit). */
 	int32_t straggler;
-	/* `straggler auto`: the straggler delay (seconds) from which the
-	 * straggler algorithm beats the others, per the cost model. */
-	double critical_delay_s;
+	const coll_crit *crit;         /* `straggler auto` only, else NULL */
+	int32_t ncrit;
 };
 #define COLL_STRAGGLER_NONE 0
 #define COLL_STRAGGLER_AUTO (-1)
 
 #define COLL_PLAN_SET(name, n, algos, choices)                                     \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, 0.0 }
-/* The same with a straggler setting (1 + rank, or COLL_STRAGGLER_AUTO). */
-#define COLL_PLAN_SET_STRAGGLER(name, n, algos, choices, straggler, critical_s)  \
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, NULL, 0 }
+/* The same with a declared straggler (1 + its rank). */
+#define COLL_PLAN_SET_STRAGGLER(name, n, algos, choices, straggler)              \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), (critical_s) }
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), NULL, 0 }
+/* `straggler auto` with its table of critical delays (a coll_crit array). */
+#define COLL_PLAN_SET_AUTO(name, n, algos, choices, crit)                          \
+	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_AUTO, \
+	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])) }
 
 /* --- building plans at run time ------------------------------------------ */
 

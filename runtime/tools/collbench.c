@@ -66,6 +66,7 @@ static struct {
 	int straggler, trace_straggler;  /* emulated straggler rank (-1: none) */
 	double delay_ms;
 	long straggler_move;             /* move it to the next rank every this many calls (0: never) */
+	long straggler_stop;             /* no straggler from this call on (0: never) */
 } opt;
 
 static int rank, nranks, out_rank = 1;
@@ -133,7 +134,9 @@ static void usage(FILE *f)
 	        "                   StragglAR runs with R in its straggler role\n"
 	        "  --delay MS       the emulated straggler's delay in milliseconds (default 10)\n"
 	        "  --straggler-move K  after every K calls the emulated straggler moves to the next rank\n"
-	        "  --trace-straggler   print, per call, the emulated and the detected straggler\n"
+	        "  --straggler-stop K  after K calls nobody is delayed any more\n"
+	        "  --trace-straggler   print, per call, the emulated and the detected straggler and the\n"
+	        "                   algorithm the call ran\n"
 	        "output:\n"
 	        "  --csv | --json   machine-readable rows instead of the table\n");
 }
@@ -376,6 +379,8 @@ static void parse_args(int argc, char **argv)
 				usage_error("bad value '%s' for --delay (milliseconds)", v);
 		} else if (strcmp(a, "--straggler-move") == 0) {
 			opt.straggler_move = parse_long(a, NEXT(), 1);
+		} else if (strcmp(a, "--straggler-stop") == 0) {
+			opt.straggler_stop = parse_long(a, NEXT(), 1);
 		} else if (strcmp(a, "--trace-straggler") == 0) {
 			opt.trace_straggler = 1;
 		} else if (a[0] == '-' && a[1]) {
@@ -1034,6 +1039,13 @@ static int emu_rank = -1, declare;
  * counts the same calls, so they all move it together). */
 static void straggler_step(void)
 {
+	if (emu_rank >= 0 && opt.straggler_stop && ncalls == opt.straggler_stop) {
+		emu_rank = -1;
+		coll_emulate_straggler(comm, -1, 0);
+		if (declare)
+			coll_set_straggler(comm, -1);
+		return;
+	}
 	if (emu_rank < 0 || !opt.straggler_move || ncalls == 0 || ncalls % opt.straggler_move)
 		return;
 	emu_rank = (emu_rank + 1) % nranks;
@@ -1049,7 +1061,8 @@ static void straggler_trace(void)
 	int r;
 	double d;
 	coll_straggler(comm, &r, &d);
-	printf("# call %ld: emulated straggler %d, detected %d, delay %.3f ms\n", ncalls, emu_rank, r, d * 1e3);
+	printf("# call %ld: emulated straggler %d, detected %d, delay %.3f ms, ran %s\n", ncalls, emu_rank, r, d * 1e3,
+	       coll_last_algo(comm));
 	fflush(stdout);
 }
 

@@ -123,6 +123,17 @@ static void t_plans(void)
 		coll_plan_set *s = rtt_plan_set(n, &algos, &na);
 		CHECK(s && coll_plan_set_check(s, why, sizeof why) == COLL_OK, "n=%d plan set: %s", n, why);
 		CHECK(algos[0]->rounds == (n > 1 ? 2 * (n - 1) : 0), "ring rounds for n=%d: %d", n, algos[0]->rounds);
+		if (n == 4) {   /* the critical delay table of `straggler auto` */
+			coll_crit ok[] = {{1024, 1e-6}, {COLL_BYTES_MAX, COLL_NEVER}}, down[] = {{1024, 0}, {512, 0}};
+			s->crit = ok, s->ncrit = 2;
+			CHECK(coll_plan_set_check(s, why, sizeof why) == COLL_ERR_PLAN && strstr(why, "only for straggler auto"),
+			      "crit without auto: %s", why);
+			s->straggler = COLL_STRAGGLER_AUTO;
+			CHECK(coll_plan_set_check(s, why, sizeof why) == COLL_OK, "crit with auto: %s", why);
+			s->crit = down;
+			CHECK(coll_plan_set_check(s, why, sizeof why) == COLL_ERR_PLAN && strstr(why, "not increasing"),
+			      "crit sizes going down: %s", why);
+		}
 		rtt_plan_set_free(s, algos, na);
 	}
 	/* A send without a matching receive. */
