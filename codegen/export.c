@@ -41,15 +41,37 @@ static void json_str(FILE *out, const char *str)
 /* Append a string literal; sizeof makes the copy a few moves. */
 #define put_lit(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
 
+/* "00" .. "99": put_int writes two digits per lookup instead of dividing
+ * once per digit (ranks and chunks are mostly 2-4 digits at large n). */
+static const char digit_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 static char *put_int(char *p, int32_t v)
 {
-	if (v >= 0 && v < 10) {   /* most ranks and chunks of small schedules */
-		*p++ = (char)('0' + v);
+	uint32_t u = (uint32_t)v;
+	if (u < 10) {   /* most ranks and chunks of small schedules */
+		*p++ = (char)('0' + u);
 		return p;
+	}
+	if (u < 100) {
+		memcpy(p, digit_pairs + 2 * u, 2);
+		return p + 2;
+	}
+	if (u < 1000) {
+		*p = (char)('0' + u / 100);
+		memcpy(p + 1, digit_pairs + 2 * (u % 100), 2);
+		return p + 3;
+	}
+	if (u < 10000) {
+		memcpy(p, digit_pairs + 2 * (u / 100), 2);
+		memcpy(p + 2, digit_pairs + 2 * (u % 100), 2);
+		return p + 4;
 	}
 	char tmp[12];
 	int k = 12;
-	uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+	u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
 	do {
 		tmp[--k] = (char)('0' + u % 10);
 		u /= 10;

@@ -61,7 +61,17 @@ struct ast {
 	int slot;          /* B_LOCAL frame slot; B_BUILTIN id; A_FN/A_ALGO frame size */
 	ast *target;       /* B_FN: the A_FN node; A_RUN: the A_ALGO node */
 	int kindof;        /* A_ALGO: the collective (ir_kind) */
+	int fast;          /* ast_fast: set by resolve.c on expressions that
+			      eval.c's fast path can compute (see there) */
+	struct fast_code *code;   /* eval.c: such an expression compiled, on first use */
 };
+
+/* The static type of an expression the evaluator's fast path computes
+ * without boxing values: arithmetic and comparisons over int literals,
+ * locals, n, element chains x[i][j] and len() of those, combined with
+ * and/or/not.  Run-time values can still make the fast path give up (a
+ * local that holds a list, a missing key); the generic path then runs. */
+typedef enum { FAST_NO, FAST_INT, FAST_BOOL } ast_fast;
 
 /* The program: every declaration of every file loaded together. */
 typedef struct {

@@ -22,6 +22,7 @@
 #include "matching.h"
 #include "state.h"
 #include "value.h"
+#include "xalloc.h"
 
 /* One running algorithm: the top level or a composed `run`. */
 typedef struct inst {
@@ -294,81 +295,256 @@ static int cmp_values(const void *a, const void *b)
 	return v_cmp(*(const value *)a, *(const value *)b);
 }
 
-/* ---- the integer fast path ------------------------------------------------
+/* ---- the fast path ----------------------------------------------------------
  *
  * Rank and chunk arithmetic dominates evaluation (StragglAR at n = 1024
- * emits two million transfers, each with three such expressions), so pure
- * integer expressions (literals, int variables, n, + - * / %, unary -) are
- * computed here without boxing values.  The fast path only ever evaluates
- * pure nodes, so when it gives up (a call, a non-int, an overflow or a
- * division by zero) the generic path can evaluate the same expression
- * again and report any error with its usual message. */
-static bool fast_int(inst *in, value *fr, ast *e, int64_t *out);
+ * emits two million transfers, each with three such expressions, and
+ * tests as many conditions), so the expressions resolve.c marks `fast`
+ * (ints and bools over literals, locals, n, x[i] chains and len()) are
+ * compiled on first use into a flat postfix program that runs on a small
+ * stack of unboxed ints, instead of a recursive walk with a call per node.
+ * The fast path only reads (it never allocates, counts references or has
+ * an effect), so when it gives up (a non-int, a missing element, an
+ * overflow, a division by zero) the generic path can evaluate the same
+ * expression again and report any error with its usual message. */
 
-/* The value a pure variable or element expression (x, x[i], m[k][j]) names,
- * without touching reference counts; NULL when it is not that simple or
- * the element does not exist (the generic path then reports why). */
-static value *peek(inst *in, value *fr, ast *e)
+enum {
+	F_K,        /* push k */
+	F_N,        /* push the instance's n */
+	F_LOCAL,    /* push local `arg`, which must hold an int */
+	F_PLACE,    /* push the address of local `arg` */
+	F_INDEX,    /* pop an int i and a place: push the place's element i */
+	F_GET,      /* pop a place holding an int: push the int */
+	F_LEN,      /* pop a place: push its length */
+	F_NEG, F_NOT, F_ADD, F_SUB, F_MUL, F_DIV, F_MOD,
+	F_EQ, F_NE, F_LT, F_LE, F_GT, F_GE,
+	F_AND,      /* top false: jump by arg, keeping it; else pop it */
+	F_OR,       /* top true: jump by arg, keeping it; else pop it */
+	F_END
+};
+
+typedef struct { int32_t op, arg; int64_t k; } fast_op;
+
+/* Deeper programs are not compiled; they stay on the generic path. */
+#define FAST_STACK 32
+
+struct fast_code {
+	bool ok;        /* false: too deep to compile, use the generic path */
+	fast_op op[];
+};
+
+typedef struct {
+	fast_op *v;
+	int n, cap, depth, max;
+} fast_buf;
+
+static void f_emit(fast_buf *b, int op, int32_t arg, int64_t k, int push)
 {
-	if (e->kind == A_NAME)
-		return e->bind == B_LOCAL ? &fr[e->slot] : NULL;
-	if (e->kind != A_INDEX)
-		return NULL;
-	value *c = peek(in, fr, e->a);
-	int64_t i;
-	if (!c || !fast_int(in, fr, e->b, &i))
-		return NULL;
-	if (c->t == V_LIST)
-		return i >= 0 && i < v_list(*c)->n ? &v_list(*c)->v[i] : NULL;
-	if (c->t == V_MAP)
-		return v_map_get(v_map(*c), v_int(i));
-	return NULL;
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 16;
+		b->v = xrealloc(b->v, (size_t)b->cap * sizeof *b->v);
+	}
+	b->v[b->n++] = (fast_op){ op, arg, k };
+	b->depth += push;
+	if (b->depth > b->max)
+		b->max = b->depth;
 }
 
-static bool fast_int(inst *in, value *fr, ast *e, int64_t *out)
+static void f_value(fast_buf *b, const ast *e);
+
+/* Code that pushes the address of the value place e names. */
+static void f_place(fast_buf *b, const ast *e)
 {
-	int64_t x, y;
-	value *p;
-	switch (e->kind) {
-	case A_INDEX:
-		if (!(p = peek(in, fr, e)) || p->t != V_INT)
-			return false;
-		*out = p->i;
-		return true;
-	case A_INT:
-		*out = e->ival;
-		return true;
-	case A_NAME:
-		if (e->bind == B_LOCAL && fr[e->slot].t == V_INT) {
-			*out = fr[e->slot].i;
-			return true;
-		}
-		if (e->bind == B_N) {
-			*out = in->n;
-			return true;
-		}
-		return false;
-	case A_UNOP:
-		if (e->op != OP_NEG || !fast_int(in, fr, e->a, &x) || x == INT64_MIN)
-			return false;
-		*out = -x;
-		return true;
-	case A_BINOP:
-		if (e->op < OP_ADD || e->op > OP_MOD || !fast_int(in, fr, e->a, &x) || !fast_int(in, fr, e->b, &y))
-			return false;
-		switch (e->op) {
-		case OP_ADD: return !__builtin_add_overflow(x, y, out);
-		case OP_SUB: return !__builtin_sub_overflow(x, y, out);
-		case OP_MUL: return !__builtin_mul_overflow(x, y, out);
-		default:
-			if (y == 0 || (x == INT64_MIN && y == -1))
-				return false;
-			*out = e->op == OP_DIV ? floordiv(x, y) : floormod(x, y);
-			return true;
-		}
-	default:
-		return false;
+	if (e->kind == A_NAME) {
+		f_emit(b, F_PLACE, e->slot, 0, 1);
+		return;
 	}
+	f_place(b, e->a);
+	f_value(b, e->b);
+	f_emit(b, F_INDEX, 0, 0, -1);
+}
+
+/* Code that pushes the int or bool value of fast expression e. */
+static void f_value(fast_buf *b, const ast *e)
+{
+	static const int8_t binops[] = {
+		[OP_ADD] = F_ADD, [OP_SUB] = F_SUB, [OP_MUL] = F_MUL, [OP_DIV] = F_DIV, [OP_MOD] = F_MOD,
+		[OP_EQ] = F_EQ, [OP_NE] = F_NE, [OP_LT] = F_LT, [OP_LE] = F_LE, [OP_GT] = F_GT, [OP_GE] = F_GE,
+	};
+	switch (e->kind) {
+	case A_INT: case A_BOOL:
+		f_emit(b, F_K, 0, e->kind == A_BOOL ? e->ival != 0 : e->ival, 1);
+		break;
+	case A_NAME:
+		if (e->bind == B_N)
+			f_emit(b, F_N, 0, 0, 1);
+		else
+			f_emit(b, F_LOCAL, e->slot, 0, 1);
+		break;
+	case A_INDEX:
+		f_place(b, e);
+		f_emit(b, F_GET, 0, 0, 0);
+		break;
+	case A_CALL:   /* len(place) */
+		f_place(b, e->list.v[0]);
+		f_emit(b, F_LEN, 0, 0, 0);
+		break;
+	case A_UNOP:
+		f_value(b, e->a);
+		f_emit(b, e->op == OP_NEG ? F_NEG : F_NOT, 0, 0, 0);
+		break;
+	case A_BINOP:
+		f_value(b, e->a);
+		f_value(b, e->b);
+		f_emit(b, binops[e->op], 0, 0, -1);
+		break;
+	default: {   /* A_AND, A_OR */
+		f_value(b, e->a);
+		int at = b->n;
+		f_emit(b, e->kind == A_AND ? F_AND : F_OR, 0, 0, -1);
+		f_value(b, e->b);
+		b->v[at].arg = b->n - at - 1;
+		break;
+	}
+	}
+}
+
+/* e's program, compiled on first use into the program's arena. */
+static const struct fast_code *fast_code(ctx *c, ast *e)
+{
+	if (!e->code) {
+		fast_buf b = { 0 };
+		f_value(&b, e);
+		f_emit(&b, F_END, 0, 0, 0);
+		struct fast_code *fc = arena_alloc(c->prog->arena, sizeof *fc + (size_t)b.n * sizeof *b.v);
+		fc->ok = b.max <= FAST_STACK;
+		memcpy(fc->op, b.v, (size_t)b.n * sizeof *b.v);
+		free(b.v);
+		e->code = fc;
+	}
+	return e->code;
+}
+
+/* Run fast expression e (e->fast set) into *out (a bool as 0 / 1); false
+ * when the fast path gives up. */
+static bool fast_eval(ctx *c, inst *in, value *fr, ast *e, int64_t *out)
+{
+	const struct fast_code *fc = fast_code(c, e);
+	if (!fc->ok)
+		return false;
+	union { int64_t i; value *p; } st[FAST_STACK], *sp = st;
+	value *p;
+	int64_t x, y;
+	for (const fast_op *o = fc->op;; o++) {
+		switch (o->op) {
+		case F_K: (sp++)->i = o->k; break;
+		case F_N: (sp++)->i = in->n; break;
+		case F_LOCAL:
+			if (fr[o->arg].t != V_INT)
+				return false;
+			(sp++)->i = fr[o->arg].i;
+			break;
+		case F_PLACE: (sp++)->p = &fr[o->arg]; break;
+		case F_INDEX:
+			x = (--sp)->i;
+			p = sp[-1].p;
+			if (p->t == V_LIST)
+				p = x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
+			else if (p->t == V_MAP)
+				p = v_map_get(v_map(*p), v_int(x));
+			else
+				p = NULL;
+			if (!p)
+				return false;
+			sp[-1].p = p;
+			break;
+		case F_GET:
+			p = sp[-1].p;
+			if (p->t != V_INT)
+				return false;
+			sp[-1].i = p->i;
+			break;
+		case F_LEN:
+			p = sp[-1].p;
+			switch (p->t) {
+			case V_STR: sp[-1].i = v_strobj(*p)->len; break;
+			case V_LIST: case V_SET: sp[-1].i = v_list(*p)->n; break;
+			case V_MAP: sp[-1].i = v_map(*p)->n; break;
+			default: return false;
+			}
+			break;
+		case F_NEG:
+			if (sp[-1].i == INT64_MIN)
+				return false;
+			sp[-1].i = -sp[-1].i;
+			break;
+		case F_NOT: sp[-1].i = !sp[-1].i; break;
+		case F_AND:
+			if (!sp[-1].i)
+				o += o->arg;
+			else
+				sp--;
+			break;
+		case F_OR:
+			if (sp[-1].i)
+				o += o->arg;
+			else
+				sp--;
+			break;
+		case F_END:
+			*out = sp[-1].i;
+			return true;
+		default:   /* binary operators */
+			y = (--sp)->i;
+			x = sp[-1].i;
+			switch (o->op) {
+			case F_ADD: if (__builtin_add_overflow(x, y, &x)) return false; break;
+			case F_SUB: if (__builtin_sub_overflow(x, y, &x)) return false; break;
+			case F_MUL: if (__builtin_mul_overflow(x, y, &x)) return false; break;
+			case F_DIV: case F_MOD:
+				if (y == 0 || (x == INT64_MIN && y == -1))
+					return false;
+				x = o->op == F_DIV ? floordiv(x, y) : floormod(x, y);
+				break;
+			case F_EQ: x = x == y; break;
+			case F_NE: x = x != y; break;
+			case F_LT: x = x < y; break;
+			case F_LE: x = x <= y; break;
+			case F_GT: x = x > y; break;
+			default: x = x >= y; break;
+			}
+			sp[-1].i = x;
+			break;
+		}
+	}
+}
+
+/* Box a fast expression's result, or false to take the generic path. */
+static bool fast_value(ctx *c, inst *in, value *fr, ast *e, value *out)
+{
+	int64_t x;
+	if (!fast_eval(c, in, fr, e, &x))
+		return false;
+	*out = e->fast == FAST_BOOL ? v_bool(x != 0) : v_int(x);
+	return true;
+}
+
+/* The value a local or a fast element expression (x, x[i], m[k][j]) names,
+ * without touching reference counts; NULL when the element does not exist
+ * or is not indexable by an int (the generic path then reports why). */
+static value *peek(ctx *c, inst *in, value *fr, ast *e)
+{
+	if (e->kind == A_NAME)
+		return &fr[e->slot];
+	value *p = peek(c, in, fr, e->a);
+	int64_t i;
+	if (!p || !fast_eval(c, in, fr, e->b, &i))
+		return NULL;
+	if (p->t == V_LIST)
+		return i >= 0 && i < v_list(*p)->n ? &v_list(*p)->v[i] : NULL;
+	if (p->t == V_MAP)
+		return v_map_get(v_map(*p), v_int(i));
+	return NULL;
 }
 
 /* ---- builtins ------------------------------------------------------------ */
@@ -714,6 +890,10 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 {
 	if (c->failed)
 		return V_NILV;
+	value v;
+	/* names and elements are cheaper on their own generic cases */
+	if (e->fast && e->kind != A_NAME && e->kind != A_INDEX && e->kind != A_INT && fast_value(c, in, fr, e, &v))
+		return v;
 	switch (e->kind) {
 	case A_INT:
 		return v_int(e->ival);
@@ -830,19 +1010,6 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 		return v_bool(y);
 	}
 	case A_BINOP: {
-		int64_t x, y;
-		if (e->op >= OP_EQ && e->op <= OP_GE && fast_int(in, fr, e->a, &x) && fast_int(in, fr, e->b, &y)) {
-			switch (e->op) {
-			case OP_EQ: return v_bool(x == y);
-			case OP_NE: return v_bool(x != y);
-			case OP_LT: return v_bool(x < y);
-			case OP_LE: return v_bool(x <= y);
-			case OP_GT: return v_bool(x > y);
-			default: return v_bool(x >= y);
-			}
-		}
-		if (fast_int(in, fr, e, &x))
-			return v_int(x);
 		value a = ev(c, in, fr, e->a);
 		value b = ev(c, in, fr, e->b);
 		value r = c->failed ? V_NILV : binop(c, e, e->op, a, b);
@@ -853,7 +1020,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 	case A_CALL:
 		return call(c, in, fr, e);
 	case A_INDEX: {
-		value *p = peek(in, fr, e);
+		value *p = e->fast ? peek(c, in, fr, e) : NULL;
 		if (p)
 			return v_ref(*p);
 		value a = ev(c, in, fr, e->a);
@@ -896,8 +1063,53 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 
 /* ---- statements ---------------------------------------------------------- */
 
+/* An if / while / require condition: 1 or 0, or -1 after an error. */
+static int cond(ctx *c, inst *in, value *fr, ast *e, const char *what)
+{
+	int64_t x;
+	if (e->fast == FAST_BOOL && fast_eval(c, in, fr, e, &x))
+		return x != 0;
+	value v = ev(c, in, fr, e);
+	bool t = !c->failed && want_bool(c, v, e, what);
+	v_unref(v);
+	return c->failed ? -1 : t;
+}
+
+/* x = e and x op= e where x is a local or an existing element and e an
+ * int the fast path computes: done in place, without evaluating the
+ * target's container and key as values.  False: take the generic path
+ * (which also reports any error). */
+static bool assign_fast(ctx *c, inst *in, value *fr, ast *s)
+{
+	int64_t x, y;
+	if (s->b->fast != FAST_INT || (s->a->kind != A_NAME && !s->a->fast))
+		return false;
+	value *slot = s->a->kind == A_NAME ? &fr[s->a->slot] : peek(c, in, fr, s->a);
+	if (!slot || (s->op != OP_SET && slot->t != V_INT) || !fast_eval(c, in, fr, s->b, &y))
+		return false;
+	x = slot->i;
+	switch (s->op) {
+	case OP_SET: x = y; break;
+	case OP_ADD: if (__builtin_add_overflow(x, y, &x)) return false; break;
+	case OP_SUB: if (__builtin_sub_overflow(x, y, &x)) return false; break;
+	case OP_MUL: if (__builtin_mul_overflow(x, y, &x)) return false; break;
+	case OP_DIV: case OP_MOD:
+		if (y == 0 || (x == INT64_MIN && y == -1))
+			return false;
+		x = s->op == OP_DIV ? floordiv(x, y) : floormod(x, y);
+		break;
+	default:
+		return false;
+	}
+	v_unref(*slot);
+	*slot = v_int(x);
+	return true;
+}
+
 static int assign(ctx *c, inst *in, value *fr, ast *s)
 {
+	if (assign_fast(c, in, fr, s))
+		return FLOW_NEXT;
 	value x = ev(c, in, fr, s->b);
 	if (c->failed)
 		return FLOW_ERROR;
@@ -1024,7 +1236,14 @@ static int for_loop(ctx *c, inst *in, value *fr, ast *s)
 /* Evaluate an int-valued expression into *out; false on error. */
 static bool int_of(ctx *c, inst *in, value *fr, ast *e, const char *what, int64_t *out)
 {
-	if (!c->failed && fast_int(in, fr, e, out))
+	if (c->failed)
+		return false;
+	/* plain int locals (most transfer operands) need no program at all */
+	if (e->kind == A_NAME && e->bind == B_LOCAL && fr[e->slot].t == V_INT) {
+		*out = fr[e->slot].i;
+		return true;
+	}
+	if (e->fast == FAST_INT && fast_eval(c, in, fr, e, out))
 		return true;
 	value v = ev(c, in, fr, e);
 	bool ok = !c->failed && want_int(c, v, e, what, out);
@@ -1245,10 +1464,8 @@ static int ex(ctx *c, inst *in, value *fr, ast *s)
 	case A_ASSIGN:
 		return assign(c, in, fr, s);
 	case A_IF: {
-		value v = ev(c, in, fr, s->a);
-		bool t = !c->failed && want_bool(c, v, s->a, "'if' condition");
-		v_unref(v);
-		if (c->failed)
+		int t = cond(c, in, fr, s->a, "'if' condition");
+		if (t < 0)
 			return FLOW_ERROR;
 		if (t)
 			return block(c, in, fr, s->b);
@@ -1258,10 +1475,8 @@ static int ex(ctx *c, inst *in, value *fr, ast *s)
 		return for_loop(c, in, fr, s);
 	case A_WHILE:
 		for (;;) {
-			value v = ev(c, in, fr, s->a);
-			bool t = !c->failed && want_bool(c, v, s->a, "'while' condition");
-			v_unref(v);
-			if (c->failed)
+			int t = cond(c, in, fr, s->a, "'while' condition");
+			if (t < 0)
 				return FLOW_ERROR;
 			if (!t)
 				return FLOW_NEXT;

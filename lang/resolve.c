@@ -171,6 +171,50 @@ static void expr(resolver *r, ast *e)
 	depth--;
 }
 
+/* Is e a local or a chain of int indexes into one (x, x[i], m[k][j])? */
+static bool is_place(const ast *e)
+{
+	if (e->kind == A_NAME)
+		return e->bind == B_LOCAL;
+	return e->kind == A_INDEX && is_place(e->a) && e->b->fast == FAST_INT;
+}
+
+/* The fast-path type of e (ast_fast), its operands already marked.  Marked
+ * once here so that the evaluator never tries its fast path on an
+ * expression that cannot take it (a call, a string) only to evaluate it
+ * again the slow way. */
+static int fast_type(const ast *e)
+{
+	int a = e->a ? e->a->fast : FAST_NO, b = e->b ? e->b->fast : FAST_NO;
+	switch (e->kind) {
+	case A_INT:
+		return FAST_INT;
+	case A_BOOL:
+		return FAST_BOOL;
+	case A_NAME:
+		return e->bind == B_LOCAL || e->bind == B_N ? FAST_INT : FAST_NO;
+	case A_INDEX:
+		return is_place(e) ? FAST_INT : FAST_NO;
+	case A_CALL:
+		return e->bind == B_BUILTIN && e->slot == BI_LEN && e->list.n == 1 && is_place(e->list.v[0])
+		       ? FAST_INT : FAST_NO;
+	case A_UNOP:
+		if (e->op == OP_NEG)
+			return a == FAST_INT ? FAST_INT : FAST_NO;
+		return a == FAST_BOOL ? FAST_BOOL : FAST_NO;
+	case A_BINOP:
+		if (a != FAST_INT || b != FAST_INT)
+			return FAST_NO;
+		if (e->op >= OP_ADD && e->op <= OP_MOD)
+			return FAST_INT;
+		return e->op >= OP_EQ && e->op <= OP_GE ? FAST_BOOL : FAST_NO;
+	case A_AND: case A_OR:
+		return a == FAST_BOOL && b == FAST_BOOL ? FAST_BOOL : FAST_NO;
+	default:
+		return FAST_NO;
+	}
+}
+
 static void expr_inner(resolver *r, ast *e)
 {
 	switch (e->kind) {
@@ -190,6 +234,7 @@ static void expr_inner(resolver *r, ast *e)
 		if (e->b) expr(r, e->b);
 		break;
 	}
+	e->fast = fast_type(e);
 }
 
 static void block(resolver *r, ast *b)

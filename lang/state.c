@@ -311,8 +311,10 @@ static inline uint32_t bound(const uint64_t *r, int i)
 }
 
 /* Sweep the run boundaries of a and b in order, toggling membership, and
- * emit a boundary whenever op(in a, in b) changes. */
-static int runs_merge(const uint64_t *a, int na, const uint64_t *b, int nb, int op,
+ * emit a boundary whenever op(in a, in b) changes.  Always inlined with a
+ * constant op (see set_op), so each operation gets its own loop without
+ * the per-boundary tests of op: the verifier runs one per reduce. */
+static inline __attribute__((always_inline)) int runs_merge(const uint64_t *a, int na, const uint64_t *b, int nb, int op,
 		      uint64_t *out, uint32_t *count)
 {
 	int i = 0, j = 0, k = 0, ea = 2 * na, eb = 2 * nb;
@@ -343,7 +345,13 @@ static state_set *set_op(bstate *st, const state_set *a, const state_set *b, int
 {
 	if (!is_bits(st, a) && !is_bits(st, b)) {
 		uint32_t count;
-		int k = runs_merge(a->w, (int)a->len, b->w, (int)b->len, op, st->runs, &count);
+		int na = (int)a->len, nb = (int)b->len, k;
+		if (op == OP_OR)
+			k = runs_merge(a->w, na, b->w, nb, OP_OR, st->runs, &count);
+		else if (op == OP_AND)
+			k = runs_merge(a->w, na, b->w, nb, OP_AND, st->runs, &count);
+		else
+			k = runs_merge(a->w, na, b->w, nb, OP_ANDNOT, st->runs, &count);
 		return set_from_runs(st, st->runs, k, count);
 	}
 	const uint64_t *x = set_bits(st, a, st->ta), *y = set_bits(st, b, st->tb);

@@ -10,17 +10,8 @@
 
 const char *const v_type_names[] = { "nothing", "int", "bool", "string", "list", "set", "map" };
 
-value v_ref(value v)
+void v_free(value v)
 {
-	if (v_isobj(v))
-		v.o->rc++;
-	return v;
-}
-
-void v_unref(value v)
-{
-	if (!v_isobj(v) || --v.o->rc > 0)
-		return;
 	if (v.t == V_LIST || v.t == V_SET) {
 		vlist *l = v_list(v);
 		for (int i = 0; i < l->n; i++)
@@ -124,6 +115,19 @@ bool v_eq(value a, value b)
 static int bsearch_v(const value *v, int n, value x)
 {
 	int lo = 0, hi = n - 1;
+	if (x.t == V_INT || x.t == V_BOOL) {
+		/* scalar keys (chunk and rank numbers) are the common case: compare
+		 * (type, value) inline, which is what v_cmp would do */
+		while (lo <= hi) {
+			int mid = (lo + hi) / 2;
+			const value *m = &v[mid];
+			if (m->t == x.t && m->i == x.i)
+				return mid;
+			if (m->t < x.t || (m->t == x.t && m->i < x.i)) lo = mid + 1;
+			else hi = mid - 1;
+		}
+		return -lo - 1;
+	}
 	while (lo <= hi) {
 		int mid = (lo + hi) / 2;
 		int c = v_cmp(v[mid], x);

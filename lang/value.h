@@ -33,10 +33,25 @@ static inline vstr *v_strobj(value v) { return (vstr *)v.o; }
 
 /* value.c */
 extern const char *const v_type_names[];
-/* Take another reference (returns v for chaining). */
-value v_ref(value v);
+/* Free an object whose count reached zero (v_unref's slow path). */
+void v_free(value v);
+
+/* Take another reference (returns v for chaining).  Inline, as are the
+ * other one-liners here: the evaluator's loops take and drop references
+ * on every variable read, and most of those are ints with nothing to do. */
+static inline value v_ref(value v)
+{
+	if (v_isobj(v))
+		v.o->rc++;
+	return v;
+}
+
 /* Drop a reference; frees the object (recursively) at zero. */
-void v_unref(value v);
+static inline void v_unref(value v)
+{
+	if (v_isobj(v) && --v.o->rc == 0)
+		v_free(v);
+}
 value v_newstr(const char *s, size_t len);
 /* An empty list or set (t = V_LIST or V_SET) with room for cap items. */
 value v_newlist(vtype t, int cap);
