@@ -308,6 +308,11 @@ static int cmp_values(const void *a, const void *b)
  * overflow, a division by zero) the generic path can evaluate the same
  * expression again and report any error with its usual message. */
 
+/* A binary operator comes in four opcodes by where its right operand is:
+ * popped from the stack, or (saving an instruction for the most common
+ * shapes, x + 1, r % n, p < m) the constant k, local `arg` or n. */
+#define F_BINOPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
+#define F_BINOP_ENUM(name) F_##name, F_##name##_K, F_##name##_L, F_##name##_N,
 enum {
 	F_K,        /* push k */
 	F_N,        /* push the instance's n */
@@ -316,12 +321,14 @@ enum {
 	F_INDEX,    /* pop an int i and a place: push the place's element i */
 	F_GET,      /* pop a place holding an int: push the int */
 	F_LEN,      /* pop a place: push its length */
-	F_NEG, F_NOT, F_ADD, F_SUB, F_MUL, F_DIV, F_MOD,
-	F_EQ, F_NE, F_LT, F_LE, F_GT, F_GE,
+	F_NEG, F_NOT,
 	F_AND,      /* top false: jump by arg, keeping it; else pop it */
 	F_OR,       /* top true: jump by arg, keeping it; else pop it */
-	F_END
+	F_END,
+	F_BINOPS(F_BINOP_ENUM)
 };
+/* operand modes, in the order F_BINOP_ENUM lists them */
+enum { F_MODE_STACK, F_MODE_K, F_MODE_L, F_MODE_N };
 
 typedef struct { int32_t op, arg; int64_t k; } fast_op;
 
@@ -371,6 +378,7 @@ static void f_value(fast_buf *b, const ast *e)
 		[OP_ADD] = F_ADD, [OP_SUB] = F_SUB, [OP_MUL] = F_MUL, [OP_DIV] = F_DIV, [OP_MOD] = F_MOD,
 		[OP_EQ] = F_EQ, [OP_NE] = F_NE, [OP_LT] = F_LT, [OP_LE] = F_LE, [OP_GT] = F_GT, [OP_GE] = F_GE,
 	};
+	const ast *r;
 	switch (e->kind) {
 	case A_INT: case A_BOOL:
 		f_emit(b, F_K, 0, e->kind == A_BOOL ? e->ival != 0 : e->ival, 1);
@@ -395,8 +403,17 @@ static void f_value(fast_buf *b, const ast *e)
 		break;
 	case A_BINOP:
 		f_value(b, e->a);
-		f_value(b, e->b);
-		f_emit(b, binops[e->op], 0, 0, -1);
+		r = e->b;
+		if (r->kind == A_INT)
+			f_emit(b, binops[e->op] + F_MODE_K, 0, r->ival, 0);
+		else if (r->kind == A_NAME && r->bind == B_LOCAL)
+			f_emit(b, binops[e->op] + F_MODE_L, r->slot, 0, 0);
+		else if (r->kind == A_NAME)   /* B_N */
+			f_emit(b, binops[e->op] + F_MODE_N, 0, 0, 0);
+		else {
+			f_value(b, r);
+			f_emit(b, binops[e->op], 0, 0, -1);
+		}
 		break;
 	default: {   /* A_AND, A_OR */
 		f_value(b, e->a);
@@ -494,28 +511,44 @@ static bool fast_eval(ctx *c, inst *in, value *fr, ast *e, int64_t *out)
 		case F_END:
 			*out = sp[-1].i;
 			return true;
-		default:   /* binary operators */
-			y = (--sp)->i;
-			x = sp[-1].i;
-			switch (o->op) {
-			case F_ADD: if (__builtin_add_overflow(x, y, &x)) return false; break;
-			case F_SUB: if (__builtin_sub_overflow(x, y, &x)) return false; break;
-			case F_MUL: if (__builtin_mul_overflow(x, y, &x)) return false; break;
-			case F_DIV: case F_MOD:
-				if (y == 0 || (x == INT64_MIN && y == -1))
-					return false;
-				x = o->op == F_DIV ? floordiv(x, y) : floormod(x, y);
-				break;
-			case F_EQ: x = x == y; break;
-			case F_NE: x = x != y; break;
-			case F_LT: x = x < y; break;
-			case F_LE: x = x <= y; break;
-			case F_GT: x = x > y; break;
-			default: x = x >= y; break;
-			}
-			sp[-1].i = x;
-			break;
+		/* binary operators: fetch the right operand by mode, then apply */
+#define F_BINOP_CASES(name) \
+		case F_##name: y = (--sp)->i; goto do_##name; \
+		case F_##name##_K: y = o->k; goto do_##name; \
+		case F_##name##_L: \
+			if (fr[o->arg].t != V_INT) \
+				return false; \
+			y = fr[o->arg].i; \
+			goto do_##name; \
+		case F_##name##_N: y = in->n; goto do_##name;
+		F_BINOPS(F_BINOP_CASES)
+#undef F_BINOP_CASES
+		default:
+			return false;
 		}
+		continue;
+		/* x = left operand (the top of the stack) op y */
+	do_ADD: if (__builtin_add_overflow(sp[-1].i, y, &sp[-1].i)) return false; continue;
+	do_SUB: if (__builtin_sub_overflow(sp[-1].i, y, &sp[-1].i)) return false; continue;
+	do_MUL: if (__builtin_mul_overflow(sp[-1].i, y, &sp[-1].i)) return false; continue;
+	do_DIV:
+		x = sp[-1].i;
+		if (y == 0 || (x == INT64_MIN && y == -1))
+			return false;
+		sp[-1].i = floordiv(x, y);
+		continue;
+	do_MOD:
+		x = sp[-1].i;
+		if (y == 0 || (x == INT64_MIN && y == -1))
+			return false;
+		sp[-1].i = floormod(x, y);
+		continue;
+	do_EQ: sp[-1].i = sp[-1].i == y; continue;
+	do_NE: sp[-1].i = sp[-1].i != y; continue;
+	do_LT: sp[-1].i = sp[-1].i < y; continue;
+	do_LE: sp[-1].i = sp[-1].i <= y; continue;
+	do_GT: sp[-1].i = sp[-1].i > y; continue;
+	do_GE: sp[-1].i = sp[-1].i >= y; continue;
 	}
 }
 
