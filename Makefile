@@ -113,6 +113,7 @@ bench: all rt-tests
 # Experiments on the emulated multi-host cluster (network namespaces; root).
 bench-cluster: all rt-tests
 	sh tests/bench/netns_ring.sh
+	sh tests/bench/netns_stragglar.sh
 
 san:
 	$(MAKE) --no-print-directory SAN=1 build-san/collc

@@ -922,15 +922,23 @@ typedef struct {
 	long iters;
 	double t;            /* seconds per call, slowest rank; < 0: not timed */
 	long wrong;          /* -1: not checked */
+	/* With an emulated straggler (else < 0), per call on average: from the
+	 * first non-straggler's entry, and from the straggler's arrival (its
+	 * entry plus the delay), to the last rank's return. */
+	double t_others, t_strag;
 } row;
 
 static int rows_printed;
+
+/* Whether rows carry the times from the others' and the straggler's
+ * arrival: with an emulated straggler that stays put. */
+static int split_times(void) { return opt.straggler >= 0 && !opt.straggler_move && !opt.straggler_stop; }
 
 static void print_header(const char *what)
 {
 	if (opt.csv) {
 		printf("collective,algorithm,transport,n,bytes,count,dtype,op,root,inplace,iters,time_us,algbw_GBs,"
-		       "busbw_GBs,wrong\n");
+		       "busbw_GBs,wrong%s\n", split_times() ? ",from_others_us,from_straggler_us" : "");
 	} else if (opt.json) {
 		printf("[");
 	} else {
@@ -950,17 +958,23 @@ static void print_row(const row *r, const char *coll, double bf)
 	else
 		snprintf(wrong, sizeof wrong, "%ld", r->wrong);
 	if (opt.csv) {
-		printf("%s,%s,%s,%d,%llu,%llu,%s,%s,%d,%d,%ld,%.3f,%.4f,%.4f,%s\n", coll, r->algo, r->tpname, nranks,
+		printf("%s,%s,%s,%d,%llu,%llu,%s,%s,%d,%d,%ld,%.3f,%.4f,%.4f,%s", coll, r->algo, r->tpname, nranks,
 		       (unsigned long long)r->bytes, (unsigned long long)r->count, r->dt, r->op, r->root, opt.inplace,
 		       r->iters, r->t > 0 ? r->t * 1e6 : 0, alg, alg * bf, wrong);
+		if (split_times())
+			printf(",%.3f,%.3f", r->t_others * 1e6, r->t_strag * 1e6);
+		printf("\n");
 	} else if (opt.json) {
 		printf("%s\n {\"collective\": \"%s\", \"algorithm\": \"%s\", \"transport\": \"%s\", \"n\": %d, "
 		       "\"bytes\": %llu, \"count\": %llu, \"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, "
 		       "\"inplace\": %s, \"iters\": %ld, \"time_s\": %.9g, \"algbw\": %.6g, \"busbw\": %.6g, "
-		       "\"wrong\": %s}",
+		       "\"wrong\": %s",
 		       rows_printed ? "," : "", coll, r->algo, r->tpname, nranks, (unsigned long long)r->bytes,
 		       (unsigned long long)r->count, r->dt, r->op, r->root, opt.inplace ? "true" : "false", r->iters,
 		       r->t > 0 ? r->t : 0, alg, alg * bf, wrong);
+		if (split_times())
+			printf(", \"from_others_s\": %.9g, \"from_straggler_s\": %.9g", r->t_others, r->t_strag);
+		printf("}");
 	} else {
 		if (r->t > 0)
 			printf("  %12llu %12llu %6s %6s %5d %12.2f %12.3f %12.3f %8s\n", (unsigned long long)r->bytes,
@@ -968,6 +982,9 @@ static void print_row(const row *r, const char *coll, double bf)
 		else
 			printf("  %12llu %12llu %6s %6s %5d %12s %12s %12s %8s\n", (unsigned long long)r->bytes,
 			       (unsigned long long)r->count, r->dt, r->op, r->root, "-", "-", "-", wrong);
+		if (split_times() && r->t > 0)
+			printf("#   per call: %.2f us from the others' arrival, %.2f us from the straggler's\n",
+			       r->t_others * 1e6, r->t_strag * 1e6);
 	}
 	rows_printed++;
 	fflush(stdout);
@@ -1008,7 +1025,7 @@ static int run_memcpy(void)
 			__asm__ volatile("" ::: "memory");
 		}
 		double t = it ? (now() - t0) / (double)it : -1;
-		row r = {"memcpy", "memory", "uint8", "-", sz[i], sz[i], 0, it, t, -1};
+		row r = {"memcpy", "memory", "uint8", "-", sz[i], sz[i], 0, it, t, -1, -1, -1};
 		print_row(&r, "memcpy", 1);
 	}
 	print_footer();
@@ -1064,6 +1081,42 @@ static void straggler_trace(void)
 	printf("# call %ld: emulated straggler %d, detected %d, delay %.3f ms, ran %s\n", ncalls, emu_rank, r, d * 1e3,
 	       coll_last_algo(comm));
 	fflush(stdout);
+}
+
+/* With an emulated straggler: from every rank's (entry, return) stamps of
+ * the timed calls (CLOCK_MONOTONIC, which all ranks on one kernel share,
+ * network namespaces included), the mean time per call from the first
+ * non-straggler's entry to the last return (what the others wait: StragglAR
+ * section 4.3's "total time") and from the straggler's arrival (its entry
+ * plus the delay it sleeps) to the last return (the time with the
+ * precondition masked, as the paper measures its buffer-size sweeps).
+ * The straggler must not move during the timed calls. */
+static void straggler_times(const double *stamps, long it, double *from_others, double *from_strag)
+{
+	size_t k = 2 * (size_t)it;
+	uint64_t *all = malloc(sizeof *all * k * (size_t)nranks);
+	if (!all)
+		usage_error("out of memory");
+	gather((const uint64_t *)(const void *)stamps, all, (int)k);
+	double so = 0, ss = 0;
+	for (long c = 0; c < it; c++) {
+		double first = INFINITY, last = -INFINITY, arrive = 0;
+		for (int r = 0; r < nranks; r++) {
+			double in, out;
+			memcpy(&in, &all[(size_t)r * k + 2 * (size_t)c], 8);
+			memcpy(&out, &all[(size_t)r * k + 2 * (size_t)c + 1], 8);
+			last = out > last ? out : last;
+			if (r == opt.straggler)
+				arrive = in + opt.delay_ms / 1e3;
+			else if (in < first)
+				first = in;
+		}
+		so += last - first;
+		ss += last - arrive;
+	}
+	free(all);
+	*from_others = so / (double)it;
+	*from_strag = ss / (double)it;
 }
 
 static coll_result call1(coll_kind k, const char *algo, const void *sb, void *rb, uint64_t count, coll_dtype dt,
@@ -1253,18 +1306,29 @@ int main(int argc, char **argv)
 						break;
 					}
 				}
-				double t = -1;
+				double t = -1, t_others = -1, t_strag = -1;
 				if (it > 0) {
 					for (long w = 0; w < opt.warmup; w++)
 						if ((rc = call(kind, opt.algo, sb, rb, cnt, dt, op)))
 							goto failed;
 					if ((rc = coll_barrier(comm)))
 						goto failed;
+					double *stamps = calloc(2 * (size_t)it, sizeof *stamps);
+					if (!stamps)
+						usage_error("out of memory");
 					double t0 = now();
-					for (long k = 0; k < it; k++)
-						if ((rc = call(kind, opt.algo, sb, rb, cnt, dt, op)))
+					for (long k = 0; k < it; k++) {
+						stamps[2 * k] = now();
+						if ((rc = call(kind, opt.algo, sb, rb, cnt, dt, op))) {
+							free(stamps);
 							goto failed;
+						}
+						stamps[2 * k + 1] = now();
+					}
 					t = (now() - t0) / (double)it;
+					if (split_times())
+						straggler_times(stamps, it, &t_others, &t_strag);
+					free(stamps);
 				}
 				uint64_t mine[2], *all = malloc(sizeof(uint64_t) * 2 * (size_t)nranks);
 				if (!all)
@@ -1285,7 +1349,7 @@ int main(int argc, char **argv)
 				if (rank == 0) {
 					const char *aname = opt.algo ? opt.algo : coll_choose_algo(comm, kind, bytes);
 					row r = {aname ? aname : "?", tpname, coll_dtype_name(dt), reduces ? coll_op_name(op) : "-",
-					         bytes, total, opt.root, it, tmax, opt.check ? wsum : -1};
+					         bytes, total, opt.root, it, tmax, opt.check ? wsum : -1, t_others, t_strag};
 					print_row(&r, coll_kind_name(kind), busbw_factor(kind, nranks));
 				}
 				continue;
