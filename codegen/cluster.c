@@ -113,15 +113,21 @@ static int entry(drv_prog *p, cluster *c, ast *coll, ir_kind kind, ast *e)
 	return c->nalgos - 1;
 }
 
+/* The cluster's link model (a `links` matrix or uniform alpha/bw), checked
+ * against its rank count.  lm is always safe to link_free. */
+static int cluster_links(const cluster *c, link_model *lm, link_error *err)
+{
+	memset(lm, 0, sizeof *lm);
+	int rc = c->links ? link_read_matrix(lm, c->links, err) : link_uniform(lm, c->alpha, c->bw, err);
+	return rc == 0 ? link_check_n(lm, c->ranks, err) : rc;
+}
+
 /* `choose by cost`: the fastest of algos[first..last] per power-of-two size. */
 static int choose_by_cost(cluster *c, ast *coll, ir_kind kind, int first, int last)
 {
 	link_model lm;
 	link_error err;
-	memset(&lm, 0, sizeof lm);
-	int rc = c->links ? link_read_matrix(&lm, c->links, &err) : link_uniform(&lm, c->alpha, c->bw, &err);
-	if (rc == 0)
-		rc = link_check_n(&lm, c->ranks, &err);
+	int rc = cluster_links(c, &lm, &err);
 	if (rc != 0) {
 		diag_error(coll->pos, "cluster '%s': link model: %s", c->name, err.msg);
 		link_free(&lm);
@@ -226,14 +232,11 @@ static int straggler_setting(cluster *c)
 	}
 	link_model lm;
 	link_error err;
-	memset(&lm, 0, sizeof lm);
-	int rc = c->links ? link_read_matrix(&lm, c->links, &err) : link_uniform(&lm, c->alpha, c->bw, &err);
-	if (rc == 0)
-		rc = link_check_n(&lm, c->ranks, &err);
+	int rc = cluster_links(c, &lm, &err);
 	const cost_model *m = cost_model_find("sim");
 	cost_plan **plans = calloc((size_t)c->nalgos, sizeof *plans);
-	if (!m || !plans)
-		rc = -1;
+	if (rc == 0 && (!m || !plans))
+		rc = link_errorf(&err, "%s", m ? "out of memory" : "no sim model");
 	for (int k = 0; k < CLUSTER_NCRIT && rc == 0; k++) {
 		int b = allreduce_choice(c, 1ULL << k);
 		c->crit_base[k] = b;
@@ -251,7 +254,7 @@ static int straggler_setting(cluster *c)
 		c->crit[k] = found == 1 ? INFINITY : d;
 	}
 	if (rc != 0)
-		diag_error(c->straggler_pos, "cluster '%s': cost model: %s", c->name, m ? err.msg : "no sim model");
+		diag_error(c->straggler_pos, "cluster '%s': cost model: %s", c->name, err.msg);
 	for (int i = 0; plans && i < c->nalgos; i++)
 		cost_plan_free(plans[i]);
 	free(plans);

@@ -103,6 +103,13 @@ bench() {
 		NR == 1 && /^collective,/ { for (i = 1; i <= NF; i++) idx[$i] = i; next }
 		/^allreduce,/ { v = $(idx[col "_us"]) / 1e6 } END { if (v != "") print v; else print "nan" }'
 }
+# check_prediction ALGO BYTES RATIO: the 15% target, from 4 MiB
+check_prediction() {
+	if [ "$2" -ge 4194304 ] && ! awk -v r="$3" 'BEGIN { exit !(r >= 0.85 && r <= 1.15) }'; then
+		echo "#   MISS: $1 at $2 B measured/predicted $3 (target 0.85..1.15)"
+		miss=1
+	fi
+}
 ratio() { awk -v m="$1" -v p="$2" 'BEGIN { if (p > 0 && m == m + 0) printf "%.2f", m / p; else print "-" }'; }
 fmt() { awk -v v="$1" 'BEGIN { if (v == v + 0) printf "%.3f", v; else print "-" }'; }
 
@@ -133,10 +140,7 @@ if [[ $ONLY == *a* ]]; then
 			printf "%10s %-10s %8s %10s %10s %7s %9s %9s\n" "$bytes" "$a" "$d" "$(fmt "${meas[$a]}")" \
 				"$(fmt "${pred[$a]}")" "$r" "$(ratio "${meas[ring]}" "${meas[$a]}")" \
 				"$(ratio "${pred[ring]}" "${pred[$a]}")"
-			if [ "$bytes" -ge 4194304 ] && ! awk -v r="$r" 'BEGIN { exit !(r >= 0.85 && r <= 1.15) }'; then
-				echo "#   MISS: $a at $bytes B measured/predicted $r (target 0.85..1.15)"
-				miss=1
-			fi
+			check_prediction "$a" "$bytes" "$r"
 		done
 		if [ "$n" -ge 8 ] && [ "$bytes" = "$largest" ]; then
 			x=$(ratio "${meas[ring]}" "${meas[stragglar]}")
@@ -169,10 +173,7 @@ if [[ $ONLY == *b* ]]; then
 			r=$(ratio "${meas[$a]}" "${pred[$a]}")
 			printf "%10s %-10s %10s %10s %7s %9s %9s\n" "$bytes" "$a" "$(fmt "${meas[$a]}")" "$(fmt "${pred[$a]}")" \
 				"$r" "$(ratio "${meas[ring]}" "${meas[$a]}")" "$(ratio "${pred[ring]}" "${pred[$a]}")"
-			if [ "$bytes" -ge 4194304 ] && ! awk -v r="$r" 'BEGIN { exit !(r >= 0.85 && r <= 1.15) }'; then
-				echo "#   MISS: $a at $bytes B measured/predicted $r (target 0.85..1.15)"
-				miss=1
-			fi
+			check_prediction "$a" "$bytes" "$r"
 		done
 	done
 fi
