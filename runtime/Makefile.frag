@@ -12,7 +12,10 @@
 #                         (bootstrap + "mpi" transport); built only when
 #                         $(MPICC) exists, so libcollrt never links libmpi
 #   $(B)/collbench        nccl-tests-style benchmark and checker over plans
-#                         from .coll files (via collc) or generated libraries
+#                         from .coll files (via collc) or generated libraries;
+#                         --device (collbench_dev.c) reaches CUDA and NCCL
+#                         through a generated GPU library at run time, so
+#                         collbench never links them
 #   $(B)/tests/librtlib.so a hand-written plan-set library (collbench --lib tests)
 #   $(B)/tests/rt_unit    single-process tests (kernels, fp16, siphash, plans)
 #   $(B)/tests/rt_coll    the collective test program run under collrun
@@ -24,7 +27,7 @@
 #   rt-syms (phony)       fail if libcollrt exports a symbol without coll_
 
 RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c)
-RT_TOOLS  := runtime/tools/collbench.c runtime/tools/json.c
+RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime
 RT_LIBS   := -lm -ldl

@@ -3,6 +3,7 @@
  *
  *   collrun -np N collbench -f stdlib/ring.coll -a ring [-b 1K -e 64M -f 2] [-c] ...
  *   collrun -np N collbench --lib DIR/libNAME.so [-a ALGO] ...
+ *   collrun -np N collbench --lib DIR/libNAME.so --device [GPU] ...
  *   collbench --memcpy -b 1K -e 256M
  *
  * It sits at the end of the pipeline: a .coll file becomes a schedule
@@ -23,8 +24,17 @@
  * bound tests/unit/rt_coll.c justifies).  Per-row results (time, wrong
  * count) are gathered with a small direct allgather built here.
  *
- * Exit status: 0 all right, 1 wrong results or a failed collective, 2 bad
- * usage (unknown flag, bad size, unknown algorithm, collc failed).
+ * --device runs allreduce on device buffers instead, through a library
+ * generated from a transport cuda or nccl cluster (its coll_gpu_allreduce,
+ * on a stream, timed to the stream's completion), with the same rows, -c
+ * checking the result copied back to the host; on nccl it also times
+ * ncclAllReduce on the executor's NCCL communicator in the same run, as the
+ * baseline columns.  CUDA and NCCL are reached through the library at run
+ * time (collbench_dev.c): collbench links neither.
+ *
+ * Exit status: 0 all right, 1 wrong results, a failed collective or (with
+ * --device) no CUDA device, 2 bad usage (unknown flag, bad size, unknown
+ * algorithm, collc failed, --device with a library that has no GPU plans).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,6 +50,7 @@
 
 #include "coll.h"
 #include "coll_plan.h"
+#include "collbench_dev.h"
 #include "json.h"
 
 #define M 1021
@@ -67,6 +78,8 @@ static struct {
 	double delay_ms;
 	long straggler_move;             /* move it to the next rank every this many calls (0: never) */
 	long straggler_stop;             /* no straggler from this call on (0: never) */
+	int device;                      /* --device: device buffers */
+	int gpu;                         /* --device GPU: the CUDA device (-1: rank modulo the count) */
 } opt;
 
 static int rank, nranks, out_rank = 1;
@@ -98,6 +111,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: collbench [-f FILE.coll]... [-a ALGO] [-D name=value]... | --lib DIR/libNAME.so [--plans SYM]\n"
+	        "                 [--device [GPU]]\n"
 	        "                 [-t COLL] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [--counts LIST]\n"
 	        "                 [-n ITERS] [-w WARMUP] [-c] [-d DTYPE] [-o OP] [--root R] [--inplace]\n"
 	        "                 [--iter-bytes B] [--timeout S] [--csv | --json]\n"
@@ -110,6 +124,10 @@ static void usage(FILE *f)
 	        "  -D name=value    passed to collc (algorithm parameters)\n"
 	        "  --lib PATH       a library from `collc build`: dlopen it and use its NAME_plans\n"
 	        "  --plans SYM      the plan-set symbol in --lib (default NAME_plans for libNAME.so)\n"
+	        "  --device [GPU]   device buffers: allreduce through --lib's coll_gpu_allreduce (a library of a\n"
+	        "                   `transport cuda` or `transport nccl` cluster) on CUDA device GPU (default:\n"
+	        "                   the rank modulo the device count); on nccl ncclAllReduce is timed as well,\n"
+	        "                   as the baseline (nccl columns: its time, busbw, and its time / ours)\n"
 	        "  --memcpy         time plain memcpy (the physical reference; one process)\n"
 	        "what:\n"
 	        "  -t COLL          allreduce (default, or the file's collective), reduce_scatter, allgather,\n"
@@ -282,6 +300,7 @@ static void parse_args(int argc, char **argv)
 	opt.dts[0] = COLL_FLOAT32, opt.ndts = 1;
 	opt.ops[0] = COLL_SUM, opt.nops = 1;
 	opt.straggler = -1, opt.delay_ms = 10;
+	opt.gpu = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (usage_error("%s needs a value", a), ""))
@@ -336,6 +355,10 @@ static void parse_args(int argc, char **argv)
 			opt.lib = NEXT();
 		} else if (strcmp(a, "--plans") == 0) {
 			opt.sym = NEXT();
+		} else if (strcmp(a, "--device") == 0) {
+			opt.device = 1;
+			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
+				opt.gpu = (int)parse_long(a, argv[++i], 0);   /* the optional GPU index */
 		} else if (strcmp(a, "-t") == 0 || strcmp(a, "--collective") == 0) {
 			const char *v = NEXT();
 			if (parse_kind(v, &opt.kind))
@@ -392,6 +415,11 @@ static void parse_args(int argc, char **argv)
 	}
 	if (opt.csv && opt.json)
 		usage_error("--csv and --json exclude each other");
+	if (opt.device && opt.do_memcpy)
+		usage_error("--device and --memcpy exclude each other");
+	if (opt.device && !opt.lib)
+		usage_error("--device needs --lib DIR/libNAME.so, a library that collc built from a cluster with "
+		            "`transport cuda` or `transport nccl`");
 	if (!opt.do_memcpy && !opt.lib && !opt.nfiles)
 		usage_error("no plans: give a .coll file (-f FILE) or a library (--lib DIR/libNAME.so); see --help");
 	if (opt.lib && opt.nfiles)
@@ -815,14 +843,18 @@ static coll_algo *algo_from_json(const char *text, size_t len)
 	return a;
 }
 
-static const coll_plan_set *plans_from_lib(void)
+#define SYMLEN 256
+
+/* dlopen --lib; sym := its plan-set symbol (--plans, else NAME_plans for
+ * libNAME.so).  A library of a GPU cluster fails to load here when the
+ * CUDA runtime (or NCCL) it links is not installed. */
+static void *open_lib(char sym[SYMLEN])
 {
 	void *h = dlopen(opt.lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		usage_error("cannot load %s: %s", opt.lib, dlerror());
-	char sym[256];
 	if (opt.sym) {
-		snprintf(sym, sizeof sym, "%s", opt.sym);
+		snprintf(sym, SYMLEN, "%s", opt.sym);
 	} else {
 		const char *base = strrchr(opt.lib, '/');
 		base = base ? base + 1 : opt.lib;
@@ -838,6 +870,12 @@ static const coll_plan_set *plans_from_lib(void)
 			                 : '_';
 		strcpy(sym + n, "_plans");
 	}
+	return h;
+}
+
+/* The plan set `sym` of library h, checked against the job and -a. */
+static const coll_plan_set *plans_from_lib(void *h, const char *sym)
+{
 	const coll_plan_set *s = dlsym(h, sym);
 	if (!s)
 		usage_error("%s has no symbol %s (the plan set; use --plans SYMBOL)", opt.lib, sym);
@@ -926,9 +964,15 @@ typedef struct {
 	 * first non-straggler's entry, and from the straggler's arrival (its
 	 * entry plus the delay), to the last rank's return. */
 	double t_others, t_strag;
+	double t_base;       /* the baseline's seconds per call, slowest rank; < 0: not timed */
 } row;
 
 static int rows_printed;
+
+/* The baseline timed in the same run, or NULL: "nccl" (ncclAllReduce) with
+ * --device on the nccl transport.  Rows then end with its time, its busbw
+ * and the speedup over it (its time / ours). */
+static const char *baseline;
 
 /* Whether rows carry the times from the others' and the straggler's
  * arrival: with an emulated straggler that stays put. */
@@ -938,13 +982,22 @@ static void print_header(const char *what)
 {
 	if (opt.csv) {
 		printf("collective,algorithm,transport,n,bytes,count,dtype,op,root,inplace,iters,time_us,algbw_GBs,"
-		       "busbw_GBs,wrong%s\n", split_times() ? ",from_others_us,from_straggler_us" : "");
+		       "busbw_GBs,wrong%s%s\n", split_times() ? ",from_others_us,from_straggler_us" : "",
+		       baseline ? ",baseline,baseline_time_us,baseline_busbw_GBs,speedup" : "");
 	} else if (opt.json) {
 		printf("[");
 	} else {
 		printf("# collbench: %s\n", what);
-		printf("# %12s %12s %6s %6s %5s %12s %12s %12s %8s\n", "size(B)", "count", "type", "redop", "root",
+		printf("# %12s %12s %6s %6s %5s %12s %12s %12s %8s", "size(B)", "count", "type", "redop", "root",
 		       "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+		if (baseline) {
+			char t[32], bw[32], x[32];
+			snprintf(t, sizeof t, "%s(us)", baseline);
+			snprintf(bw, sizeof bw, "%s busbw", baseline);
+			snprintf(x, sizeof x, "x %s", baseline);
+			printf(" %12s %12s %8s", t, bw, x);
+		}
+		printf("\n");
 	}
 	fflush(stdout);
 }
@@ -952,6 +1005,8 @@ static void print_header(const char *what)
 static void print_row(const row *r, const char *coll, double bf)
 {
 	double alg = r->t > 0 ? (double)r->bytes / r->t / 1e9 : 0;
+	int based = baseline && r->t_base > 0 && r->t > 0;
+	double base_bus = based ? (double)r->bytes / r->t_base / 1e9 * bf : 0, speedup = based ? r->t_base / r->t : 0;
 	char wrong[24];
 	if (r->wrong < 0)
 		snprintf(wrong, sizeof wrong, opt.json ? "null" : opt.csv ? "" : "N/A");
@@ -963,6 +1018,10 @@ static void print_row(const row *r, const char *coll, double bf)
 		       r->iters, r->t > 0 ? r->t * 1e6 : 0, alg, alg * bf, wrong);
 		if (split_times())
 			printf(",%.3f,%.3f", r->t_others * 1e6, r->t_strag * 1e6);
+		if (baseline && based)
+			printf(",%s,%.3f,%.4f,%.4f", baseline, r->t_base * 1e6, base_bus, speedup);
+		else if (baseline)
+			printf(",%s,,,", baseline);
 		printf("\n");
 	} else if (opt.json) {
 		printf("%s\n {\"collective\": \"%s\", \"algorithm\": \"%s\", \"transport\": \"%s\", \"n\": %d, "
@@ -974,14 +1033,25 @@ static void print_row(const row *r, const char *coll, double bf)
 		       r->t > 0 ? r->t : 0, alg, alg * bf, wrong);
 		if (split_times())
 			printf(", \"from_others_s\": %.9g, \"from_straggler_s\": %.9g", r->t_others, r->t_strag);
+		if (baseline && based)
+			printf(", \"baseline\": \"%s\", \"baseline_time_s\": %.9g, \"baseline_busbw\": %.6g, \"speedup\": %.6g",
+			       baseline, r->t_base, base_bus, speedup);
+		else if (baseline)
+			printf(", \"baseline\": \"%s\", \"baseline_time_s\": null, \"baseline_busbw\": null, "
+			       "\"speedup\": null", baseline);
 		printf("}");
 	} else {
 		if (r->t > 0)
-			printf("  %12llu %12llu %6s %6s %5d %12.2f %12.3f %12.3f %8s\n", (unsigned long long)r->bytes,
+			printf("  %12llu %12llu %6s %6s %5d %12.2f %12.3f %12.3f %8s", (unsigned long long)r->bytes,
 			       (unsigned long long)r->count, r->dt, r->op, r->root, r->t * 1e6, alg, alg * bf, wrong);
 		else
-			printf("  %12llu %12llu %6s %6s %5d %12s %12s %12s %8s\n", (unsigned long long)r->bytes,
+			printf("  %12llu %12llu %6s %6s %5d %12s %12s %12s %8s", (unsigned long long)r->bytes,
 			       (unsigned long long)r->count, r->dt, r->op, r->root, "-", "-", "-", wrong);
+		if (baseline && based)
+			printf(" %12.2f %12.3f %8.2f", r->t_base * 1e6, base_bus, speedup);
+		else if (baseline)
+			printf(" %12s %12s %8s", "-", "-", "-");
+		printf("\n");
 		if (split_times() && r->t > 0)
 			printf("#   per call: %.2f us from the others' arrival, %.2f us from the straggler's\n",
 			       r->t_others * 1e6, r->t_strag * 1e6);
@@ -1025,7 +1095,7 @@ static int run_memcpy(void)
 			__asm__ volatile("" ::: "memory");
 		}
 		double t = it ? (now() - t0) / (double)it : -1;
-		row r = {"memcpy", "memory", "uint8", "-", sz[i], sz[i], 0, it, t, -1, -1, -1};
+		row r = {"memcpy", "memory", "uint8", "-", sz[i], sz[i], 0, it, t, -1, -1, -1, -1};
 		print_row(&r, "memcpy", 1);
 	}
 	print_footer();
@@ -1145,6 +1215,222 @@ static coll_result call1(coll_kind k, const char *algo, const void *sb, void *rb
 	}
 }
 
+/* --- device buffers (--device) ----------------------------------------------------- */
+
+/* The GPU plan set beside host plan set `sym`: NAME_plans -> NAME_gpu_plans,
+ * as emit_cuda.c names it. */
+static void gpu_plans_symbol(const char *sym, char *out, size_t len)
+{
+	size_t n = strlen(sym);
+	if (n >= 6 && strcmp(sym + n - 6, "_plans") == 0)
+		n -= 6;
+	snprintf(out, len, "%.*s_gpu_plans", (int)n, sym);
+}
+
+static coll_result dev_call(dev *d, int nccl, const void *sb, void *rb, uint64_t cnt, coll_dtype dt, coll_op op)
+{
+	return nccl ? dev_nccl_allreduce(d, sb, rb, cnt, dt, op) : dev_allreduce(d, opt.algo, sb, rb, cnt, dt, op);
+}
+
+/* One checked call (ours, or with nccl ncclAllReduce): poison what the
+ * call must write, run it, copy the result back and compare it with the
+ * reference R; *wrong := the wrong elements.  sbuf holds the inputs. */
+static coll_result check_device(dev *d, int nccl, void *sb, void *rb, const void *sbuf, void *rbuf, uint64_t cnt,
+                                coll_dtype dt, coll_op op, const refs *R, const char *what, long *wrong)
+{
+	size_t bytes = cnt * coll_dtype_size(dt);
+	coll_result rc;
+	if ((rc = dev_upload(d, sb, sbuf, bytes)) || (sb != rb && (rc = dev_memset(d, rb, 0xa5, bytes))) ||
+	    (rc = dev_call(d, nccl, sb, rb, cnt, dt, op)) || (rc = dev_sync(d)) || (rc = dev_download(d, rbuf, rb, bytes)))
+		return rc;
+	*wrong = check_reduced(what, rbuf, 0, cnt, dt, R);
+	return COLL_OK;
+}
+
+/* *t := seconds per call of `it` allreduces (ours, or with nccl
+ * ncclAllReduce) after the warm-up, from a barrier with every rank's
+ * stream idle to the completion of its stream: the calls only enqueue. */
+static coll_result time_device(dev *d, int nccl, const void *sb, void *rb, uint64_t cnt, coll_dtype dt, coll_op op,
+                               long it, double *t)
+{
+	coll_result rc;
+	for (long w = 0; w < opt.warmup; w++)
+		if ((rc = dev_call(d, nccl, sb, rb, cnt, dt, op)))
+			return rc;
+	if ((rc = dev_sync(d)) || (rc = dev_barrier(d)))
+		return rc;
+	double t0 = now();
+	for (long k = 0; k < it; k++)
+		if ((rc = dev_call(d, nccl, sb, rb, cnt, dt, op)))
+			return rc;
+	if ((rc = dev_sync(d)))
+		return rc;
+	*t = (now() - t0) / (double)it;
+	return COLL_OK;
+}
+
+/* collbench --device: allreduce on device buffers through the library's
+ * coll_gpu_allreduce, and on nccl ncclAllReduce on the same buffers as the
+ * baseline; the sweep, checks and rows of the host mode.  Returns the exit
+ * status. */
+static int run_device(void)
+{
+	if (opt.kind != COLL_ALLREDUCE)
+		usage_error("--device runs allreduce only (the device executor's collective), not %s",
+		            coll_kind_name(opt.kind));
+	if (opt.straggler >= 0 || opt.straggler_move || opt.straggler_stop || opt.trace_straggler)
+		usage_error("--device emulates no stragglers (--straggler and its flags are for host buffers)");
+	char sym[SYMLEN], gsym[SYMLEN + 16], why[640];
+	void *h = open_lib(sym);
+	gpu_plans_symbol(sym, gsym, sizeof gsym);
+	dev *d;
+	int st = dev_open(&d, h, opt.lib, gsym, opt.gpu, why, sizeof why);
+	if (st == DEV_NO_PLANS)
+		usage_error("--device: %s", why);
+	if (st) {   /* every rank says it: whether there is a GPU is each host's own affair */
+		fprintf(stderr, "collbench: error: --device: %s\n", why);
+		return 1;
+	}
+	nranks = env_int("COLL_NRANKS", env_int("OMPI_COMM_WORLD_SIZE", env_int("PMI_SIZE", 0)));
+	if (nranks <= 0)
+		usage_error("no job: run under `collrun -np N` or `mpirun -np N` (or set COLL_RANK/COLL_NRANKS/COLL_ADDR)");
+	const coll_plan_set *plans = plans_from_lib(h, sym);
+	coll_result rc = dev_init(d, plans, opt.timeout);
+	if (rc) {
+		fprintf(stderr, "collbench: rank %d: %s\n", rank, dev_error(d));
+		dev_close(d);
+		return 1;
+	}
+	rank = dev_rank(d);
+	out_rank = rank == 0;
+	if (dev_nranks(d) != nranks) {
+		fprintf(stderr, "collbench: rank %d: the job has %d ranks, expected %d\n", rank, dev_nranks(d), nranks);
+		dev_close(d);
+		return 1;
+	}
+	baseline = dev_has_nccl(d) ? "nccl" : NULL;
+
+	uint64_t sz[512], maxb = 0;
+	for (int i = 0; i < opt.ndts; i++) {
+		int ns = sizes(sz, 512, coll_dtype_size(opt.dts[i]), 0);
+		for (int k = 0; k < ns; k++)
+			maxb = sz[k] > maxb ? sz[k] : maxb;
+	}
+	maxb += 64;
+	/* host: the inputs and the results copied back; device: send and receive buffers */
+	char *sbuf = malloc(maxb), *rbuf = malloc(maxb), *vals = malloc(M * 8);
+	refs *R = malloc(sizeof *R);
+	void *dsb = NULL, *drb = NULL;
+	if (!sbuf || !rbuf || !vals || !R) {
+		fprintf(stderr, "collbench: rank %d: out of memory for %llu-byte buffers\n", rank, (unsigned long long)maxb);
+		return 1;
+	}
+	if ((rc = dev_alloc(d, &dsb, maxb)) || (rc = dev_alloc(d, &drb, maxb))) {
+		fprintf(stderr, "collbench: rank %d: %s\n", rank, dev_error(d));
+		return 1;
+	}
+
+	const char *tpname = dev_transport(d);
+	if (rank == 0) {
+		char what[640];
+		snprintf(what, sizeof what, "allreduce '%s' from %s, n=%d, device buffers (rank 0 on GPU %d), transport %s, "
+		         "%s, iters %ld, warmup %ld%s%s", opt.algo ? opt.algo : "(chosen by size)", opt.lib, nranks,
+		         dev_device(d), tpname, opt.inplace ? "in-place" : "out-of-place", opt.iters, opt.warmup,
+		         opt.check ? ", checked" : "", baseline ? "; baseline ncclAllReduce on the same communicator" : "");
+		print_header(what);
+	}
+	long total_wrong = 0;
+	for (int di = 0; di < opt.ndts; di++) {
+		coll_dtype dt = opt.dts[di];
+		size_t es = coll_dtype_size(dt);
+		int ns = sizes(sz, 512, es, 0);
+		for (int o = 0; o < opt.nops; o++) {
+			coll_op op = opt.ops[o];
+			for (int k = 0; k < M; k++)
+				store(dt, vals, (size_t)k, value(dt, op, k));
+			if (opt.check)
+				make_reduced_refs(R, dt, op);
+			for (int si = 0; si < ns; si++) {
+				uint64_t bytes = sz[si] - sz[si] % es, cnt = bytes / es;
+				void *sb = opt.inplace ? drb : dsb;
+				long it = iters_for(bytes), wrong = -1;
+				char what[192];
+				snprintf(what, sizeof what, "allreduce '%s' on the device n=%d count=%llu %s %s",
+				         opt.algo ? opt.algo : "auto", nranks, (unsigned long long)cnt, coll_dtype_name(dt),
+				         coll_op_name(op));
+				fill(sbuf, 0, cnt, dt, vals, rank);
+				if (opt.check) {
+					if ((rc = check_device(d, 0, sb, drb, sbuf, rbuf, cnt, dt, op, R, what, &wrong)))
+						goto failed;
+					/* the baseline too: it must have reduced the same dtype with the same op */
+					long bwrong = 0;
+					char bwhat[192];
+					snprintf(bwhat, sizeof bwhat, "ncclAllReduce (the baseline) n=%d count=%llu %s %s", nranks,
+					         (unsigned long long)cnt, coll_dtype_name(dt), coll_op_name(op));
+					if (baseline && (rc = check_device(d, 1, sb, drb, sbuf, rbuf, cnt, dt, op, R, bwhat, &bwrong)))
+						goto failed;
+					wrong += bwrong;
+				}
+				double t = -1, tb = -1;
+				if (it > 0) {   /* fresh inputs: the check (in place) overwrote them */
+					if ((rc = dev_upload(d, sb, sbuf, bytes)) ||
+					    (rc = time_device(d, 0, sb, drb, cnt, dt, op, it, &t)) ||
+					    (baseline && (rc = time_device(d, 1, sb, drb, cnt, dt, op, it, &tb))))
+						goto failed;
+				}
+				uint64_t mine[3], *all = malloc(sizeof(uint64_t) * 3 * (size_t)nranks);
+				if (!all)
+					usage_error("out of memory");
+				memcpy(&mine[0], &t, 8);
+				mine[1] = (uint64_t)(wrong < 0 ? 0 : wrong);
+				memcpy(&mine[2], &tb, 8);
+				if ((rc = dev_gather(d, mine, all, 3))) {
+					free(all);
+					goto failed;
+				}
+				double tmax = -1, tbmax = -1;
+				long wsum = 0;
+				for (int r = 0; r < nranks; r++) {
+					double tr, tbr;
+					memcpy(&tr, &all[3 * r], 8);
+					memcpy(&tbr, &all[3 * r + 2], 8);
+					tmax = tr > tmax ? tr : tmax;
+					tbmax = tbr > tbmax ? tbr : tbmax;
+					wsum += (long)all[3 * r + 1];
+				}
+				free(all);
+				total_wrong += wsum;
+				if (rank == 0) {
+					const char *aname = opt.algo ? opt.algo : dev_choose_algo(d, bytes);
+					row r = {aname ? aname : "?", tpname, coll_dtype_name(dt), coll_op_name(op), bytes, cnt, 0,
+					         it, tmax, opt.check ? wsum : -1, -1, -1, tbmax};
+					print_row(&r, "allreduce", busbw_factor(COLL_ALLREDUCE, nranks));
+				}
+				continue;
+failed:
+				fprintf(stderr, "collbench: rank %d: %s, %llu bytes: %s: %s\n", rank, what,
+				        (unsigned long long)bytes, coll_strerror(rc), dev_error(d));
+				dev_close(d);
+				return 1;
+			}
+		}
+	}
+	if (rank == 0) {
+		print_footer();
+		if (opt.check && !opt.csv && !opt.json)
+			printf("# %s: %ld wrong elements\n", total_wrong ? "FAILED" : "checked", total_wrong);
+	}
+	dev_barrier(d);
+	dev_free(d, dsb);
+	dev_free(d, drb);
+	dev_close(d);
+	free(sbuf);
+	free(rbuf);
+	free(vals);
+	free(R);
+	return total_wrong ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	rank = env_int("COLL_RANK", env_int("OMPI_COMM_WORLD_RANK", env_int("PMIX_RANK", env_int("PMI_RANK", 0))));
@@ -1152,6 +1438,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv);
 	if (opt.do_memcpy)
 		return rank == 0 ? run_memcpy() : 0;
+	if (opt.device)
+		return run_device();
 	nranks = env_int("COLL_NRANKS", env_int("OMPI_COMM_WORLD_SIZE", env_int("PMI_SIZE", 0)));
 	if (nranks <= 0)
 		usage_error("no job: run under `collrun -np N` or `mpirun -np N` (or set COLL_RANK/COLL_NRANKS/COLL_ADDR)");
@@ -1161,7 +1449,9 @@ int main(int argc, char **argv)
 	coll_algo *algo = NULL;
 	const char *source;
 	if (opt.lib) {
-		plans = plans_from_lib();
+		char sym[SYMLEN];
+		void *h = open_lib(sym);
+		plans = plans_from_lib(h, sym);
 		source = opt.lib;
 	} else {
 		size_t len;
@@ -1349,7 +1639,7 @@ int main(int argc, char **argv)
 				if (rank == 0) {
 					const char *aname = opt.algo ? opt.algo : coll_choose_algo(comm, kind, bytes);
 					row r = {aname ? aname : "?", tpname, coll_dtype_name(dt), reduces ? coll_op_name(op) : "-",
-					         bytes, total, opt.root, it, tmax, opt.check ? wsum : -1, t_others, t_strag};
+					         bytes, total, opt.root, it, tmax, opt.check ? wsum : -1, t_others, t_strag, -1};
 					print_row(&r, coll_kind_name(kind), busbw_factor(kind, nranks));
 				}
 				continue;
