@@ -7,16 +7,20 @@
 # allreduce algorithm that verifies for n = 2, 3 and 4, and runs
 # tests/gpu/gpu_allreduce.cu under collrun with n ranks on one GPU (CUDA
 # IPC): fp32/fp16/bf16 sum and int32 max, counts 0, 1, 1000003 and 64 Mi,
-# against a host reference.  Then, with as many ranks as there are GPUs
-# (at least 2), the same through a transport nccl cluster, a count
-# mismatch (must be an error on every rank, not a hang), and the benchmark
-# (fp32 sum, 1 KiB .. 256 MiB; on nccl with ncclAllReduce timed in the same
-# run).  COLL_CUDA_ARCH defaults to native here.  Prints a summary; exits
-# 1 if anything failed, 0 otherwise (77 when there is no GPU).
+# against a host reference; a count mismatch (must be an error on every
+# rank, not a hang); and the benchmark, `collbench --device` (fp32 sum,
+# 1 KiB .. 256 MiB, every result checked).  Then, with as many ranks as
+# there are GPUs (at least 2), the same through a transport nccl cluster,
+# where collbench also times ncclAllReduce in the same run as the baseline
+# (the "x nccl" column: its time / ours).  COLL_CUDA_ARCH defaults to
+# native here; BENCH_FLAGS replaces the benchmark's sizes and checks.
+# Prints a summary; exits 1 if anything failed, 0 otherwise (77 when there
+# is no GPU).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$root/${1:-build}" && pwd)
-collc=$build/collc collrun=$build/collrun
+collc=$build/collc collrun=$build/collrun collbench=$build/collbench
+bench_flags=${BENCH_FLAGS:--b 1K -e 256M -f 4 -c}
 work=${TMPDIR:-/tmp}/coll-gpu.$$
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
@@ -29,8 +33,6 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 if [ -n "${CUDA_HOME:-}" ]; then nvcc=$CUDA_HOME/bin/nvcc; else nvcc=$(command -v nvcc); fi
 [ -x "$nvcc" ] || { echo "error: nvcc not found (PATH or CUDA_HOME)"; exit 1; }
-prefix=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
-nccl=${NCCL_HOME:-$prefix}
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 passed=0 failed=0 summary=""
 
@@ -50,15 +52,20 @@ cluster() {
 	} >"$1"
 }
 
-# build_and_link NAME N TRANSPORT -> $work/NAME/gpu_allreduce
+# build_and_link NAME N TRANSPORT -> $work/NAME/libNAME.so and $work/NAME/gpu_allreduce
 build_and_link() {
 	cluster "$work/$1.coll" "$1" "$2" "$3"
 	"$collc" build "$work/$1.coll" -o "$work/$1" >"$work/$1.log" 2>&1 || { cat "$work/$1.log"; return 1; }
-	extra=""
-	[ "$3" = nccl ] && extra="-DCOLL_GPU_NCCL=1 -I$nccl/include -L$nccl/lib64 -L$nccl/lib -lnccl"
 	"$nvcc" -std=c++17 -O2 -arch="$COLL_CUDA_ARCH" -I"$work/$1" -DGPU_PLANS="$1_gpu_plans" \
-		"$root/tests/gpu/gpu_allreduce.cu" -L"$work/$1" -l"$1" -Xlinker -rpath,"$work/$1" $extra \
+		"$root/tests/gpu/gpu_allreduce.cu" -L"$work/$1" -l"$1" -Xlinker -rpath,"$work/$1" \
 		-o "$work/$1/gpu_allreduce" 2>&1
+}
+
+# bench NAME N: collbench --device on $work/NAME/libNAME.so with N ranks
+bench() {
+	echo "--- collbench --device, $1, $2 ranks"
+	# shellcheck disable=SC2086 # bench_flags is a list of flags
+	"$collrun" -np "$2" "$collbench" --lib "$work/$1/lib$1.so" --device $bench_flags
 }
 
 for n in 2 3 4; do
@@ -77,7 +84,8 @@ if build_and_link ipc3 3 cuda >/dev/null 2>&1; then
 	st=$?; cat "$work/mm.out"
 	result "cuda IPC: a count mismatch is an error on every rank" $st
 fi
-"$collrun" -np 2 "$work/ipc2/gpu_allreduce" --bench -b 1K -e 256M -f 4 || true
+bench ipc2 2
+result "collbench --device, cuda IPC, 2 ranks on one GPU (checked)" $?
 
 if [ "$ngpu" -ge 2 ]; then
 	if build_and_link nccl$ngpu $ngpu nccl; then
@@ -85,7 +93,8 @@ if [ "$ngpu" -ge 2 ]; then
 		st=$?
 		grep -E '^\[[0-9]+\] (FAIL|rank)' "$work/nccl.out" | head -20
 		result "nccl, $ngpu ranks on $ngpu GPUs: every allreduce algorithm" $st
-		"$collrun" -np "$ngpu" "$work/nccl$ngpu/gpu_allreduce" --bench -b 1K -e 256M -f 4 || result "nccl bench" 1
+		bench nccl$ngpu "$ngpu"
+		result "collbench --device, nccl, $ngpu ranks, ncclAllReduce in the same run (checked)" $?
 	else
 		result "nccl, $ngpu ranks: build" 1
 	fi
