@@ -1324,10 +1324,12 @@ static int run_device(void)
 	void *dsb = NULL, *drb = NULL;
 	if (!sbuf || !rbuf || !vals || !R) {
 		fprintf(stderr, "collbench: rank %d: out of memory for %llu-byte buffers\n", rank, (unsigned long long)maxb);
+		dev_close(d);
 		return 1;
 	}
 	if ((rc = dev_alloc(d, &dsb, maxb)) || (rc = dev_alloc(d, &drb, maxb))) {
 		fprintf(stderr, "collbench: rank %d: %s\n", rank, dev_error(d));
+		dev_close(d);
 		return 1;
 	}
 
