@@ -23,6 +23,20 @@
  * segment s of round k is reduced), and sends, receives and reductions to
  * different peers overlap.
  *
+ * Round order (comm->round_order; on by default where ranks share network
+ * links, i.e. TCP; COLL_ROUND_ORDER=0/1 overrides): a send of round k is
+ * posted only once every send of this rank in rounds < k has left, and a
+ * receive of round k only once every receive of rounds < k is applied.
+ * Without it a rank that is ahead starts later rounds towards peers that
+ * are still busy with earlier ones, and on a shaped link those flows take
+ * bandwidth from the transfers the schedule needs first: with a
+ * persistent straggler every non-straggler had its StragglAR exchange with
+ * the straggler in flight at once, and rhd and StragglAR ran 25-40%
+ * slower than the round model on the emulated cluster (tests/netns).  The
+ * gates hold only this rank's own earlier rounds, so they add no waiting
+ * the round semantics did not already imply, and consecutive rounds to one
+ * peer (ring) still pipeline through the transport's buffers.
+ *
  * Buffers: each chunk has a *home* (where its final value goes: recvbuf,
  * or scratch for chunks a rank does not output) and an *init* (where its
  * starting value is: usually sendbuf).  Until the first receive is applied
@@ -84,6 +98,15 @@ typedef struct {
 	ex_peer *peers;
 	int npeers, ws, wr;
 	long sends_left, recvs_left;
+	/* Sends go out round by round: a send of round k is posted only once
+	 * every send of this rank in rounds < k has left (gate = the lowest
+	 * round with sends still out; sleft[r] = its segments not yet done). */
+	/* Round order (comm->round_order): sleft[r] / rleft[r] = this rank's
+	 * send / receive segments of round r not yet done / applied; sgate /
+	 * rgate = the lowest round with any left (nrounds: none). */
+	long *sleft, *rleft;
+	int nrounds, sgate, rgate;
+	int64_t *trace, t0;  /* COLL_TRACE_ROUNDS: per round first send, sends done, receives done (ns) */
 } ex_state;
 
 static int phys_of(const ex_state *e, int role)
@@ -253,6 +276,32 @@ static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
 	return COLL_OK;
 }
 
+/* Move a round gate past the rounds with nothing left. */
+static void advance(const long *left, int *gate, int nrounds)
+{
+	while (*gate < nrounds && left[*gate] == 0)
+		(*gate)++;
+}
+
+/* COLL_TRACE_ROUNDS: one line per round this rank takes part in, times in
+ * ms from its own entry into the call ("-": nothing of that kind). */
+static void print_trace(const ex_state *e)
+{
+	for (int r = 0; r < e->nrounds; r++) {
+		const int64_t *t = &e->trace[3 * r];
+		if (!t[1] && !t[2])
+			continue;
+		char f[3][24];
+		for (int i = 0; i < 3; i++)
+			if (t[i])
+				snprintf(f[i], sizeof f[i], "%.3f", (double)t[i] / 1e6);
+			else
+				snprintf(f[i], sizeof f[i], "-");
+		fprintf(stderr, "coll trace: rank %d call %u %s round %d: first send %s ms, sends done %s ms, "
+		        "receives applied %s ms\n", e->c->rank, e->c->seq, e->a->name, r, f[0], f[1], f[2]);
+	}
+}
+
 /* Complete finished sends (in order per peer). */
 static int reap_sends(ex_state *e, ex_peer *pp)
 {
@@ -262,6 +311,10 @@ static int reap_sends(ex_state *e, ex_peer *pp)
 		const rt_xstep *x = &e->p->steps[q->xstep];
 		e->sdone[e->ch[x->chunk].base + q->xseg]++;
 		e->sends_left--;
+		if (--e->sleft[x->round] == 0)
+			advance(e->sleft, &e->sgate, e->nrounds);
+		if (e->trace)
+			e->trace[3 * x->round + 1] = rt_now_ns() - e->t0;
 		pp->shead = (pp->shead + 1) % e->ws;
 		pp->scount--;
 		moved = 1;
@@ -276,7 +329,7 @@ static int issue_sends(ex_state *e, ex_peer *pp, int *moved)
 		const rt_xstep *x = &e->p->steps[sx];
 		const ex_chunk *k = &e->ch[x->chunk];
 		int s = pp->sseg;
-		if (e->rapp[k->base + s] < (uint32_t)x->need)
+		if (e->rapp[k->base + s] < (uint32_t)x->need || (e->c->round_order && x->round > e->sgate))
 			break;
 		rt_req *q = &pp->sring[(pp->shead + pp->scount) % e->ws];
 		uint64_t off, len;
@@ -295,6 +348,8 @@ static int issue_sends(ex_state *e, ex_peer *pp, int *moved)
 		int rc = e->c->tp->ops->post_send(e->c->tp, q);
 		if (rc)
 			return rc;
+		if (e->trace && !e->trace[3 * x->round])
+			e->trace[3 * x->round] = rt_now_ns() - e->t0;
 		pp->scount++;
 		*moved = 1;
 		if (++pp->sseg >= k->nseg) {
@@ -310,6 +365,8 @@ static int post_recvs(ex_state *e, ex_peer *pp, int *moved)
 	while (pp->rhead - pp->rtail < e->wr && pp->ri < pp->recv_end) {
 		int rx = e->p->ridx[pp->ri];
 		const rt_xstep *x = &e->p->steps[rx];
+		if (e->c->round_order && x->round > e->rgate)
+			break;
 		rt_req *q = &pp->rring[pp->rhead % e->wr];
 		memset(q, 0, sizeof *q);
 		q->peer = pp->phys;
@@ -425,6 +482,10 @@ static int apply_recvs(ex_state *e, ex_peer *pp, int *moved)
 				fold(e, x, k, s, off, 0, (const char *)q->data + sizeof(rt_hdr), len * e->esz);
 		}
 		(*ra)++;
+		if (--e->rleft[x->round] == 0)
+			advance(e->rleft, &e->rgate, e->nrounds);
+		if (e->trace)
+			e->trace[3 * x->round + 2] = rt_now_ns() - e->t0;
 		e->c->tp->ops->release(e->c->tp, q);
 		q->applied = 1;
 		e->recvs_left--;
@@ -527,10 +588,15 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	for (int q = 0; q < n; q++)
 		if (p->soff[q + 1] > p->soff[q] || p->roff[q + 1] > p->roff[q])
 			e.npeers++;
+	for (int i = 0; i < p->nsteps; i++)
+		if (p->steps[i].round >= e.nrounds)
+			e.nrounds = p->steps[i].round + 1;
+	e.sleft = calloc((size_t)e.nrounds * 2 + 2, sizeof *e.sleft);
+	e.rleft = e.sleft ? e.sleft + e.nrounds + 1 : NULL;
 	e.peers = calloc((size_t)(e.npeers ? e.npeers : 1), sizeof *e.peers);
 	size_t per_peer = (size_t)(e.ws + e.wr) * sizeof(rt_req);
 	char *reqmem = calloc((size_t)(e.npeers ? e.npeers : 1), per_peer);
-	if (!e.rapp || !e.peers || !reqmem) {
+	if (!e.rapp || !e.peers || !reqmem || !e.sleft) {
 		free(reqmem);
 		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
 		goto out;
@@ -548,12 +614,27 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 		pp->ri = p->roff[q], pp->recv_end = p->roff[q + 1];
 		pp->sring = (rt_req *)m;
 		pp->rring = pp->sring + e.ws;
-		for (int k = p->soff[q]; k < p->soff[q + 1]; k++)
-			e.sends_left += e.ch[p->steps[p->sidx[k]].chunk].nseg;
-		for (int k = p->roff[q]; k < p->roff[q + 1]; k++)
-			e.recvs_left += e.ch[p->steps[p->ridx[k]].chunk].nseg;
+		for (int k = p->soff[q]; k < p->soff[q + 1]; k++) {
+			const rt_xstep *x = &p->steps[p->sidx[k]];
+			e.sends_left += e.ch[x->chunk].nseg;
+			e.sleft[x->round] += e.ch[x->chunk].nseg;
+		}
+		for (int k = p->roff[q]; k < p->roff[q + 1]; k++) {
+			const rt_xstep *x = &p->steps[p->ridx[k]];
+			e.recvs_left += e.ch[x->chunk].nseg;
+			e.rleft[x->round] += e.ch[x->chunk].nseg;
+		}
 	}
+	advance(e.sleft, &e.sgate, e.nrounds);
+	advance(e.rleft, &e.rgate, e.nrounds);
+	if (c->trace_rounds)
+		e.trace = calloc((size_t)e.nrounds * 3 + 1, sizeof *e.trace);
+	e.t0 = rt_now_ns();
 	rc = n > 1 ? run_loop(&e) : COLL_OK;
+	if (e.trace) {
+		print_trace(&e);
+		free(e.trace);
+	}
 	if (rc == COLL_OK) {
 		/* Output segments never received still sit in init: copy them. */
 		for (int i = 0; i < C; i++) {
@@ -579,6 +660,7 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	free(reqmem);
 out:
 	free(e.rapp);
+	free(e.sleft);
 	free(e.peers);
 	free(e.ch);
 	if (rc) {

@@ -125,6 +125,7 @@ struct rt_tp {
 	size_t max_msg;    /* largest message (header included) post_send takes */
 	int send_window;   /* messages in flight per peer worth keeping */
 	int recv_window;   /* receives per peer worth keeping posted */
+	int round_order;   /* default for comm->round_order (exec.c): 1 where links are shared */
 };
 
 /* --- bootstrap ------------------------------------------------------------ */
@@ -190,6 +191,8 @@ struct coll_comm {
 	void *stage;               /* exec.c: staging for streamed reductions (RT_STAGE_BYTES) */
 	rt_prep *preps;
 	size_t seg_bytes;          /* payload per message (COLL_SEG_BYTES caps it) */
+	int round_order;           /* executor moves round by round (COLL_ROUND_ORDER, exec.c) */
+	int trace_rounds;          /* COLL_TRACE_ROUNDS: per-round times on stderr after each call */
 	/* stragglers (see coll_straggler in coll.h) */
 	int emu_rank;              /* emulated straggler, -1: none */
 	double emu_delay_ms;
