@@ -329,17 +329,22 @@ static int cmp_values(const void *a, const void *b)
  * counted where the tree walker counts them, so the step limit trips at
  * the same statement. */
 
-/* A binary operator comes in four opcodes by where its right operand is:
- * popped from the stack, or (saving an instruction for the most common
- * shapes, x + 1, r % n, p < m) the constant k, local `arg` or n. */
+/* A binary operator comes in seven opcodes by where its operands are.
+ * The right one is popped from the stack, or (saving an instruction for
+ * the most common shapes, x + 1, r % n, p < m) the constant k, local `arg`
+ * or n; with the left one on the stack or, the _L? forms, in local `arg`
+ * (the right one's local is then k): p < m is one instruction. */
 #define F_BINOPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
-#define F_BINOP_ENUM(name) F_##name, F_##name##_K, F_##name##_L, F_##name##_N,
+#define F_BINOP_ENUM(name) F_##name, F_##name##_K, F_##name##_L, F_##name##_N, \
+	F_##name##_LK, F_##name##_LL, F_##name##_LN,
 enum {
 	F_K,        /* push k */
 	F_N,        /* push the instance's n */
 	F_LOCAL,    /* push local `arg`, which must hold an int */
 	F_PLACE,    /* push the address of local `arg` */
 	F_INDEX,    /* pop an int i and a place: push the place's element i */
+	F_INDEX_K,  /* the top place's element k */
+	F_INDEX_L,  /* the top place's element (local arg, an int) */
 	F_GET,      /* pop a place holding an int: push the int */
 	F_LEN,      /* pop a place: push its length */
 	F_NEG, F_NOT,
@@ -353,7 +358,7 @@ enum {
 		       giving up runs s generically and goes on at arg */
 	S_EXEC,     /* count a step and run s generically; break jumps to arg,
 		       continue to k (-1: the block returns the flow) */
-	S_STEP,     /* count a step on s (the statement or the loop body) */
+	S_STEP,     /* count a step on s (a statement, a while loop's body) */
 	S_JMP,      /* go on at arg */
 	S_SETL,     /* pop an int into local arg (k: as a bool) */
 	S_UPDL,     /* local arg op= popped int, op k */
@@ -363,20 +368,23 @@ enum {
 	S_PUSH,     /* pop an int (k: as a bool) and a place holding a list: append */
 	S_PUSHV,    /* pop a place and a place holding a list: append the first's value */
 	S_XFER,     /* pop destination, source and chunk: emit s's transfers */
-	S_COND,     /* s's condition follows, ending in the S_JZ at arg; giving
+	S_COND,     /* k: count a step on s (an if); s's condition follows,
+		       ending in the S_JZ at arg; giving
 		       up evaluates it generically */
 	S_JZ,       /* pop a bool: false goes on at arg */
 	S_RANGE,    /* for loop s over lo .. hi: lo and hi follow, ending in the
 		       S_RINIT at arg; giving up evaluates them generically */
 	S_RINIT,    /* pop hi and lo into loop k */
-	S_RNEXT,    /* loop k past hi: go on at arg; else local s->slot = the next int */
+	S_RNEXT,    /* loop k past hi: go on at arg; else local s->slot = the
+		       next int, and count a step on the body */
 	S_COLL,     /* for loop s over a collection: evaluate it (generically) into loop k */
-	S_CNEXT,    /* loop k at the end: go on at arg; else local s->slot = the next element */
+	S_CNEXT,    /* loop k at the end: go on at arg; else local s->slot = the
+		       next element, and count a step on the body */
 	S_CEND,     /* loop k is over: drop its collection */
 	F_BINOPS(F_BINOP_ENUM)
 };
 /* operand modes, in the order F_BINOP_ENUM lists them */
-enum { F_MODE_STACK, F_MODE_K, F_MODE_L, F_MODE_N };
+enum { F_MODE_STACK, F_MODE_K, F_MODE_L, F_MODE_N, F_MODE_LK, F_MODE_LL, F_MODE_LN };
 
 typedef struct { int32_t op, arg; int64_t k; ast *s; } fast_op;
 
@@ -432,8 +440,14 @@ static void f_place(fast_buf *b, const ast *e)
 		return;
 	}
 	f_place(b, e->a);
-	f_value(b, e->b);
-	f_emit(b, F_INDEX, 0, 0, -1);
+	if (e->b->kind == A_INT) {
+		f_emit(b, F_INDEX_K, 0, e->b->ival, 0);
+	} else if (e->b->kind == A_NAME && e->b->bind == B_LOCAL) {
+		f_emit(b, F_INDEX_L, e->b->slot, 0, 0);
+	} else {
+		f_value(b, e->b);
+		f_emit(b, F_INDEX, 0, 0, -1);
+	}
 }
 
 /* Code that pushes the int or bool value of fast expression e. */
@@ -467,8 +481,17 @@ static void f_value(fast_buf *b, const ast *e)
 		f_emit(b, e->op == OP_NEG ? F_NEG : F_NOT, 0, 0, 0);
 		break;
 	case A_BINOP:
-		f_value(b, e->a);
 		r = e->b;
+		if (e->a->kind == A_NAME && e->a->bind == B_LOCAL && (r->kind == A_INT || r->kind == A_NAME)) {
+			if (r->kind == A_INT)
+				f_emit(b, binops[e->op] + F_MODE_LK, e->a->slot, r->ival, 1);
+			else if (r->bind == B_LOCAL)
+				f_emit(b, binops[e->op] + F_MODE_LL, e->a->slot, r->slot, 1);
+			else   /* B_N */
+				f_emit(b, binops[e->op] + F_MODE_LN, e->a->slot, 0, 1);
+			break;
+		}
+		f_value(b, e->a);
 		if (r->kind == A_INT)
 			f_emit(b, binops[e->op] + F_MODE_K, 0, r->ival, 0);
 		else if (r->kind == A_NAME && r->bind == B_LOCAL)
@@ -499,8 +522,8 @@ static bool f_is_place(const ast *e)
 
 static void f_block(fast_buf *b, const ast *blk);
 
-/* A loop: `head` (already emitted) starts each iteration; the body
- * follows, counted as a step on it, then a jump back.  Breaks go to the
+/* A loop: `head` (already emitted) starts each iteration and counts a
+ * step on the body, which follows, then a jump back.  Breaks go to the
  * exit, which is `exit_op` (emitted here unless F_END: S_CEND drops the
  * loop's collection), continues to head.  Returns the exit, for the
  * caller to point head's way out at. */
@@ -510,7 +533,6 @@ static int f_loop(fast_buf *b, int head, const ast *body, int exit_op)
 	b->brk = -1;
 	b->cont = head;
 	b->loops++;
-	f_stmt_op(b, S_STEP, (ast *)body, 0, 0, 0);
 	f_block(b, body);
 	f_emit(b, S_JMP, head, 0, 0);
 	b->loops--;
@@ -526,10 +548,11 @@ static int f_loop(fast_buf *b, int head, const ast *body, int exit_op)
 	return exit;
 }
 
-/* A condition of if / while s: S_COND, its code, S_JZ (returned, to patch). */
-static int f_cond(fast_buf *b, ast *s)
+/* A condition of if / while s: S_COND (counting a step on s first if
+ * `step`), its code, S_JZ (returned, to patch). */
+static int f_cond(fast_buf *b, ast *s, bool step)
 {
-	int at = f_stmt_op(b, S_COND, s, 0, 0, 0);
+	int at = f_stmt_op(b, S_COND, s, 0, step, 0);
 	if (s->a->fast == FAST_BOOL)
 		f_value(b, s->a);
 	else
@@ -618,8 +641,7 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 		b->v[at].arg = b->n;
 		return true;
 	case A_IF:
-		f_stmt_op(b, S_STEP, s, 0, 0, 0);
-		jz = f_cond(b, s);
+		jz = f_cond(b, s, true);
 		f_block(b, s->b);
 		if (s->c) {
 			at = f_emit(b, S_JMP, 0, 0, 0);
@@ -635,7 +657,8 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 			return false;
 		f_stmt_op(b, S_STEP, s, 0, 0, 0);
 		at = b->n;
-		jz = f_cond(b, s);
+		jz = f_cond(b, s, false);
+		f_stmt_op(b, S_STEP, s->b, 0, 0, 0);
 		exit = f_loop(b, at, s->b, F_END);
 		b->v[jz].arg = exit;
 		return true;
@@ -751,8 +774,17 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 			(sp++)->i = fr[o->arg].i;
 			break;
 		case F_PLACE: (sp++)->p = &fr[o->arg]; break;
+		case F_INDEX_K:
+			x = o->k;
+			goto index;
+		case F_INDEX_L:
+			if (fr[o->arg].t != V_INT)
+				goto giveup;
+			x = fr[o->arg].i;
+			goto index;
 		case F_INDEX:
 			x = (--sp)->i;
+		index:
 			p = sp[-1].p;
 			if (p->t == V_LIST)
 				p = x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
@@ -895,6 +927,10 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 			break;
 		case S_COND:
 			hdr = o;
+			if (o->k && (c->failed || !step(c, o->s))) {
+				f = FLOW_ERROR;
+				goto done;
+			}
 			break;
 		case S_JZ:
 			if (!(--sp)->i)
@@ -915,6 +951,10 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 			}
 			v_unref(fr[o->s->slot]);
 			fr[o->s->slot] = v_int(loop[o->k].next++);
+			if (!step(c, o->s->b)) {
+				f = FLOW_ERROR;
+				goto done;
+			}
 			break;
 		case S_COLL:
 			if ((f = for_coll(c, in, fr, o->s, &loop[o->k].coll)) != FLOW_NEXT)
@@ -929,6 +969,10 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 			}
 			v_unref(fr[o->s->slot]);
 			fr[o->s->slot] = v_ref(l->v[loop[o->k].i++]);
+			if (!step(c, o->s->b)) {
+				f = FLOW_ERROR;
+				goto done;
+			}
 			break;
 		case S_CEND:
 			v_unref(loop[o->k].coll);
@@ -944,7 +988,20 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 				goto giveup; \
 			y = fr[o->arg].i; \
 			goto do_##name; \
-		case F_##name##_N: y = in->n; goto do_##name;
+		case F_##name##_N: y = in->n; goto do_##name; \
+		case F_##name##_LK: y = o->k; goto left_##name; \
+		case F_##name##_LL: \
+			if (fr[o->k].t != V_INT) \
+				goto giveup; \
+			y = fr[o->k].i; \
+			goto left_##name; \
+		case F_##name##_LN: \
+			y = in->n; \
+		left_##name: \
+			if (fr[o->arg].t != V_INT) \
+				goto giveup; \
+			(sp++)->i = fr[o->arg].i; \
+			goto do_##name;
 		F_BINOPS(F_BINOP_CASES)
 #undef F_BINOP_CASES
 		default:   /* the compiler emits no other opcode: no range check per op */
