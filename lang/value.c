@@ -111,6 +111,17 @@ bool v_eq(value a, value b)
 	return v_cmp(a, b) == 0;
 }
 
+/* Where int x sits if the int keys from v[0] on are consecutive (chunk ->
+ * holders maps, sets of ranks), else -1; inline, before the call to
+ * bsearch_v, as it is most lookups. */
+static inline int dense_find(const value *v, int n, value x)
+{
+	if (x.t != V_INT || n == 0 || v[0].t != V_INT)
+		return -1;
+	uint64_t g = (uint64_t)x.i - (uint64_t)v[0].i;
+	return g < (uint64_t)n && v[g].t == V_INT && v[g].i == x.i ? (int)g : -1;
+}
+
 /* Binary search: index of x, or -(insertion point) - 1. */
 static int bsearch_v(const value *v, int n, value x)
 {
@@ -141,7 +152,10 @@ static int bsearch_v(const value *v, int n, value x)
 
 int v_set_find(const vlist *s, value x)
 {
-	int i = bsearch_v(s->v, s->n, x);
+	int i = dense_find(s->v, s->n, x);
+	if (i >= 0)
+		return i;
+	i = bsearch_v(s->v, s->n, x);
 	return i >= 0 ? i : -1;
 }
 
@@ -205,7 +219,9 @@ value v_set_diff(const vlist *a, const vlist *b) { return merge(a, b, 2); }
 
 value *v_map_get(const vmap *m, value k)
 {
-	int i = bsearch_v(m->k, m->n, k);
+	int i = dense_find(m->k, m->n, k);
+	if (i < 0)
+		i = bsearch_v(m->k, m->n, k);
 	return i >= 0 ? &m->v[i] : NULL;
 }
 
