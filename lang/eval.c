@@ -353,13 +353,11 @@ enum {
 	F_GIVEUP,   /* give up: an operand the fast path cannot compute */
 	F_END,      /* an expression's value is the top; a block's end */
 	/* statements (block programs only); s is the statement, jump targets
-	 * are indexes into the program */
-	S_STMT,     /* count a step on simple statement s, whose operands follow;
-		       giving up runs s generically and goes on at arg */
-	S_EXEC,     /* count a step and run s generically; break jumps to arg,
-		       continue to k (-1: the block returns the flow) */
-	S_STEP,     /* count a step on s (a statement, a while loop's body) */
-	S_JMP,      /* go on at arg */
+	 * are indexes into the program.  The code of a statement's operands
+	 * is followed by the op that consumes them, S_SETL .. S_RINIT, which
+	 * counts the statement's step (after anything that can make it give
+	 * up, before any effect); when an operand gives up, the consumer's
+	 * statement, condition or range runs on the generic path instead. */
 	S_SETL,     /* pop an int into local arg (k: as a bool) */
 	S_UPDL,     /* local arg op= popped int, op k */
 	S_UPDP,     /* pop an int y and a place: the place op= y, op k */
@@ -368,13 +366,13 @@ enum {
 	S_PUSH,     /* pop an int (k: as a bool) and a place holding a list: append */
 	S_PUSHV,    /* pop a place and a place holding a list: append the first's value */
 	S_XFER,     /* pop destination, source and chunk: emit s's transfers */
-	S_COND,     /* k: count a step on s (an if); s's condition follows,
-		       ending in the S_JZ at arg; giving
-		       up evaluates it generically */
-	S_JZ,       /* pop a bool: false goes on at arg */
-	S_RANGE,    /* for loop s over lo .. hi: lo and hi follow, ending in the
-		       S_RINIT at arg; giving up evaluates them generically */
-	S_RINIT,    /* pop hi and lo into loop k */
+	S_JZ,       /* pop the condition of if / while s (k: an if, count its
+		       step): false goes on at arg */
+	S_RINIT,    /* pop hi and lo of for loop s over a range into loop k */
+	S_EXEC,     /* count a step and run s generically; break jumps to arg,
+		       continue to k (-1: the block returns the flow) */
+	S_STEP,     /* count a step on s (a statement, a while loop's body) */
+	S_JMP,      /* go on at arg */
 	S_RNEXT,    /* loop k past hi: go on at arg; else local s->slot = the
 		       next int, and count a step on the body */
 	S_COLL,     /* for loop s over a collection: evaluate it (generically) into loop k */
@@ -548,38 +546,33 @@ static int f_loop(fast_buf *b, int head, const ast *body, int exit_op)
 	return exit;
 }
 
-/* A condition of if / while s: S_COND (counting a step on s first if
- * `step`), its code, S_JZ (returned, to patch). */
+/* A condition of if / while s: its code, then S_JZ (returned, to patch),
+ * which counts a step on s first if `step` (an if). */
 static int f_cond(fast_buf *b, ast *s, bool step)
 {
-	int at = f_stmt_op(b, S_COND, s, 0, step, 0);
 	if (s->a->fast == FAST_BOOL)
 		f_value(b, s->a);
 	else
 		f_emit(b, F_GIVEUP, 0, 0, 1);
-	int jz = f_emit(b, S_JZ, 0, 0, -1);
-	b->v[at].arg = jz;
-	return jz;
+	return f_stmt_op(b, S_JZ, s, 0, step, -1);
 }
 
 /* Compile statement s; false: it is not one the program does itself. */
 static bool f_stmt_inline(fast_buf *b, ast *s)
 {
-	int at, jz, init, exit;   /* program indexes (b->v moves as it grows) */
+	int at, jz, exit;   /* program indexes (b->v moves as it grows) */
 	ast *t, *e;
 	switch (s->kind) {
 	case A_LET:
-		if (!f_is_place(s->a) && !s->a->fast)
-			return false;
-		at = f_stmt_op(b, S_STMT, s, 0, 0, 0);
 		if (f_is_place(s->a)) {
 			f_place(b, s->a);
-			f_emit(b, S_COPYL, s->slot, 0, -1);
-		} else {
+			f_stmt_op(b, S_COPYL, s, s->slot, 0, -1);
+		} else if (s->a->fast) {
 			f_value(b, s->a);
-			f_emit(b, S_SETL, s->slot, s->a->fast == FAST_BOOL, -1);
+			f_stmt_op(b, S_SETL, s, s->slot, s->a->fast == FAST_BOOL, -1);
+		} else {
+			return false;
 		}
-		b->v[at].arg = b->n;
 		return true;
 	case A_ASSIGN:
 		t = s->a;
@@ -587,58 +580,49 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 		if (!f_is_place(t))
 			return false;
 		if (s->op == OP_SET && f_is_place(e)) {
-			at = f_stmt_op(b, S_STMT, s, 0, 0, 0);
 			if (t->kind == A_NAME) {
 				f_place(b, e);
-				f_emit(b, S_COPYL, t->slot, 0, -1);
+				f_stmt_op(b, S_COPYL, s, t->slot, 0, -1);
 			} else {
 				f_place(b, t);
 				f_place(b, e);
-				f_emit(b, S_COPYP, 0, 0, -2);
+				f_stmt_op(b, S_COPYP, s, 0, 0, -2);
 			}
-		} else if (e->fast == FAST_INT || (e->fast == FAST_BOOL && s->op == OP_SET && t->kind == A_NAME)) {
-			at = f_stmt_op(b, S_STMT, s, 0, 0, 0);
-			if (t->kind == A_NAME && s->op == OP_SET) {
-				f_value(b, e);
-				f_emit(b, S_SETL, t->slot, e->fast == FAST_BOOL, -1);
-			} else if (t->kind == A_NAME) {
-				f_value(b, e);
-				f_emit(b, S_UPDL, t->slot, s->op, -1);
-			} else {
-				f_place(b, t);
-				f_value(b, e);
-				f_emit(b, S_UPDP, 0, s->op, -2);
-			}
+		} else if (t->kind == A_NAME && s->op == OP_SET && e->fast) {
+			f_value(b, e);
+			f_stmt_op(b, S_SETL, s, t->slot, e->fast == FAST_BOOL, -1);
+		} else if (t->kind == A_NAME && e->fast == FAST_INT) {
+			f_value(b, e);
+			f_stmt_op(b, S_UPDL, s, t->slot, s->op, -1);
+		} else if (e->fast == FAST_INT) {
+			f_place(b, t);
+			f_value(b, e);
+			f_stmt_op(b, S_UPDP, s, 0, s->op, -2);
 		} else {
 			return false;
 		}
-		b->v[at].arg = b->n;
 		return true;
 	case A_XFER:
 		if (s->a->fast != FAST_INT || s->b->fast != FAST_INT || s->c->fast != FAST_INT)
 			return false;
-		at = f_stmt_op(b, S_STMT, s, 0, 0, 0);
 		f_value(b, s->a);
 		f_value(b, s->b);
 		f_value(b, s->c);
 		f_stmt_op(b, S_XFER, s, 0, 0, -3);
-		b->v[at].arg = b->n;
 		return true;
 	case A_EXPR:   /* push(list, x) */
 		e = s->a;
 		if (e->kind != A_CALL || e->bind != B_BUILTIN || e->slot != BI_PUSH || e->list.n != 2 ||
 		    !f_is_place(e->list.v[0]) || (!f_is_place(e->list.v[1]) && !e->list.v[1]->fast))
 			return false;
-		at = f_stmt_op(b, S_STMT, s, 0, 0, 0);
 		f_place(b, e->list.v[0]);
 		if (f_is_place(e->list.v[1])) {
 			f_place(b, e->list.v[1]);
-			f_emit(b, S_PUSHV, 0, 0, -2);
+			f_stmt_op(b, S_PUSHV, s, 0, 0, -2);
 		} else {
 			f_value(b, e->list.v[1]);
-			f_emit(b, S_PUSH, 0, e->list.v[1]->fast == FAST_BOOL, -2);
+			f_stmt_op(b, S_PUSH, s, 0, e->list.v[1]->fast == FAST_BOOL, -2);
 		}
-		b->v[at].arg = b->n;
 		return true;
 	case A_IF:
 		jz = f_cond(b, s, true);
@@ -669,15 +653,13 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 			b->maxloops = b->loops + 1;
 		f_stmt_op(b, S_STEP, s, 0, 0, 0);
 		if (s->a->kind == A_RANGE) {
-			at = f_stmt_op(b, S_RANGE, s, 0, 0, 0);
 			if (s->a->a->fast == FAST_INT && s->a->b->fast == FAST_INT) {
 				f_value(b, s->a->a);
 				f_value(b, s->a->b);
 			} else {
 				f_emit(b, F_GIVEUP, 0, 0, 2);
 			}
-			init = f_emit(b, S_RINIT, 0, b->loops, -2);
-			b->v[at].arg = init;
+			f_stmt_op(b, S_RINIT, s, 0, b->loops, -2);
 			at = f_stmt_op(b, S_RNEXT, s, 0, b->loops, 0);
 			exit = f_loop(b, at, s->b, F_END);
 		} else {
@@ -756,7 +738,7 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 {
 	union { int64_t i; value *p; } st[FAST_STACK], *sp = st;
 	fast_loop loop[FAST_LOOPS];
-	const fast_op *ops = fc->op, *o, *hdr = NULL;   /* hdr: the statement giving up falls back on */
+	const fast_op *ops = fc->op, *o;
 	value *p, v;
 	vlist *l;
 	int64_t x, y;
@@ -836,32 +818,11 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 				*out = sp[-1].i;
 			goto done;
 
-		/* statements */
-		case S_STMT:
-			hdr = o;
-			/* fall through */
-		case S_STEP:
-			if (c->failed || !step(c, o->s)) {
-				f = FLOW_ERROR;
-				goto done;
-			}
-			break;
-		case S_EXEC:
-			f = ex(c, in, fr, o->s);
-			if (f == FLOW_NEXT)
-				break;
-			if (f == FLOW_BREAK && o->arg >= 0)
-				JUMP(o->arg);
-			else if (f == FLOW_CONTINUE && o->k >= 0)
-				JUMP(o->k);
-			else
-				goto done;
-			f = FLOW_NEXT;
-			break;
-		case S_JMP:
-			JUMP(o->arg);
-			break;
+		/* statements; a consumer counts its statement's step once nothing
+		 * can make it give up any more */
+#define COUNT(at) do { if (c->failed || !step(c, (at))) { f = FLOW_ERROR; goto done; } } while (0)
 		case S_SETL:
+			COUNT(o->s);
 			v_unref(fr[o->arg]);
 			fr[o->arg] = o->k ? v_bool(sp[-1].i != 0) : v_int(sp[-1].i);
 			sp--;
@@ -890,14 +851,17 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 				x = y;
 				break;
 			}
+			COUNT(o->s);
 			p->i = x;
 			break;
 		case S_COPYL:
+			COUNT(o->s);
 			v = v_ref(*(--sp)->p);
 			v_unref(fr[o->arg]);
 			fr[o->arg] = v;
 			break;
 		case S_COPYP:
+			COUNT(o->s);
 			v = v_ref(*(--sp)->p);
 			p = (--sp)->p;
 			v_unref(*p);
@@ -908,6 +872,7 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 			p = (--sp)->p;
 			if (p->t != V_LIST)
 				goto giveup;
+			COUNT(o->s);
 			v_push(v_list(*p), o->k ? v_bool(x != 0) : v_int(x));
 			break;
 		case S_PUSHV:
@@ -915,34 +880,46 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 			p = sp[-2].p;
 			if (p->t != V_LIST)
 				goto giveup;
+			COUNT(o->s);
 			sp -= 2;
 			v_push(v_list(*p), v_ref(v));
 			break;
 		case S_XFER:
+			COUNT(o->s);
 			sp -= 3;
 			if (xfer_emit(c, in, o->s, sp[0].i, sp[1].i, sp[2].i) != FLOW_NEXT) {
 				f = FLOW_ERROR;
 				goto done;
 			}
 			break;
-		case S_COND:
-			hdr = o;
-			if (o->k && (c->failed || !step(c, o->s))) {
-				f = FLOW_ERROR;
-				goto done;
-			}
-			break;
 		case S_JZ:
+			if (o->k)
+				COUNT(o->s);
 			if (!(--sp)->i)
 				JUMP(o->arg);
-			break;
-		case S_RANGE:
-			hdr = o;
 			break;
 		case S_RINIT:
 			sp -= 2;
 			loop[o->k].next = sp[0].i;
 			loop[o->k].hi = sp[1].i;
+			break;
+		case S_EXEC:
+			f = ex(c, in, fr, o->s);
+			if (f == FLOW_NEXT)
+				break;
+			if (f == FLOW_BREAK && o->arg >= 0)
+				JUMP(o->arg);
+			else if (f == FLOW_CONTINUE && o->k >= 0)
+				JUMP(o->k);
+			else
+				goto done;
+			f = FLOW_NEXT;
+			break;
+		case S_STEP:
+			COUNT(o->s);
+			break;
+		case S_JMP:
+			JUMP(o->arg);
 			break;
 		case S_RNEXT:
 			if (loop[o->k].next > loop[o->k].hi) {
@@ -1031,37 +1008,37 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 	do_GT: sp[-1].i = sp[-1].i > y; continue;
 	do_GE: sp[-1].i = sp[-1].i >= y; continue;
 
-		/* an operand gave up: nothing has happened yet, so run what it
-		 * belongs to on the generic path and go on after it */
+		/* an operand gave up: nothing has happened yet, so find the op
+		 * that consumes it and run what that stands for on the generic
+		 * path, then go on after it */
 	giveup:
-		if (!hdr) {
-			f = FLOW_GIVEUP;
-			goto done;
+		while (o->op < S_SETL || o->op > S_RINIT) {
+			if (o->op == F_END) {
+				f = FLOW_GIVEUP;   /* an expression program */
+				goto done;
+			}
+			o++;
 		}
 		sp = st;
-		switch (hdr->op) {
-		case S_STMT:
-			if ((f = stmt(c, in, fr, hdr->s)) != FLOW_NEXT)
-				goto done;
-			JUMP(hdr->arg);
-			break;
-		case S_COND:
-			t = cond(c, in, fr, hdr->s->a, hdr->s->kind == A_IF ? "'if' condition" : "'while' condition");
+		if (o->op == S_JZ) {
+			if (o->k)
+				COUNT(o->s);
+			t = cond(c, in, fr, o->s->a, o->s->kind == A_IF ? "'if' condition" : "'while' condition");
 			if (t < 0) {
 				f = FLOW_ERROR;
 				goto done;
 			}
-			JUMP(t ? hdr->arg + 1 : ops[hdr->arg].arg);
-			break;
-		default:   /* S_RANGE */
-			t = hdr->arg;
-			if ((f = range_bounds(c, in, fr, hdr->s->a, &loop[ops[t].k].next, &loop[ops[t].k].hi)) != FLOW_NEXT)
+			if (!t)
+				JUMP(o->arg);
+		} else if (o->op == S_RINIT) {
+			f = range_bounds(c, in, fr, o->s->a, &loop[o->k].next, &loop[o->k].hi);
+			if (f != FLOW_NEXT)
 				goto done;
-			JUMP(t + 1);
-			break;
+		} else if ((f = ex(c, in, fr, o->s)) != FLOW_NEXT) {
+			goto done;
 		}
-		hdr = NULL;
 	}
+#undef COUNT
 #undef JUMP
 done:
 	for (int i = 0; i < fc->nloops; i++)
