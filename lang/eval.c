@@ -335,53 +335,57 @@ static int cmp_values(const void *a, const void *b)
  * or n; with the left one on the stack or, the _L? forms, in local `arg`
  * (the right one's local is then k): p < m is one instruction. */
 #define F_BINOPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
-#define F_BINOP_ENUM(name) F_##name, F_##name##_K, F_##name##_L, F_##name##_N, \
-	F_##name##_LK, F_##name##_LL, F_##name##_LN,
-enum {
-	F_K,        /* push k */
-	F_N,        /* push the instance's n */
-	F_LOCAL,    /* push local `arg`, which must hold an int */
-	F_PLACE,    /* push the address of local `arg` */
-	F_INDEX,    /* pop an int i and a place: push the place's element i */
-	F_INDEX_K,  /* the top place's element k */
-	F_INDEX_L,  /* the top place's element (local arg, an int) */
-	F_GET,      /* pop a place holding an int: push the int */
-	F_LEN,      /* pop a place: push its length */
-	F_NEG, F_NOT,
-	F_AND,      /* top false: jump by arg, keeping it; else pop it */
-	F_OR,       /* top true: jump by arg, keeping it; else pop it */
-	F_GIVEUP,   /* give up: an operand the fast path cannot compute */
-	F_END,      /* an expression's value is the top; a block's end */
-	/* statements (block programs only); s is the statement, jump targets
-	 * are indexes into the program.  The code of a statement's operands
-	 * is followed by the op that consumes them, S_SETL .. S_RINIT, which
-	 * counts the statement's step (after anything that can make it give
-	 * up, before any effect); when an operand gives up, the consumer's
-	 * statement, condition or range runs on the generic path instead. */
-	S_SETL,     /* pop an int into local arg (k: as a bool) */
-	S_UPDL,     /* local arg op= popped int, op k */
-	S_UPDP,     /* pop an int y and a place: the place op= y, op k */
-	S_COPYL,    /* pop a place: local arg = (a reference to) its value */
-	S_COPYP,    /* pop a place and a place under it: the lower one = the upper's value */
-	S_PUSH,     /* pop an int (k: as a bool) and a place holding a list: append */
-	S_PUSHV,    /* pop a place and a place holding a list: append the first's value */
-	S_XFER,     /* pop destination, source and chunk: emit s's transfers */
-	S_JZ,       /* pop the condition of if / while s (k: an if, count its
-		       step): false goes on at arg */
-	S_RINIT,    /* pop hi and lo of for loop s over a range into loop k */
-	S_EXEC,     /* count a step and run s generically; break jumps to arg,
-		       continue to k (-1: the block returns the flow) */
-	S_STEP,     /* count a step on s (a statement, a while loop's body) */
-	S_JMP,      /* go on at arg */
-	S_RNEXT,    /* loop k past hi: go on at arg; else local s->slot = the
-		       next int, and count a step on the body */
-	S_COLL,     /* for loop s over a collection: evaluate it (generically) into loop k */
-	S_CNEXT,    /* loop k at the end: go on at arg; else local s->slot = the
-		       next element, and count a step on the body */
-	S_CEND,     /* loop k is over: drop its collection */
-	F_BINOPS(F_BINOP_ENUM)
-};
-/* operand modes, in the order F_BINOP_ENUM lists them */
+#define F_BINOP_OPS(X, name) X(F_##name) X(F_##name##_K) X(F_##name##_L) X(F_##name##_N) \
+	X(F_##name##_LK) X(F_##name##_LL) X(F_##name##_LN)
+
+/* Every opcode, in order, as X(name) (the enum and fast_run's table of
+ * labels are made from this one list).
+ *
+ * Statements (S_*, block programs only): s is the statement, jump targets
+ * are indexes into the program.  The code of a statement's operands is
+ * followed by the op that consumes them, S_SETL .. S_RINIT, which counts
+ * the statement's step (after anything that can make it give up, before
+ * any effect); when an operand gives up, the consumer's statement,
+ * condition or range runs on the generic path instead. */
+#define F_OPS(X) \
+	X(F_K)        /* push k */ \
+	X(F_N)        /* push the instance's n */ \
+	X(F_LOCAL)    /* push local `arg`, which must hold an int */ \
+	X(F_PLACE)    /* push the address of local `arg` */ \
+	X(F_INDEX)    /* pop an int i and a place: push the place's element i */ \
+	X(F_INDEX_K)  /* the top place's element k */ \
+	X(F_INDEX_L)  /* the top place's element (local arg, an int) */ \
+	X(F_GET)      /* pop a place holding an int: push the int */ \
+	X(F_LEN)      /* pop a place: push its length */ \
+	X(F_NEG) X(F_NOT) \
+	X(F_AND)      /* top false: jump by arg, keeping it; else pop it */ \
+	X(F_OR)       /* top true: jump by arg, keeping it; else pop it */ \
+	X(F_GIVEUP)   /* give up: an operand the fast path cannot compute */ \
+	X(F_END)      /* an expression's value is the top; a block's end */ \
+	X(S_SETL)     /* pop an int into local arg (k: as a bool) */ \
+	X(S_UPDL)     /* local arg op= popped int, op k */ \
+	X(S_UPDP)     /* pop an int y and a place: the place op= y, op k */ \
+	X(S_COPYL)    /* pop a place: local arg = (a reference to) its value */ \
+	X(S_COPYP)    /* pop a place and a place under it: the lower one = the upper's value */ \
+	X(S_PUSH)     /* pop an int (k: as a bool) and a place holding a list: append */ \
+	X(S_PUSHV)    /* pop a place and a place holding a list: append the first's value */ \
+	X(S_XFER)     /* pop destination, source and chunk: emit s's transfers */ \
+	X(S_JZ)       /* pop the condition of if / while s (k: an if, count its step): false goes on at arg */ \
+	X(S_RINIT)    /* pop hi and lo of for loop s over a range into loop k */ \
+	X(S_EXEC)     /* count a step and run s generically; break jumps to arg, continue to k (-1: return the flow) */ \
+	X(S_STEP)     /* count a step on s (a statement, a while loop's body) */ \
+	X(S_JMP)      /* go on at arg */ \
+	X(S_RNEXT)    /* loop k past hi: go on at arg; else local s->slot = the next int, count a step on the body */ \
+	X(S_COLL)     /* for loop s over a collection: evaluate it (generically) into loop k */ \
+	X(S_CNEXT)    /* loop k at the end: go on at arg; else local s->slot = the next element, count a step on the body */ \
+	X(S_CEND)     /* loop k is over: drop its collection */ \
+	F_BINOP_OPS(X, ADD) F_BINOP_OPS(X, SUB) F_BINOP_OPS(X, MUL) F_BINOP_OPS(X, DIV) \
+	F_BINOP_OPS(X, MOD) F_BINOP_OPS(X, EQ) F_BINOP_OPS(X, NE) F_BINOP_OPS(X, LT) \
+	F_BINOP_OPS(X, LE) F_BINOP_OPS(X, GT) F_BINOP_OPS(X, GE)
+#define F_ENUM(name) name,
+enum { F_OPS(F_ENUM) };
+#undef F_ENUM
+/* operand modes, in the order F_BINOP_OPS lists them */
 enum { F_MODE_STACK, F_MODE_K, F_MODE_L, F_MODE_N, F_MODE_LK, F_MODE_LL, F_MODE_LN };
 
 typedef struct { int32_t op, arg; int64_t k; ast *s; } fast_op;
@@ -738,314 +742,338 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 {
 	union { int64_t i; value *p; } st[FAST_STACK], *sp = st;
 	fast_loop loop[FAST_LOOPS];
-	const fast_op *ops = fc->op, *o;
+	const fast_op *ops = fc->op, *o = ops;
 	value *p, v;
 	vlist *l;
 	int64_t x, y;
 	int f = FLOW_NEXT, t;
 	for (int i = 0; i < fc->nloops; i++)
 		loop[i].coll = V_NILV;
-#define JUMP(to) (o = ops + (to) - 1)
-	for (o = ops;; o++) {
-		switch (o->op) {
-		case F_K: (sp++)->i = o->k; break;
-		case F_N: (sp++)->i = in->n; break;
-		case F_LOCAL:
-			if (fr[o->arg].t != V_INT)
-				goto giveup;
-			(sp++)->i = fr[o->arg].i;
-			break;
-		case F_PLACE: (sp++)->p = &fr[o->arg]; break;
-		case F_INDEX_K:
-			x = o->k;
-			goto index;
-		case F_INDEX_L:
-			if (fr[o->arg].t != V_INT)
-				goto giveup;
-			x = fr[o->arg].i;
-			goto index;
-		case F_INDEX:
-			x = (--sp)->i;
-		index:
-			p = sp[-1].p;
-			if (p->t == V_LIST)
-				p = x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
-			else if (p->t == V_MAP)
-				p = v_map_get(v_map(*p), v_int(x));
-			else
-				p = NULL;
-			if (!p)
-				goto giveup;
-			sp[-1].p = p;
-			break;
-		case F_GET:
-			p = sp[-1].p;
-			if (p->t != V_INT)
-				goto giveup;
-			sp[-1].i = p->i;
-			break;
-		case F_LEN:
-			p = sp[-1].p;
-			switch (p->t) {
-			case V_STR: sp[-1].i = v_strobj(*p)->len; break;
-			case V_LIST: case V_SET: sp[-1].i = v_list(*p)->n; break;
-			case V_MAP: sp[-1].i = v_map(*p)->n; break;
-			default: goto giveup;
-			}
-			break;
-		case F_NEG:
-			if (sp[-1].i == INT64_MIN)
-				goto giveup;
-			sp[-1].i = -sp[-1].i;
-			break;
-		case F_NOT: sp[-1].i = !sp[-1].i; break;
-		case F_AND:
-			if (!sp[-1].i)
-				o += o->arg;
-			else
-				sp--;
-			break;
-		case F_OR:
-			if (sp[-1].i)
-				o += o->arg;
-			else
-				sp--;
-			break;
-		case F_GIVEUP:
-			goto giveup;
-		case F_END:
-			if (out)
-				*out = sp[-1].i;
-			goto done;
 
-		/* statements; a consumer counts its statement's step once nothing
-		 * can make it give up any more */
+	/* Dispatch: with GCC and Clang every op ends in an indirect jump of
+	 * its own through a table of label addresses (cheaper than a switch,
+	 * and the branch predictor learns what follows each kind of op);
+	 * elsewhere, a switch. */
+#ifdef __GNUC__
+#define F_LABEL(name) &&L_##name,
+	static const void *const labels[] = { F_OPS(F_LABEL) };
+#undef F_LABEL
+#define CASE(name) L_##name
+#define DISPATCH() goto *labels[o->op]
+#else
+#define CASE(name) case name
+#define DISPATCH() goto dispatch
+#endif
+#define NEXT() do { o++; DISPATCH(); } while (0)
+#define JUMP(to) do { o = ops + (to); DISPATCH(); } while (0)
+	/* a consumer counts its statement's step once nothing can make it
+	 * give up any more */
 #define COUNT(at) do { if (c->failed || !step(c, (at))) { f = FLOW_ERROR; goto done; } } while (0)
-		case S_SETL:
-			COUNT(o->s);
-			v_unref(fr[o->arg]);
-			fr[o->arg] = o->k ? v_bool(sp[-1].i != 0) : v_int(sp[-1].i);
+
+#ifdef __GNUC__
+	DISPATCH();
+	{
+#else
+dispatch:
+	switch (o->op) {
+#endif
+	CASE(F_K): (sp++)->i = o->k; NEXT();
+	CASE(F_N): (sp++)->i = in->n; NEXT();
+	CASE(F_LOCAL):
+		if (fr[o->arg].t != V_INT)
+			goto giveup;
+		(sp++)->i = fr[o->arg].i;
+		NEXT();
+	CASE(F_PLACE): (sp++)->p = &fr[o->arg]; NEXT();
+	CASE(F_INDEX_K):
+		x = o->k;
+		goto index;
+	CASE(F_INDEX_L):
+		if (fr[o->arg].t != V_INT)
+			goto giveup;
+		x = fr[o->arg].i;
+		goto index;
+	CASE(F_INDEX):
+		x = (--sp)->i;
+	index:
+		p = sp[-1].p;
+		if (p->t == V_LIST)
+			p = x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
+		else if (p->t == V_MAP)
+			p = v_map_get(v_map(*p), v_int(x));
+		else
+			p = NULL;
+		if (!p)
+			goto giveup;
+		sp[-1].p = p;
+		NEXT();
+	CASE(F_GET):
+		p = sp[-1].p;
+		if (p->t != V_INT)
+			goto giveup;
+		sp[-1].i = p->i;
+		NEXT();
+	CASE(F_LEN):
+		p = sp[-1].p;
+		if (p->t == V_LIST || p->t == V_SET)
+			sp[-1].i = v_list(*p)->n;
+		else if (p->t == V_MAP)
+			sp[-1].i = v_map(*p)->n;
+		else if (p->t == V_STR)
+			sp[-1].i = v_strobj(*p)->len;
+		else
+			goto giveup;
+		NEXT();
+	CASE(F_NEG):
+		if (sp[-1].i == INT64_MIN)
+			goto giveup;
+		sp[-1].i = -sp[-1].i;
+		NEXT();
+	CASE(F_NOT): sp[-1].i = !sp[-1].i; NEXT();
+	CASE(F_AND):
+		if (!sp[-1].i)
+			o += o->arg;
+		else
 			sp--;
-			break;
-		case S_UPDL:
-			p = &fr[o->arg];
-			y = (--sp)->i;
-			goto update;
-		case S_UPDP:
-			y = (--sp)->i;
-			p = (--sp)->p;
-		update:
-			if (p->t != V_INT)
-				goto giveup;
-			x = p->i;
-			switch (o->k) {
-			case OP_ADD: if (__builtin_add_overflow(x, y, &x)) goto giveup; break;
-			case OP_SUB: if (__builtin_sub_overflow(x, y, &x)) goto giveup; break;
-			case OP_MUL: if (__builtin_mul_overflow(x, y, &x)) goto giveup; break;
-			case OP_DIV: case OP_MOD:
-				if (y == 0 || (x == INT64_MIN && y == -1))
-					goto giveup;
-				x = o->k == OP_DIV ? floordiv(x, y) : floormod(x, y);
-				break;
-			default:   /* OP_SET (an element) */
-				x = y;
-				break;
-			}
-			COUNT(o->s);
-			p->i = x;
-			break;
-		case S_COPYL:
-			COUNT(o->s);
-			v = v_ref(*(--sp)->p);
-			v_unref(fr[o->arg]);
-			fr[o->arg] = v;
-			break;
-		case S_COPYP:
-			COUNT(o->s);
-			v = v_ref(*(--sp)->p);
-			p = (--sp)->p;
-			v_unref(*p);
-			*p = v;
-			break;
-		case S_PUSH:
-			x = (--sp)->i;
-			p = (--sp)->p;
-			if (p->t != V_LIST)
-				goto giveup;
-			COUNT(o->s);
-			v_push(v_list(*p), o->k ? v_bool(x != 0) : v_int(x));
-			break;
-		case S_PUSHV:
-			v = *sp[-1].p;
-			p = sp[-2].p;
-			if (p->t != V_LIST)
-				goto giveup;
-			COUNT(o->s);
-			sp -= 2;
-			v_push(v_list(*p), v_ref(v));
-			break;
-		case S_XFER:
-			COUNT(o->s);
-			sp -= 3;
-			if (xfer_emit(c, in, o->s, sp[0].i, sp[1].i, sp[2].i) != FLOW_NEXT) {
-				f = FLOW_ERROR;
-				goto done;
-			}
-			break;
-		case S_JZ:
-			if (o->k)
-				COUNT(o->s);
-			if (!(--sp)->i)
-				JUMP(o->arg);
-			break;
-		case S_RINIT:
-			sp -= 2;
-			loop[o->k].next = sp[0].i;
-			loop[o->k].hi = sp[1].i;
-			break;
-		case S_EXEC:
-			f = ex(c, in, fr, o->s);
-			if (f == FLOW_NEXT)
-				break;
-			if (f == FLOW_BREAK && o->arg >= 0)
-				JUMP(o->arg);
-			else if (f == FLOW_CONTINUE && o->k >= 0)
-				JUMP(o->k);
-			else
-				goto done;
-			f = FLOW_NEXT;
-			break;
-		case S_STEP:
-			COUNT(o->s);
-			break;
-		case S_JMP:
-			JUMP(o->arg);
-			break;
-		case S_RNEXT:
-			if (loop[o->k].next > loop[o->k].hi) {
-				JUMP(o->arg);
-				break;
-			}
-			v_unref(fr[o->s->slot]);
-			fr[o->s->slot] = v_int(loop[o->k].next++);
-			if (!step(c, o->s->b)) {
-				f = FLOW_ERROR;
-				goto done;
-			}
-			break;
-		case S_COLL:
-			if ((f = for_coll(c, in, fr, o->s, &loop[o->k].coll)) != FLOW_NEXT)
-				goto done;
-			loop[o->k].i = 0;
-			break;
-		case S_CNEXT:
-			l = v_list(loop[o->k].coll);
-			if (loop[o->k].i >= l->n) {
-				JUMP(o->arg);
-				break;
-			}
-			v_unref(fr[o->s->slot]);
-			fr[o->s->slot] = v_ref(l->v[loop[o->k].i++]);
-			if (!step(c, o->s->b)) {
-				f = FLOW_ERROR;
-				goto done;
-			}
-			break;
-		case S_CEND:
-			v_unref(loop[o->k].coll);
-			loop[o->k].coll = V_NILV;
-			break;
+		NEXT();
+	CASE(F_OR):
+		if (sp[-1].i)
+			o += o->arg;
+		else
+			sp--;
+		NEXT();
+	CASE(F_GIVEUP):
+		goto giveup;
+	CASE(F_END):
+		if (out)
+			*out = sp[-1].i;
+		goto done;
 
-		/* binary operators: fetch the right operand by mode, then apply */
-#define F_BINOP_CASES(name) \
-		case F_##name: y = (--sp)->i; goto do_##name; \
-		case F_##name##_K: y = o->k; goto do_##name; \
-		case F_##name##_L: \
-			if (fr[o->arg].t != V_INT) \
-				goto giveup; \
-			y = fr[o->arg].i; \
-			goto do_##name; \
-		case F_##name##_N: y = in->n; goto do_##name; \
-		case F_##name##_LK: y = o->k; goto left_##name; \
-		case F_##name##_LL: \
-			if (fr[o->k].t != V_INT) \
-				goto giveup; \
-			y = fr[o->k].i; \
-			goto left_##name; \
-		case F_##name##_LN: \
-			y = in->n; \
-		left_##name: \
-			if (fr[o->arg].t != V_INT) \
-				goto giveup; \
-			(sp++)->i = fr[o->arg].i; \
-			goto do_##name;
-		F_BINOPS(F_BINOP_CASES)
-#undef F_BINOP_CASES
-		default:   /* the compiler emits no other opcode: no range check per op */
-			__builtin_unreachable();
-		}
-		continue;
-		/* x = left operand (the top of the stack) op y */
-	do_ADD: if (__builtin_add_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; continue;
-	do_SUB: if (__builtin_sub_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; continue;
-	do_MUL: if (__builtin_mul_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; continue;
-	do_DIV:
-		x = sp[-1].i;
-		if (y == 0 || (x == INT64_MIN && y == -1))
+	CASE(S_SETL):
+		COUNT(o->s);
+		v_unref(fr[o->arg]);
+		fr[o->arg] = o->k ? v_bool(sp[-1].i != 0) : v_int(sp[-1].i);
+		sp--;
+		NEXT();
+	CASE(S_UPDL):
+		p = &fr[o->arg];
+		y = (--sp)->i;
+		goto update;
+	CASE(S_UPDP):
+		y = (--sp)->i;
+		p = (--sp)->p;
+	update:
+		if (p->t != V_INT)
 			goto giveup;
-		sp[-1].i = floordiv(x, y);
-		continue;
-	do_MOD:
-		x = sp[-1].i;
-		if (y == 0 || (x == INT64_MIN && y == -1))
-			goto giveup;
-		sp[-1].i = floormod(x, y);
-		continue;
-	do_EQ: sp[-1].i = sp[-1].i == y; continue;
-	do_NE: sp[-1].i = sp[-1].i != y; continue;
-	do_LT: sp[-1].i = sp[-1].i < y; continue;
-	do_LE: sp[-1].i = sp[-1].i <= y; continue;
-	do_GT: sp[-1].i = sp[-1].i > y; continue;
-	do_GE: sp[-1].i = sp[-1].i >= y; continue;
-
-		/* an operand gave up: nothing has happened yet, so find the op
-		 * that consumes it and run what that stands for on the generic
-		 * path, then go on after it */
-	giveup:
-		while (o->op < S_SETL || o->op > S_RINIT) {
-			if (o->op == F_END) {
-				f = FLOW_GIVEUP;   /* an expression program */
-				goto done;
-			}
-			o++;
+		x = p->i;
+		switch (o->k) {
+		case OP_ADD: if (__builtin_add_overflow(x, y, &x)) goto giveup; break;
+		case OP_SUB: if (__builtin_sub_overflow(x, y, &x)) goto giveup; break;
+		case OP_MUL: if (__builtin_mul_overflow(x, y, &x)) goto giveup; break;
+		case OP_DIV: case OP_MOD:
+			if (y == 0 || (x == INT64_MIN && y == -1))
+				goto giveup;
+			x = o->k == OP_DIV ? floordiv(x, y) : floormod(x, y);
+			break;
+		default:   /* OP_SET (an element) */
+			x = y;
+			break;
 		}
-		sp = st;
-		if (o->op == S_JZ) {
-			if (o->k)
-				COUNT(o->s);
-			t = cond(c, in, fr, o->s->a, o->s->kind == A_IF ? "'if' condition" : "'while' condition");
-			if (t < 0) {
-				f = FLOW_ERROR;
-				goto done;
-			}
-			if (!t)
-				JUMP(o->arg);
-		} else if (o->op == S_RINIT) {
-			f = range_bounds(c, in, fr, o->s->a, &loop[o->k].next, &loop[o->k].hi);
-			if (f != FLOW_NEXT)
-				goto done;
-		} else if ((f = ex(c, in, fr, o->s)) != FLOW_NEXT) {
+		COUNT(o->s);
+		p->i = x;
+		NEXT();
+	CASE(S_COPYL):
+		COUNT(o->s);
+		v = v_ref(*(--sp)->p);
+		v_unref(fr[o->arg]);
+		fr[o->arg] = v;
+		NEXT();
+	CASE(S_COPYP):
+		COUNT(o->s);
+		v = v_ref(*(--sp)->p);
+		p = (--sp)->p;
+		v_unref(*p);
+		*p = v;
+		NEXT();
+	CASE(S_PUSH):
+		x = (--sp)->i;
+		p = (--sp)->p;
+		if (p->t != V_LIST)
+			goto giveup;
+		COUNT(o->s);
+		v_push(v_list(*p), o->k ? v_bool(x != 0) : v_int(x));
+		NEXT();
+	CASE(S_PUSHV):
+		v = *sp[-1].p;
+		p = sp[-2].p;
+		if (p->t != V_LIST)
+			goto giveup;
+		COUNT(o->s);
+		sp -= 2;
+		v_push(v_list(*p), v_ref(v));
+		NEXT();
+	CASE(S_XFER):
+		COUNT(o->s);
+		sp -= 3;
+		if (xfer_emit(c, in, o->s, sp[0].i, sp[1].i, sp[2].i) != FLOW_NEXT) {
+			f = FLOW_ERROR;
 			goto done;
 		}
+		NEXT();
+	CASE(S_JZ):
+		if (o->k)
+			COUNT(o->s);
+		if (!(--sp)->i)
+			JUMP(o->arg);
+		NEXT();
+	CASE(S_RINIT):
+		sp -= 2;
+		loop[o->k].next = sp[0].i;
+		loop[o->k].hi = sp[1].i;
+		NEXT();
+	CASE(S_EXEC):
+		f = ex(c, in, fr, o->s);
+		if (f == FLOW_NEXT)
+			NEXT();
+		if (f == FLOW_BREAK && o->arg >= 0) {
+			f = FLOW_NEXT;
+			JUMP(o->arg);
+		}
+		if (f == FLOW_CONTINUE && o->k >= 0) {
+			f = FLOW_NEXT;
+			JUMP(o->k);
+		}
+		goto done;
+	CASE(S_STEP):
+		COUNT(o->s);
+		NEXT();
+	CASE(S_JMP):
+		JUMP(o->arg);
+	CASE(S_RNEXT):
+		if (loop[o->k].next > loop[o->k].hi)
+			JUMP(o->arg);
+		v_unref(fr[o->s->slot]);
+		fr[o->s->slot] = v_int(loop[o->k].next++);
+		if (!step(c, o->s->b)) {
+			f = FLOW_ERROR;
+			goto done;
+		}
+		NEXT();
+	CASE(S_COLL):
+		if ((f = for_coll(c, in, fr, o->s, &loop[o->k].coll)) != FLOW_NEXT)
+			goto done;
+		loop[o->k].i = 0;
+		NEXT();
+	CASE(S_CNEXT):
+		l = v_list(loop[o->k].coll);
+		if (loop[o->k].i >= l->n)
+			JUMP(o->arg);
+		v_unref(fr[o->s->slot]);
+		fr[o->s->slot] = v_ref(l->v[loop[o->k].i++]);
+		if (!step(c, o->s->b)) {
+			f = FLOW_ERROR;
+			goto done;
+		}
+		NEXT();
+	CASE(S_CEND):
+		v_unref(loop[o->k].coll);
+		loop[o->k].coll = V_NILV;
+		NEXT();
+
+	/* binary operators: fetch the operands by mode (the left one onto the
+	 * stack, the right one into y), then apply */
+#define F_BINOP_CASES(name) \
+	CASE(F_##name): y = (--sp)->i; goto do_##name; \
+	CASE(F_##name##_K): y = o->k; goto do_##name; \
+	CASE(F_##name##_L): \
+		if (fr[o->arg].t != V_INT) \
+			goto giveup; \
+		y = fr[o->arg].i; \
+		goto do_##name; \
+	CASE(F_##name##_N): y = in->n; goto do_##name; \
+	CASE(F_##name##_LK): y = o->k; goto left_##name; \
+	CASE(F_##name##_LL): \
+		if (fr[o->k].t != V_INT) \
+			goto giveup; \
+		y = fr[o->k].i; \
+		goto left_##name; \
+	CASE(F_##name##_LN): \
+		y = in->n; \
+	left_##name: \
+		if (fr[o->arg].t != V_INT) \
+			goto giveup; \
+		(sp++)->i = fr[o->arg].i; \
+		goto do_##name;
+	F_BINOPS(F_BINOP_CASES)
+#undef F_BINOP_CASES
+#ifndef __GNUC__
+	default:   /* the compiler emits no other opcode */
+		goto giveup;
+#endif
 	}
-#undef COUNT
+	/* left operand (the top of the stack) op y */
+do_ADD: if (__builtin_add_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
+do_SUB: if (__builtin_sub_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
+do_MUL: if (__builtin_mul_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
+do_DIV:
+	x = sp[-1].i;
+	if (y == 0 || (x == INT64_MIN && y == -1))
+		goto giveup;
+	sp[-1].i = floordiv(x, y);
+	NEXT();
+do_MOD:
+	x = sp[-1].i;
+	if (y == 0 || (x == INT64_MIN && y == -1))
+		goto giveup;
+	sp[-1].i = floormod(x, y);
+	NEXT();
+do_EQ: sp[-1].i = sp[-1].i == y; NEXT();
+do_NE: sp[-1].i = sp[-1].i != y; NEXT();
+do_LT: sp[-1].i = sp[-1].i < y; NEXT();
+do_LE: sp[-1].i = sp[-1].i <= y; NEXT();
+do_GT: sp[-1].i = sp[-1].i > y; NEXT();
+do_GE: sp[-1].i = sp[-1].i >= y; NEXT();
+
+	/* an operand gave up: nothing has happened yet, so find the op that
+	 * consumes it and run what that stands for on the generic path, then
+	 * go on after it */
+giveup:
+	while (o->op < S_SETL || o->op > S_RINIT) {
+		if (o->op == F_END) {
+			f = FLOW_GIVEUP;   /* an expression program */
+			goto done;
+		}
+		o++;
+	}
+	sp = st;
+	if (o->op == S_JZ) {
+		if (o->k)
+			COUNT(o->s);
+		t = cond(c, in, fr, o->s->a, o->s->kind == A_IF ? "'if' condition" : "'while' condition");
+		if (t < 0) {
+			f = FLOW_ERROR;
+			goto done;
+		}
+		if (!t)
+			JUMP(o->arg);
+	} else if (o->op == S_RINIT) {
+		f = range_bounds(c, in, fr, o->s->a, &loop[o->k].next, &loop[o->k].hi);
+		if (f != FLOW_NEXT)
+			goto done;
+	} else if ((f = ex(c, in, fr, o->s)) != FLOW_NEXT) {
+		goto done;
+	}
+	NEXT();
+#undef CASE
+#undef DISPATCH
+#undef NEXT
 #undef JUMP
+#undef COUNT
 done:
 	for (int i = 0; i < fc->nloops; i++)
 		v_unref(loop[i].coll);
 	return f;
 }
-
 /* Run fast expression e (e->fast set) into *out (a bool as 0 / 1); false
  * when the fast path gives up. */
 static bool fast_eval(ctx *c, inst *in, value *fr, ast *e, int64_t *out)
