@@ -308,8 +308,10 @@ static void check_destroyed(vctx *v, const ir_round *rd)
 	int ns = state_nstaged(st);
 	for (int i = 0; i < ns; i++) {
 		const ir_xfer *x = &v->s->xfers[state_staged_tag(st, i)];
+		if (x->op != IR_COPY)
+			continue;
 		state_set *old = state_overwritten(st, i), *val = state_staged(st, i);
-		if (x->op != IR_COPY || state_set_subset(st, old, val))
+		if (state_set_subset(st, old, val))
 			continue;
 		state_set *gone = state_set_diff(st, old, val);
 		state_set *lost = state_set_inter(st, gone, state_need(st, x->chunk));
