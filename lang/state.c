@@ -31,69 +31,8 @@
 #include "state.h"
 #include "xalloc.h"
 
-struct state_set {
-	uint32_t ref;
-	uint32_t count;   /* members */
-	uint32_t len;     /* words in w[]: nwords for a bitset, fewer for runs */
-	uint32_t id;      /* serial, 0 once freed: lets the union memo spot reuse */
-	uint64_t w[];     /* run i: low 32 bits first rank, high 32 bits one past the last */
-};
-
-_Static_assert(_Alignof(state_set) >= 2, "the cell tag bit needs sets aligned to 2");
-
-typedef struct {
-	uint32_t slot;          /* chunk * n + rank */
-	int32_t tag;
-	state_set *val;         /* the staged value (owned until commit) */
-	state_set *old;         /* after commit: what the slot held (owned) */
-} stage_ent;
-
-/* A remembered union a | b = r.  It holds no references (that would keep
- * sets alive and cost a release per eviction); the ids tell whether the
- * three addresses still hold the same, live sets. */
-typedef struct {
-	const state_set *a, *b;
-	state_set *r;
-	uint32_t ida, idb, idr;
-} memo_ent;
-
 /* The memo has up to 2^13 entries (320 KiB), fewer for small states. */
 #define MEMO_BITS 13
-
-typedef struct slab { struct slab *next; } slab;
-
-struct bstate {
-	ir_kind kind;
-	int n, chunks, root;
-	int nwords;               /* 64-bit words of an n-bit bitset */
-	/* [chunk * n + rank]: a state_set *, low bit set while a write to the
-	 * slot is staged (sets are 8-aligned), so "is this slot written this
-	 * round" costs nothing beyond reading the cell */
-	uintptr_t *cell;
-	state_set *empty, *full, **single;
-	/* allocator: free lists by len, bump pointer into the newest slab */
-	state_set **freelist;     /* [nwords + 1] */
-	char *bump, *bump_end;
-	slab *slabs;
-	size_t slab_bytes;
-	/* scratch for set operations */
-	uint64_t *ta, *tb, *tc;   /* nwords each */
-	uint64_t *runs;           /* n/2 + 2 runs */
-	/* the last unions, by operand addresses: pipelined and blocked
-	 * schedules compute the same union for many chunks, and answering from
-	 * here makes those cells share one set instead of allocating copies */
-	memo_ent *memo;           /* [1 << memo_bits] */
-	int memo_bits;
-	uint32_t next_id;
-	/* write staging: the round's entries, and an open-addressing hash from
-	 * slot to entry that is only built when a round writes a slot twice */
-	stage_ent *stage;
-	int nstage, capstage;
-	int32_t *shash;           /* [shmask + 1], -1 = free */
-	uint32_t shmask;
-	bool shash_live;          /* holds every entry of this round */
-	bool committed;
-};
 
 #define SLAB_BYTES (256u << 10)
 
@@ -151,12 +90,6 @@ static state_set *set_alloc(bstate *st, uint32_t len)
 		st->next_id = 1;
 	}
 	a->id = st->next_id;
-	return a;
-}
-
-state_set *state_set_ref(state_set *a)
-{
-	a->ref++;
 	return a;
 }
 
@@ -390,11 +323,6 @@ static state_set *set_op(bstate *st, const state_set *a, const state_set *b, int
 	for (int i = 0; i < st->nwords; i++)
 		z[i] = op == OP_OR ? (x[i] | y[i]) : op == OP_AND ? (x[i] & y[i]) : (x[i] & ~y[i]);
 	return set_from_bits(st, z);
-}
-
-int state_set_count(const state_set *a)
-{
-	return (int)a->count;
 }
 
 bool state_set_has(const bstate *st, const state_set *a, int rank)
@@ -643,11 +571,6 @@ static inline bool in_range(const bstate *st, int rank, int chunk)
 	return rank >= 0 && rank < st->n && chunk >= 0 && chunk < st->chunks;
 }
 
-state_set *state_get(const bstate *st, int rank, int chunk)
-{
-	return (state_set *)(st->cell[(size_t)chunk * st->n + rank] & ~(uintptr_t)1);
-}
-
 state_set *state_need(const bstate *st, int chunk)
 {
 	switch (st->kind) {
@@ -729,11 +652,8 @@ static void shash_build(bstate *st, size_t want)
 	st->shash_live = true;
 }
 
-int state_stage_find(const bstate *st, int rank, int chunk)
+int state_stage_lookup(const bstate *st, uint32_t slot)
 {
-	uint32_t slot = (uint32_t)((size_t)chunk * st->n + rank);
-	if (!(st->cell[slot] & 1))
-		return -1;
 	if (!st->shash_live)   /* first second write this round; the hash is scratch */
 		shash_build((bstate *)st, (size_t)st->nstage);
 	for (uint32_t h = slot_hash(slot) & st->shmask;; h = (h + 1) & st->shmask) {
@@ -769,16 +689,6 @@ int state_stage(bstate *st, int rank, int chunk, state_set *val, int tag)
 	return st->nstage - 1;
 }
 
-state_set *state_staged(const bstate *st, int i)
-{
-	return st->stage[i].val;
-}
-
-int state_staged_tag(const bstate *st, int i)
-{
-	return st->stage[i].tag;
-}
-
 void state_restage(bstate *st, int i, state_set *val)
 {
 	state_set_release(st, st->stage[i].val);
@@ -795,20 +705,10 @@ void state_commit(bstate *st)
 	st->committed = true;
 }
 
-int state_nstaged(const bstate *st)
-{
-	return st->nstage;
-}
-
 void state_staged_slot(const bstate *st, int i, int *rank, int *chunk)
 {
 	*rank = (int)(st->stage[i].slot % (uint32_t)st->n);
 	*chunk = (int)(st->stage[i].slot / (uint32_t)st->n);
-}
-
-state_set *state_overwritten(const bstate *st, int i)
-{
-	return st->stage[i].old;
 }
 
 void state_stage_reset(bstate *st)
