@@ -31,8 +31,12 @@
 #include "state.h"
 #include "xalloc.h"
 
-/* The memo has up to 2^13 entries (320 KiB), fewer for small states. */
+/* The memo has up to 2^13 entries (320 KiB), fewer for small states.
+ * Unions probe it in trials of MEMO_TRIAL; after one with fewer than 1 in
+ * 64 hits the next MEMO_REST unions skip it. */
 #define MEMO_BITS 13
+#define MEMO_TRIAL 1024
+#define MEMO_REST (15 * MEMO_TRIAL)
 
 #define SLAB_BYTES (256u << 10)
 
@@ -415,12 +419,25 @@ state_set *state_set_union(bstate *st, const state_set *a, const state_set *b)
 		a = b;
 		b = t;
 	}
+	/* the memo pays where unions repeat; where a stretch of them (a ring's
+	 * partial sums) almost never does, rest it for a while */
+	if (st->memo_rest > 0) {
+		st->memo_rest--;
+		return set_op(st, a, b, OP_OR);
+	}
+	if (++st->memo_probes == MEMO_TRIAL) {
+		if (st->memo_hits < MEMO_TRIAL / 64)
+			st->memo_rest = MEMO_REST;
+		st->memo_probes = st->memo_hits = 0;
+	}
 	uint64_t h = ((uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)(uintptr_t)b * 0xc2b2ae3d27d4eb4fULL);
 	memo_ent *m = &st->memo[h >> (64 - st->memo_bits)];
 	/* a and b are live (the caller holds them); r's memory stays in a slab
 	 * even when freed, so reading its id is safe */
-	if (m->a == a && m->b == b && m->ida == a->id && m->idb == b->id && m->r->id == m->idr)
+	if (m->a == a && m->b == b && m->ida == a->id && m->idb == b->id && m->r->id == m->idr) {
+		st->memo_hits++;
 		return state_set_ref(m->r);
+	}
 	state_set *r = set_op(st, a, b, OP_OR);
 	*m = (memo_ent){ .a = a, .b = b, .r = r, .ida = a->id, .idb = b->id, .idr = r->id };
 	return r;

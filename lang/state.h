@@ -82,6 +82,7 @@ struct bstate {
 	 * here makes those cells share one set instead of allocating copies */
 	memo_ent *memo;           /* [1 << memo_bits] */
 	int memo_bits;
+	int memo_probes, memo_hits, memo_rest;   /* see MEMO_TRIAL */
 	uint32_t next_id;
 	/* write staging: the round's entries, and an open-addressing hash from
 	 * slot to entry that is only built when a round writes a slot twice */
