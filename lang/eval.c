@@ -1836,8 +1836,9 @@ static int xfer(ctx *c, inst *in, value *fr, ast *s)
 }
 
 /* Emit transfer statement s with its operands evaluated (local chunk
- * ch from rank a to rank b), after checking their ranges. */
-static int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
+ * ch from rank a to rank b), after checking their ranges.  Inlined into
+ * the fast path, which runs it once per transfer. */
+static inline __attribute__((always_inline)) int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
 {
 	if (ch < 0 || ch >= in->chunks) {
 		fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
