@@ -193,19 +193,28 @@ bool v_set_remove(vlist *s, value x)
  * 1 intersection, 2 difference). */
 static value merge(const vlist *a, const vlist *b, int mode)
 {
+	/* room for the largest result, so elements are stored without a
+	 * capacity check; sets of ranks and chunks (ints) compare inline */
 	value r = v_newlist(V_SET, mode == 0 ? a->n + b->n : a->n);
 	vlist *o = v_list(r);
-	int i = 0, j = 0;
+	int i = 0, j = 0, c;
 	while (i < a->n || j < b->n) {
-		int c = i >= a->n ? 1 : j >= b->n ? -1 : v_cmp(a->v[i], b->v[j]);
+		if (i >= a->n)
+			c = 1;
+		else if (j >= b->n)
+			c = -1;
+		else if (a->v[i].t == V_INT && b->v[j].t == V_INT)
+			c = (a->v[i].i > b->v[j].i) - (a->v[i].i < b->v[j].i);
+		else
+			c = v_cmp(a->v[i], b->v[j]);
 		if (c < 0) {
-			if (mode != 1) v_push(o, v_ref(a->v[i]));
+			if (mode != 1) o->v[o->n++] = v_ref(a->v[i]);
 			i++;
 		} else if (c > 0) {
-			if (mode == 0) v_push(o, v_ref(b->v[j]));
+			if (mode == 0) o->v[o->n++] = v_ref(b->v[j]);
 			j++;
 		} else {
-			if (mode != 2) v_push(o, v_ref(a->v[i]));
+			if (mode != 2) o->v[o->n++] = v_ref(a->v[i]);
 			i++;
 			j++;
 		}
