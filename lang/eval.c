@@ -311,8 +311,8 @@ static int cmp_values(const void *a, const void *b)
  * (ints and bools over literals, locals, n, x[i] chains and len()) are
  * compiled on first use into a flat postfix program that runs on a small
  * stack of unboxed ints, instead of a recursive walk with a call per node.
- * The fast path only reads (it never allocates, counts references or has
- * an effect), so when it gives up (a non-int, a missing element, an
+ * An expression's program only reads (it never allocates, counts
+ * references or has an effect), so when it gives up (a non-int, a missing element, an
  * overflow, a division by zero) the generic path can evaluate the same
  * expression again and report any error with its usual message.
  *
