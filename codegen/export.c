@@ -42,13 +42,14 @@ static void json_str(FILE *out, const char *str)
 #define put_lit(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
 
 /* "00" .. "99": put_int writes two digits per lookup instead of dividing
- * once per digit (ranks and chunks are mostly 2-4 digits at large n). */
+ * once per digit (ranks and chunks are mostly 2-4 digits at large n); it
+ * is inlined, three times per transfer. */
 static const char digit_pairs[] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
-static char *put_int(char *p, int32_t v)
+static inline __attribute__((always_inline)) char *put_int(char *p, int32_t v)
 {
 	uint32_t u = (uint32_t)v;
 	if (u < 10) {   /* most ranks and chunks of small schedules */

@@ -63,7 +63,8 @@ struct ast {
 	int kindof;        /* A_ALGO: the collective (ir_kind) */
 	int fast;          /* ast_fast: set by resolve.c on expressions that
 			      eval.c's fast path can compute (see there) */
-	struct fast_code *code;   /* eval.c: such an expression compiled, on first use */
+	struct fast_code *code;   /* eval.c: such an expression, or a block
+				     (A_BLOCK), compiled on first use */
 };
 
 /* The static type of an expression the evaluator's fast path computes

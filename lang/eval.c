@@ -1,7 +1,10 @@
 /*
- * eval.c - the tree-walking evaluator: algorithm + n -> schedule IR.
+ * eval.c - the evaluator: algorithm + n -> schedule IR.
  *
  * Pipeline position: resolved AST -> (this file) -> ir_sched -> verify.
+ * A tree walker, except that blocks and int / bool expressions are
+ * compiled on first use into flat programs (see "the fast path") that
+ * fall back on the walker for everything they do not cover.
  * Variables live in per-call frames indexed by the slots resolve.c
  * assigned.  Transfers are appended to the IR as they execute; the
  * symbolic buffer state (state.c) is brought up to date lazily, only when
@@ -113,6 +116,11 @@ static inline bool step(ctx *c, ast *at)
 
 static value ev(ctx *c, inst *in, value *fr, ast *e);
 static int ex(ctx *c, inst *in, value *fr, ast *s);
+static int stmt(ctx *c, inst *in, value *fr, ast *s);
+static int cond(ctx *c, inst *in, value *fr, ast *e, const char *what);
+static int range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_t *hi);
+static int for_coll(ctx *c, inst *in, value *fr, ast *s, value *out);
+static int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b);
 static int block(ctx *c, inst *in, value *fr, ast *b);
 static void run_inst(ctx *c, inst *in);
 
@@ -303,58 +311,125 @@ static int cmp_values(const void *a, const void *b)
  * (ints and bools over literals, locals, n, x[i] chains and len()) are
  * compiled on first use into a flat postfix program that runs on a small
  * stack of unboxed ints, instead of a recursive walk with a call per node.
- * The fast path only reads (it never allocates, counts references or has
- * an effect), so when it gives up (a non-int, a missing element, an
+ * An expression's program only reads (it never allocates, counts
+ * references or has an effect), so when it gives up (a non-int, a missing element, an
  * overflow, a division by zero) the generic path can evaluate the same
- * expression again and report any error with its usual message. */
+ * expression again and report any error with its usual message.
+ *
+ * Blocks are compiled the same way, into one program per block with the
+ * expressions of its statements inline, so that a loop body runs in one
+ * dispatch loop instead of a call per statement and expression.  The
+ * common statements (let, assignment, transfer, push, if, while, for,
+ * break, continue) become program code; every other statement (round,
+ * return, calls, ...) is an S_EXEC op that runs it on the tree walker.
+ * A compiled statement computes all its operands before it has any
+ * effect, so when an operand gives up, the statement (or the if / while
+ * condition, or the for range) runs on the generic path instead, from
+ * the start: errors and their messages are the tree walker's.  Steps are
+ * counted where the tree walker counts them, so the step limit trips at
+ * the same statement. */
 
-/* A binary operator comes in four opcodes by where its right operand is:
- * popped from the stack, or (saving an instruction for the most common
- * shapes, x + 1, r % n, p < m) the constant k, local `arg` or n. */
+/* A binary operator comes in seven opcodes by where its operands are.
+ * The right one is popped from the stack, or (saving an instruction for
+ * the most common shapes, x + 1, r % n, p < m) the constant k, local `arg`
+ * or n; with the left one on the stack or, the _L? forms, in local `arg`
+ * (the right one's local is then k): p < m is one instruction. */
 #define F_BINOPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
-#define F_BINOP_ENUM(name) F_##name, F_##name##_K, F_##name##_L, F_##name##_N,
-enum {
-	F_K,        /* push k */
-	F_N,        /* push the instance's n */
-	F_LOCAL,    /* push local `arg`, which must hold an int */
-	F_PLACE,    /* push the address of local `arg` */
-	F_INDEX,    /* pop an int i and a place: push the place's element i */
-	F_GET,      /* pop a place holding an int: push the int */
-	F_LEN,      /* pop a place: push its length */
-	F_NEG, F_NOT,
-	F_AND,      /* top false: jump by arg, keeping it; else pop it */
-	F_OR,       /* top true: jump by arg, keeping it; else pop it */
-	F_END,
-	F_BINOPS(F_BINOP_ENUM)
-};
-/* operand modes, in the order F_BINOP_ENUM lists them */
-enum { F_MODE_STACK, F_MODE_K, F_MODE_L, F_MODE_N };
+#define F_BINOP_OPS(X, name) X(F_##name) X(F_##name##_K) X(F_##name##_L) X(F_##name##_N) \
+	X(F_##name##_LK) X(F_##name##_LL) X(F_##name##_LN)
 
-typedef struct { int32_t op, arg; int64_t k; } fast_op;
+/* Every opcode, in order, as X(name) (the enum and fast_run's table of
+ * labels are made from this one list).
+ *
+ * Statements (S_*, block programs only): s is the statement, jump targets
+ * are indexes into the program.  The code of a statement's operands is
+ * followed by the op that consumes them, S_SETL .. S_RINIT, which counts
+ * the statement's step (after anything that can make it give up, before
+ * any effect); when an operand gives up, the consumer's statement,
+ * condition or range runs on the generic path instead. */
+#define F_OPS(X) \
+	X(F_K)        /* push k */ \
+	X(F_N)        /* push the instance's n */ \
+	X(F_LOCAL)    /* push local `arg`, which must hold an int */ \
+	X(F_PLACE)    /* push the address of local `arg` */ \
+	X(F_INDEX)    /* pop an int i and a place: push the place's element i */ \
+	X(F_INDEX_K)  /* the top place's element k */ \
+	X(F_INDEX_L)  /* the top place's element (local arg, an int) */ \
+	X(F_GET)      /* pop a place holding an int: push the int */ \
+	X(F_LEN)      /* pop a place: push its length */ \
+	X(F_NEG) X(F_NOT) \
+	X(F_AND)      /* top false: jump by arg, keeping it; else pop it */ \
+	X(F_OR)       /* top true: jump by arg, keeping it; else pop it */ \
+	X(F_GIVEUP)   /* give up: an operand the fast path cannot compute */ \
+	X(F_END)      /* an expression's value is the top; a block's end */ \
+	X(S_SETL)     /* pop an int into local arg (k: as a bool) */ \
+	X(S_UPDL)     /* local arg op= popped int, op k */ \
+	X(S_UPDP)     /* pop an int y and a place: the place op= y, op k */ \
+	X(S_COPYL)    /* pop a place: local arg = (a reference to) its value */ \
+	X(S_COPYP)    /* pop a place and a place under it: the lower one = the upper's value */ \
+	X(S_PUSH)     /* pop an int (k: as a bool) and a place holding a list: append */ \
+	X(S_PUSHV)    /* pop a place and a place holding a list: append the first's value */ \
+	X(S_XFER)     /* pop destination, source and chunk: emit s's transfers */ \
+	X(S_JZ)       /* pop the condition of if / while s (k: an if, count its step): false goes on at arg */ \
+	X(S_RINIT)    /* pop hi and lo of for loop s over a range into loop k */ \
+	X(S_EXEC)     /* count a step and run s generically; break jumps to arg, continue to k (-1: return the flow) */ \
+	X(S_STEP)     /* count a step on s (a statement, a while loop's body) */ \
+	X(S_JMP)      /* go on at arg */ \
+	X(S_RNEXT)    /* loop k past hi: go on at arg; else local s->slot = the next int, count a step on the body */ \
+	X(S_COLL)     /* for loop s over a collection: evaluate it (generically) into loop k */ \
+	X(S_CNEXT)    /* loop k at the end: go on at arg; else local s->slot = the next element, count a step on the body */ \
+	X(S_CEND)     /* loop k is over: drop its collection */ \
+	F_BINOP_OPS(X, ADD) F_BINOP_OPS(X, SUB) F_BINOP_OPS(X, MUL) F_BINOP_OPS(X, DIV) \
+	F_BINOP_OPS(X, MOD) F_BINOP_OPS(X, EQ) F_BINOP_OPS(X, NE) F_BINOP_OPS(X, LT) \
+	F_BINOP_OPS(X, LE) F_BINOP_OPS(X, GT) F_BINOP_OPS(X, GE)
+#define F_ENUM(name) name,
+enum { F_OPS(F_ENUM) };
+#undef F_ENUM
+/* operand modes, in the order F_BINOP_OPS lists them */
+enum { F_MODE_STACK, F_MODE_K, F_MODE_L, F_MODE_N, F_MODE_LK, F_MODE_LL, F_MODE_LN };
+
+typedef struct { int32_t op, arg; int64_t k; ast *s; } fast_op;
 
 /* Deeper programs are not compiled; they stay on the generic path. */
 #define FAST_STACK 32
+/* Loops nested deeper in one block program run on the tree walker (their
+ * bodies get programs of their own). */
+#define FAST_LOOPS 8
 
 struct fast_code {
 	bool ok;        /* false: too deep to compile, use the generic path */
+	int nloops;     /* loop states the program needs */
 	fast_op op[];
 };
 
 typedef struct {
 	fast_op *v;
 	int n, cap, depth, max;
+	int loops, maxloops;  /* compiled loops around the statement being compiled */
+	int brk;              /* breaks of the innermost compiled loop to patch: a
+			         chain through their arg fields, -1 ends it */
+	int cont;             /* where its continue goes; -1: no compiled loop */
 } fast_buf;
 
-static void f_emit(fast_buf *b, int op, int32_t arg, int64_t k, int push)
+static int f_emit(fast_buf *b, int op, int32_t arg, int64_t k, int push)
 {
 	if (b->n == b->cap) {
 		b->cap = b->cap ? 2 * b->cap : 16;
 		b->v = xrealloc(b->v, (size_t)b->cap * sizeof *b->v);
 	}
-	b->v[b->n++] = (fast_op){ op, arg, k };
+	b->v[b->n] = (fast_op){ op, arg, k, NULL };
 	b->depth += push;
 	if (b->depth > b->max)
 		b->max = b->depth;
+	return b->n++;
+}
+
+/* A statement op: like f_emit, with the statement it stands for. */
+static int f_stmt_op(fast_buf *b, int op, ast *s, int32_t arg, int64_t k, int push)
+{
+	int at = f_emit(b, op, arg, k, push);
+	b->v[at].s = s;
+	return at;
 }
 
 static void f_value(fast_buf *b, const ast *e);
@@ -367,8 +442,14 @@ static void f_place(fast_buf *b, const ast *e)
 		return;
 	}
 	f_place(b, e->a);
-	f_value(b, e->b);
-	f_emit(b, F_INDEX, 0, 0, -1);
+	if (e->b->kind == A_INT) {
+		f_emit(b, F_INDEX_K, 0, e->b->ival, 0);
+	} else if (e->b->kind == A_NAME && e->b->bind == B_LOCAL) {
+		f_emit(b, F_INDEX_L, e->b->slot, 0, 0);
+	} else {
+		f_value(b, e->b);
+		f_emit(b, F_INDEX, 0, 0, -1);
+	}
 }
 
 /* Code that pushes the int or bool value of fast expression e. */
@@ -402,8 +483,17 @@ static void f_value(fast_buf *b, const ast *e)
 		f_emit(b, e->op == OP_NEG ? F_NEG : F_NOT, 0, 0, 0);
 		break;
 	case A_BINOP:
-		f_value(b, e->a);
 		r = e->b;
+		if (e->a->kind == A_NAME && e->a->bind == B_LOCAL && (r->kind == A_INT || r->kind == A_NAME)) {
+			if (r->kind == A_INT)
+				f_emit(b, binops[e->op] + F_MODE_LK, e->a->slot, r->ival, 1);
+			else if (r->bind == B_LOCAL)
+				f_emit(b, binops[e->op] + F_MODE_LL, e->a->slot, r->slot, 1);
+			else   /* B_N */
+				f_emit(b, binops[e->op] + F_MODE_LN, e->a->slot, 0, 1);
+			break;
+		}
+		f_value(b, e->a);
 		if (r->kind == A_INT)
 			f_emit(b, binops[e->op] + F_MODE_K, 0, r->ival, 0);
 		else if (r->kind == A_NAME && r->bind == B_LOCAL)
@@ -426,15 +516,208 @@ static void f_value(fast_buf *b, const ast *e)
 	}
 }
 
-/* e's program, compiled on first use into the program's arena. */
+/* Is e a place the fast path can address: a local or x[i][j] over one? */
+static bool f_is_place(const ast *e)
+{
+	return (e->kind == A_NAME && e->bind == B_LOCAL) || (e->kind == A_INDEX && e->fast);
+}
+
+static void f_block(fast_buf *b, const ast *blk);
+
+/* A loop: `head` (already emitted) starts each iteration and counts a
+ * step on the body, which follows, then a jump back.  Breaks go to the
+ * exit, which is `exit_op` (emitted here unless F_END: S_CEND drops the
+ * loop's collection), continues to head.  Returns the exit, for the
+ * caller to point head's way out at. */
+static int f_loop(fast_buf *b, int head, const ast *body, int exit_op)
+{
+	int brk = b->brk, cont = b->cont;
+	b->brk = -1;
+	b->cont = head;
+	b->loops++;
+	f_block(b, body);
+	f_emit(b, S_JMP, head, 0, 0);
+	b->loops--;
+	int exit = b->n;
+	if (exit_op != F_END)
+		f_emit(b, exit_op, 0, b->loops, 0);
+	for (int i = b->brk, next; i >= 0; i = next) {
+		next = b->v[i].arg;
+		b->v[i].arg = exit;
+	}
+	b->brk = brk;
+	b->cont = cont;
+	return exit;
+}
+
+/* A condition of if / while s: its code, then S_JZ (returned, to patch),
+ * which counts a step on s first if `step` (an if). */
+static int f_cond(fast_buf *b, ast *s, bool step)
+{
+	if (s->a->fast == FAST_BOOL)
+		f_value(b, s->a);
+	else
+		f_emit(b, F_GIVEUP, 0, 0, 1);
+	return f_stmt_op(b, S_JZ, s, 0, step, -1);
+}
+
+/* Compile statement s; false: it is not one the program does itself. */
+static bool f_stmt_inline(fast_buf *b, ast *s)
+{
+	int at, jz, exit;   /* program indexes (b->v moves as it grows) */
+	ast *t, *e;
+	switch (s->kind) {
+	case A_LET:
+		if (f_is_place(s->a)) {
+			f_place(b, s->a);
+			f_stmt_op(b, S_COPYL, s, s->slot, 0, -1);
+		} else if (s->a->fast) {
+			f_value(b, s->a);
+			f_stmt_op(b, S_SETL, s, s->slot, s->a->fast == FAST_BOOL, -1);
+		} else {
+			return false;
+		}
+		return true;
+	case A_ASSIGN:
+		t = s->a;
+		e = s->b;
+		if (!f_is_place(t))
+			return false;
+		if (s->op == OP_SET && f_is_place(e)) {
+			if (t->kind == A_NAME) {
+				f_place(b, e);
+				f_stmt_op(b, S_COPYL, s, t->slot, 0, -1);
+			} else {
+				f_place(b, t);
+				f_place(b, e);
+				f_stmt_op(b, S_COPYP, s, 0, 0, -2);
+			}
+		} else if (t->kind == A_NAME && s->op == OP_SET && e->fast) {
+			f_value(b, e);
+			f_stmt_op(b, S_SETL, s, t->slot, e->fast == FAST_BOOL, -1);
+		} else if (t->kind == A_NAME && e->fast == FAST_INT) {
+			f_value(b, e);
+			f_stmt_op(b, S_UPDL, s, t->slot, s->op, -1);
+		} else if (e->fast == FAST_INT) {
+			f_place(b, t);
+			f_value(b, e);
+			f_stmt_op(b, S_UPDP, s, 0, s->op, -2);
+		} else {
+			return false;
+		}
+		return true;
+	case A_XFER:
+		if (s->a->fast != FAST_INT || s->b->fast != FAST_INT || s->c->fast != FAST_INT)
+			return false;
+		f_value(b, s->a);
+		f_value(b, s->b);
+		f_value(b, s->c);
+		f_stmt_op(b, S_XFER, s, 0, 0, -3);
+		return true;
+	case A_EXPR:   /* push(list, x) */
+		e = s->a;
+		if (e->kind != A_CALL || e->bind != B_BUILTIN || e->slot != BI_PUSH || e->list.n != 2 ||
+		    !f_is_place(e->list.v[0]) || (!f_is_place(e->list.v[1]) && !e->list.v[1]->fast))
+			return false;
+		f_place(b, e->list.v[0]);
+		if (f_is_place(e->list.v[1])) {
+			f_place(b, e->list.v[1]);
+			f_stmt_op(b, S_PUSHV, s, 0, 0, -2);
+		} else {
+			f_value(b, e->list.v[1]);
+			f_stmt_op(b, S_PUSH, s, 0, e->list.v[1]->fast == FAST_BOOL, -2);
+		}
+		return true;
+	case A_IF:
+		jz = f_cond(b, s, true);
+		f_block(b, s->b);
+		if (s->c) {
+			at = f_emit(b, S_JMP, 0, 0, 0);
+			b->v[jz].arg = b->n;
+			f_block(b, s->c);
+			b->v[at].arg = b->n;
+		} else {
+			b->v[jz].arg = b->n;
+		}
+		return true;
+	case A_WHILE:
+		if (b->loops == FAST_LOOPS)
+			return false;
+		f_stmt_op(b, S_STEP, s, 0, 0, 0);
+		at = b->n;
+		jz = f_cond(b, s, false);
+		f_stmt_op(b, S_STEP, s->b, 0, 0, 0);
+		exit = f_loop(b, at, s->b, F_END);
+		b->v[jz].arg = exit;
+		return true;
+	case A_FOR:
+		if (b->loops == FAST_LOOPS)
+			return false;
+		if (b->loops + 1 > b->maxloops)
+			b->maxloops = b->loops + 1;
+		f_stmt_op(b, S_STEP, s, 0, 0, 0);
+		if (s->a->kind == A_RANGE) {
+			if (s->a->a->fast == FAST_INT && s->a->b->fast == FAST_INT) {
+				f_value(b, s->a->a);
+				f_value(b, s->a->b);
+			} else {
+				f_emit(b, F_GIVEUP, 0, 0, 2);
+			}
+			f_stmt_op(b, S_RINIT, s, 0, b->loops, -2);
+			at = f_stmt_op(b, S_RNEXT, s, 0, b->loops, 0);
+			exit = f_loop(b, at, s->b, F_END);
+		} else {
+			f_stmt_op(b, S_COLL, s, 0, b->loops, 0);
+			at = f_stmt_op(b, S_CNEXT, s, 0, b->loops, 0);
+			exit = f_loop(b, at, s->b, S_CEND);
+		}
+		b->v[at].arg = exit;
+		return true;
+	case A_BREAK: case A_CONTINUE:
+		if (b->cont < 0)
+			return false;   /* the loop is outside this block: return the flow */
+		f_stmt_op(b, S_STEP, s, 0, 0, 0);
+		if (s->kind == A_CONTINUE) {
+			f_emit(b, S_JMP, b->cont, 0, 0);
+		} else {
+			b->brk = f_emit(b, S_JMP, b->brk, 0, 0);
+		}
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void f_stmt(fast_buf *b, ast *s)
+{
+	if (f_stmt_inline(b, s))
+		return;
+	if (b->cont < 0)
+		f_stmt_op(b, S_EXEC, s, -1, -1, 0);
+	else   /* its break joins the chain of the loop's breaks */
+		b->brk = f_stmt_op(b, S_EXEC, s, b->brk, b->cont, 0);
+}
+
+static void f_block(fast_buf *b, const ast *blk)
+{
+	for (int i = 0; i < blk->list.n; i++)
+		f_stmt(b, blk->list.v[i]);
+}
+
+/* Program of expression e, or of block e (A_BLOCK), compiled on first use
+ * into the program's arena. */
 static const struct fast_code *fast_code(ctx *c, ast *e)
 {
 	if (!e->code) {
-		fast_buf b = { 0 };
-		f_value(&b, e);
+		fast_buf b = { .brk = -1, .cont = -1 };
+		if (e->kind == A_BLOCK)
+			f_block(&b, e);
+		else
+			f_value(&b, e);
 		f_emit(&b, F_END, 0, 0, 0);
 		struct fast_code *fc = arena_alloc(c->prog->arena, sizeof *fc + (size_t)b.n * sizeof *b.v);
 		fc->ok = b.max <= FAST_STACK;
+		fc->nloops = b.maxloops;
 		memcpy(fc->op, b.v, (size_t)b.n * sizeof *b.v);
 		free(b.v);
 		e->code = fc;
@@ -442,114 +725,361 @@ static const struct fast_code *fast_code(ctx *c, ast *e)
 	return e->code;
 }
 
+enum { FLOW_GIVEUP = -1 };   /* fast_run: an expression program gave up */
+
+/* The state of one compiled for loop. */
+typedef struct {
+	int64_t next, hi;     /* over a range */
+	value coll;           /* over a collection: a list (sets and maps are
+				 iterated over a snapshot, as the tree walker does) */
+	int i;
+} fast_loop;
+
+/* Run program fc: an expression's (its value into *out) or a block's.
+ * Returns the flow of the block, FLOW_NEXT after an expression, or
+ * FLOW_GIVEUP when an expression gave up. */
+static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int64_t *out)
+{
+	union { int64_t i; value *p; } st[FAST_STACK], *sp = st;
+	fast_loop loop[FAST_LOOPS];
+	const fast_op *ops = fc->op, *o = ops;
+	value *p, v;
+	vlist *l;
+	int64_t x, y;
+	int f = FLOW_NEXT, t;
+	for (int i = 0; i < fc->nloops; i++)
+		loop[i].coll = V_NILV;
+
+	/* Dispatch: with GCC and Clang every op ends in an indirect jump of
+	 * its own through a table of label addresses (cheaper than a switch,
+	 * and the branch predictor learns what follows each kind of op);
+	 * elsewhere, a switch. */
+#ifdef __GNUC__
+#define F_LABEL(name) &&L_##name,
+	static const void *const labels[] = { F_OPS(F_LABEL) };
+#undef F_LABEL
+#define CASE(name) L_##name
+#define DISPATCH() goto *labels[o->op]
+#else
+#define CASE(name) case name
+#define DISPATCH() goto dispatch
+#endif
+#define NEXT() do { o++; DISPATCH(); } while (0)
+#define JUMP(to) do { o = ops + (to); DISPATCH(); } while (0)
+	/* a consumer counts its statement's step once nothing can make it
+	 * give up any more */
+#define COUNT(at) do { if (c->failed || !step(c, (at))) { f = FLOW_ERROR; goto done; } } while (0)
+
+#ifdef __GNUC__
+	DISPATCH();
+	{
+#else
+dispatch:
+	switch (o->op) {
+#endif
+	CASE(F_K): (sp++)->i = o->k; NEXT();
+	CASE(F_N): (sp++)->i = in->n; NEXT();
+	CASE(F_LOCAL):
+		if (fr[o->arg].t != V_INT)
+			goto giveup;
+		(sp++)->i = fr[o->arg].i;
+		NEXT();
+	CASE(F_PLACE): (sp++)->p = &fr[o->arg]; NEXT();
+	CASE(F_INDEX_K):
+		x = o->k;
+		goto index;
+	CASE(F_INDEX_L):
+		if (fr[o->arg].t != V_INT)
+			goto giveup;
+		x = fr[o->arg].i;
+		goto index;
+	CASE(F_INDEX):
+		x = (--sp)->i;
+	index:
+		p = sp[-1].p;
+		if (p->t == V_LIST)
+			p = x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
+		else if (p->t == V_MAP)
+			p = v_map_get(v_map(*p), v_int(x));
+		else
+			p = NULL;
+		if (!p)
+			goto giveup;
+		sp[-1].p = p;
+		NEXT();
+	CASE(F_GET):
+		p = sp[-1].p;
+		if (p->t != V_INT)
+			goto giveup;
+		sp[-1].i = p->i;
+		NEXT();
+	CASE(F_LEN):
+		p = sp[-1].p;
+		if (p->t == V_LIST || p->t == V_SET)
+			sp[-1].i = v_list(*p)->n;
+		else if (p->t == V_MAP)
+			sp[-1].i = v_map(*p)->n;
+		else if (p->t == V_STR)
+			sp[-1].i = v_strobj(*p)->len;
+		else
+			goto giveup;
+		NEXT();
+	CASE(F_NEG):
+		if (sp[-1].i == INT64_MIN)
+			goto giveup;
+		sp[-1].i = -sp[-1].i;
+		NEXT();
+	CASE(F_NOT): sp[-1].i = !sp[-1].i; NEXT();
+	CASE(F_AND):
+		if (!sp[-1].i)
+			o += o->arg;
+		else
+			sp--;
+		NEXT();
+	CASE(F_OR):
+		if (sp[-1].i)
+			o += o->arg;
+		else
+			sp--;
+		NEXT();
+	CASE(F_GIVEUP):
+		goto giveup;
+	CASE(F_END):
+		if (out)
+			*out = sp[-1].i;
+		goto done;
+
+	CASE(S_SETL):
+		COUNT(o->s);
+		v_unref(fr[o->arg]);
+		fr[o->arg] = o->k ? v_bool(sp[-1].i != 0) : v_int(sp[-1].i);
+		sp--;
+		NEXT();
+	CASE(S_UPDL):
+		p = &fr[o->arg];
+		y = (--sp)->i;
+		goto update;
+	CASE(S_UPDP):
+		y = (--sp)->i;
+		p = (--sp)->p;
+	update:
+		if (p->t != V_INT)
+			goto giveup;
+		x = p->i;
+		switch (o->k) {
+		case OP_ADD: if (__builtin_add_overflow(x, y, &x)) goto giveup; break;
+		case OP_SUB: if (__builtin_sub_overflow(x, y, &x)) goto giveup; break;
+		case OP_MUL: if (__builtin_mul_overflow(x, y, &x)) goto giveup; break;
+		case OP_DIV: case OP_MOD:
+			if (y == 0 || (x == INT64_MIN && y == -1))
+				goto giveup;
+			x = o->k == OP_DIV ? floordiv(x, y) : floormod(x, y);
+			break;
+		default:   /* OP_SET (an element) */
+			x = y;
+			break;
+		}
+		COUNT(o->s);
+		p->i = x;
+		NEXT();
+	CASE(S_COPYL):
+		COUNT(o->s);
+		v = v_ref(*(--sp)->p);
+		v_unref(fr[o->arg]);
+		fr[o->arg] = v;
+		NEXT();
+	CASE(S_COPYP):
+		COUNT(o->s);
+		v = v_ref(*(--sp)->p);
+		p = (--sp)->p;
+		v_unref(*p);
+		*p = v;
+		NEXT();
+	CASE(S_PUSH):
+		x = (--sp)->i;
+		p = (--sp)->p;
+		if (p->t != V_LIST)
+			goto giveup;
+		COUNT(o->s);
+		v_push(v_list(*p), o->k ? v_bool(x != 0) : v_int(x));
+		NEXT();
+	CASE(S_PUSHV):
+		v = *sp[-1].p;
+		p = sp[-2].p;
+		if (p->t != V_LIST)
+			goto giveup;
+		COUNT(o->s);
+		sp -= 2;
+		v_push(v_list(*p), v_ref(v));
+		NEXT();
+	CASE(S_XFER):
+		COUNT(o->s);
+		sp -= 3;
+		if (xfer_emit(c, in, o->s, sp[0].i, sp[1].i, sp[2].i) != FLOW_NEXT) {
+			f = FLOW_ERROR;
+			goto done;
+		}
+		NEXT();
+	CASE(S_JZ):
+		if (o->k)
+			COUNT(o->s);
+		if (!(--sp)->i)
+			JUMP(o->arg);
+		NEXT();
+	CASE(S_RINIT):
+		sp -= 2;
+		loop[o->k].next = sp[0].i;
+		loop[o->k].hi = sp[1].i;
+		NEXT();
+	CASE(S_EXEC):
+		f = ex(c, in, fr, o->s);
+		if (f == FLOW_NEXT)
+			NEXT();
+		if (f == FLOW_BREAK && o->arg >= 0) {
+			f = FLOW_NEXT;
+			JUMP(o->arg);
+		}
+		if (f == FLOW_CONTINUE && o->k >= 0) {
+			f = FLOW_NEXT;
+			JUMP(o->k);
+		}
+		goto done;
+	CASE(S_STEP):
+		COUNT(o->s);
+		NEXT();
+	CASE(S_JMP):
+		JUMP(o->arg);
+	CASE(S_RNEXT):
+		if (loop[o->k].next > loop[o->k].hi)
+			JUMP(o->arg);
+		v_unref(fr[o->s->slot]);
+		fr[o->s->slot] = v_int(loop[o->k].next++);
+		if (!step(c, o->s->b)) {
+			f = FLOW_ERROR;
+			goto done;
+		}
+		NEXT();
+	CASE(S_COLL):
+		if ((f = for_coll(c, in, fr, o->s, &loop[o->k].coll)) != FLOW_NEXT)
+			goto done;
+		loop[o->k].i = 0;
+		NEXT();
+	CASE(S_CNEXT):
+		l = v_list(loop[o->k].coll);
+		if (loop[o->k].i >= l->n)
+			JUMP(o->arg);
+		v_unref(fr[o->s->slot]);
+		fr[o->s->slot] = v_ref(l->v[loop[o->k].i++]);
+		if (!step(c, o->s->b)) {
+			f = FLOW_ERROR;
+			goto done;
+		}
+		NEXT();
+	CASE(S_CEND):
+		v_unref(loop[o->k].coll);
+		loop[o->k].coll = V_NILV;
+		NEXT();
+
+	/* binary operators: fetch the operands by mode (the left one onto the
+	 * stack, the right one into y), then apply */
+#define F_BINOP_CASES(name) \
+	CASE(F_##name): y = (--sp)->i; goto do_##name; \
+	CASE(F_##name##_K): y = o->k; goto do_##name; \
+	CASE(F_##name##_L): \
+		if (fr[o->arg].t != V_INT) \
+			goto giveup; \
+		y = fr[o->arg].i; \
+		goto do_##name; \
+	CASE(F_##name##_N): y = in->n; goto do_##name; \
+	CASE(F_##name##_LK): y = o->k; goto left_##name; \
+	CASE(F_##name##_LL): \
+		if (fr[o->k].t != V_INT) \
+			goto giveup; \
+		y = fr[o->k].i; \
+		goto left_##name; \
+	CASE(F_##name##_LN): \
+		y = in->n; \
+	left_##name: \
+		if (fr[o->arg].t != V_INT) \
+			goto giveup; \
+		(sp++)->i = fr[o->arg].i; \
+		goto do_##name;
+	F_BINOPS(F_BINOP_CASES)
+#undef F_BINOP_CASES
+#ifndef __GNUC__
+	default:   /* the compiler emits no other opcode */
+		goto giveup;
+#endif
+	}
+	/* left operand (the top of the stack) op y */
+do_ADD: if (__builtin_add_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
+do_SUB: if (__builtin_sub_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
+do_MUL: if (__builtin_mul_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
+do_DIV:
+	x = sp[-1].i;
+	if (y == 0 || (x == INT64_MIN && y == -1))
+		goto giveup;
+	sp[-1].i = floordiv(x, y);
+	NEXT();
+do_MOD:
+	x = sp[-1].i;
+	if (y == 0 || (x == INT64_MIN && y == -1))
+		goto giveup;
+	sp[-1].i = floormod(x, y);
+	NEXT();
+do_EQ: sp[-1].i = sp[-1].i == y; NEXT();
+do_NE: sp[-1].i = sp[-1].i != y; NEXT();
+do_LT: sp[-1].i = sp[-1].i < y; NEXT();
+do_LE: sp[-1].i = sp[-1].i <= y; NEXT();
+do_GT: sp[-1].i = sp[-1].i > y; NEXT();
+do_GE: sp[-1].i = sp[-1].i >= y; NEXT();
+
+	/* an operand gave up: nothing has happened yet, so find the op that
+	 * consumes it and run what that stands for on the generic path, then
+	 * go on after it */
+giveup:
+	while (o->op < S_SETL || o->op > S_RINIT) {
+		if (o->op == F_END) {
+			f = FLOW_GIVEUP;   /* an expression program */
+			goto done;
+		}
+		o++;
+	}
+	sp = st;
+	if (o->op == S_JZ) {
+		if (o->k)
+			COUNT(o->s);
+		t = cond(c, in, fr, o->s->a, o->s->kind == A_IF ? "'if' condition" : "'while' condition");
+		if (t < 0) {
+			f = FLOW_ERROR;
+			goto done;
+		}
+		if (!t)
+			JUMP(o->arg);
+	} else if (o->op == S_RINIT) {
+		f = range_bounds(c, in, fr, o->s->a, &loop[o->k].next, &loop[o->k].hi);
+		if (f != FLOW_NEXT)
+			goto done;
+	} else if ((f = ex(c, in, fr, o->s)) != FLOW_NEXT) {
+		goto done;
+	}
+	NEXT();
+#undef CASE
+#undef DISPATCH
+#undef NEXT
+#undef JUMP
+#undef COUNT
+done:
+	for (int i = 0; i < fc->nloops; i++)
+		v_unref(loop[i].coll);
+	return f;
+}
 /* Run fast expression e (e->fast set) into *out (a bool as 0 / 1); false
  * when the fast path gives up. */
 static bool fast_eval(ctx *c, inst *in, value *fr, ast *e, int64_t *out)
 {
 	const struct fast_code *fc = fast_code(c, e);
-	if (!fc->ok)
-		return false;
-	union { int64_t i; value *p; } st[FAST_STACK], *sp = st;
-	value *p;
-	int64_t x, y;
-	for (const fast_op *o = fc->op;; o++) {
-		switch (o->op) {
-		case F_K: (sp++)->i = o->k; break;
-		case F_N: (sp++)->i = in->n; break;
-		case F_LOCAL:
-			if (fr[o->arg].t != V_INT)
-				return false;
-			(sp++)->i = fr[o->arg].i;
-			break;
-		case F_PLACE: (sp++)->p = &fr[o->arg]; break;
-		case F_INDEX:
-			x = (--sp)->i;
-			p = sp[-1].p;
-			if (p->t == V_LIST)
-				p = x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
-			else if (p->t == V_MAP)
-				p = v_map_get(v_map(*p), v_int(x));
-			else
-				p = NULL;
-			if (!p)
-				return false;
-			sp[-1].p = p;
-			break;
-		case F_GET:
-			p = sp[-1].p;
-			if (p->t != V_INT)
-				return false;
-			sp[-1].i = p->i;
-			break;
-		case F_LEN:
-			p = sp[-1].p;
-			switch (p->t) {
-			case V_STR: sp[-1].i = v_strobj(*p)->len; break;
-			case V_LIST: case V_SET: sp[-1].i = v_list(*p)->n; break;
-			case V_MAP: sp[-1].i = v_map(*p)->n; break;
-			default: return false;
-			}
-			break;
-		case F_NEG:
-			if (sp[-1].i == INT64_MIN)
-				return false;
-			sp[-1].i = -sp[-1].i;
-			break;
-		case F_NOT: sp[-1].i = !sp[-1].i; break;
-		case F_AND:
-			if (!sp[-1].i)
-				o += o->arg;
-			else
-				sp--;
-			break;
-		case F_OR:
-			if (sp[-1].i)
-				o += o->arg;
-			else
-				sp--;
-			break;
-		case F_END:
-			*out = sp[-1].i;
-			return true;
-		/* binary operators: fetch the right operand by mode, then apply */
-#define F_BINOP_CASES(name) \
-		case F_##name: y = (--sp)->i; goto do_##name; \
-		case F_##name##_K: y = o->k; goto do_##name; \
-		case F_##name##_L: \
-			if (fr[o->arg].t != V_INT) \
-				return false; \
-			y = fr[o->arg].i; \
-			goto do_##name; \
-		case F_##name##_N: y = in->n; goto do_##name;
-		F_BINOPS(F_BINOP_CASES)
-#undef F_BINOP_CASES
-		default:
-			return false;
-		}
-		continue;
-		/* x = left operand (the top of the stack) op y */
-	do_ADD: if (__builtin_add_overflow(sp[-1].i, y, &sp[-1].i)) return false; continue;
-	do_SUB: if (__builtin_sub_overflow(sp[-1].i, y, &sp[-1].i)) return false; continue;
-	do_MUL: if (__builtin_mul_overflow(sp[-1].i, y, &sp[-1].i)) return false; continue;
-	do_DIV:
-		x = sp[-1].i;
-		if (y == 0 || (x == INT64_MIN && y == -1))
-			return false;
-		sp[-1].i = floordiv(x, y);
-		continue;
-	do_MOD:
-		x = sp[-1].i;
-		if (y == 0 || (x == INT64_MIN && y == -1))
-			return false;
-		sp[-1].i = floormod(x, y);
-		continue;
-	do_EQ: sp[-1].i = sp[-1].i == y; continue;
-	do_NE: sp[-1].i = sp[-1].i != y; continue;
-	do_LT: sp[-1].i = sp[-1].i < y; continue;
-	do_LE: sp[-1].i = sp[-1].i <= y; continue;
-	do_GT: sp[-1].i = sp[-1].i > y; continue;
-	do_GE: sp[-1].i = sp[-1].i >= y; continue;
-	}
+	return fc->ok && fast_run(c, in, fr, fc, out) == FLOW_NEXT;
 }
 
 /* Box a fast expression's result, or false to take the generic path. */
@@ -1211,6 +1741,44 @@ static int body(ctx *c, inst *in, value *fr, ast *b, bool *stop)
 	return f == FLOW_BREAK || f == FLOW_CONTINUE ? FLOW_NEXT : f;
 }
 
+/* The bounds of range r (lo .. hi) as ints. */
+static int range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_t *hi)
+{
+	value a = ev(c, in, fr, r->a), b = ev(c, in, fr, r->b);
+	bool ok = !c->failed && want_int(c, a, r->a, "range start", lo) && want_int(c, b, r->b, "range end", hi);
+	v_unref(a);
+	v_unref(b);
+	return ok ? FLOW_NEXT : FLOW_ERROR;
+}
+
+/* What `for` loop s iterates over (other than a range), into *out as a
+ * list: a list itself, iterated live like Python (elements pushed during
+ * the loop are visited); for a set or a map (its keys) a snapshot, so the
+ * body may add to or remove from it. */
+static int for_coll(ctx *c, inst *in, value *fr, ast *s, value *out)
+{
+	value coll = ev(c, in, fr, s->a);
+	if (c->failed)
+		return FLOW_ERROR;
+	if (coll.t == V_LIST) {
+		*out = coll;
+		return FLOW_NEXT;
+	}
+	if (coll.t != V_SET && coll.t != V_MAP) {
+		fail(c, s->a->pos, "'for' needs a range, list, set or map, found %s", tname(coll));
+		v_unref(coll);
+		return FLOW_ERROR;
+	}
+	vlist *l = coll.t == V_SET ? v_list(coll) : NULL;
+	int n = l ? l->n : v_map(coll)->n;
+	value snap = v_newlist(V_LIST, n);
+	for (int i = 0; i < n; i++)
+		v_push(v_list(snap), v_ref(l ? l->v[i] : v_map(coll)->k[i]));
+	v_unref(coll);
+	*out = snap;
+	return FLOW_NEXT;
+}
+
 static int for_loop(ctx *c, inst *in, value *fr, ast *s)
 {
 	value *var = &fr[s->slot];
@@ -1219,13 +1787,8 @@ static int for_loop(ctx *c, inst *in, value *fr, ast *s)
 	if (s->a->kind == A_RANGE) {
 		/* counted loop without materialising the list */
 		int64_t lo, hi;
-		value a = ev(c, in, fr, s->a->a), b = ev(c, in, fr, s->a->b);
-		if (c->failed || !want_int(c, a, s->a->a, "range start", &lo) ||
-		    !want_int(c, b, s->a->b, "range end", &hi)) {
-			v_unref(a);
-			v_unref(b);
+		if (range_bounds(c, in, fr, s->a, &lo, &hi) != FLOW_NEXT)
 			return FLOW_ERROR;
-		}
 		for (int64_t i = lo; i <= hi && !stop; i++) {
 			v_unref(*var);
 			*var = v_int(i);
@@ -1233,34 +1796,13 @@ static int for_loop(ctx *c, inst *in, value *fr, ast *s)
 		}
 		return f;
 	}
-	value coll = ev(c, in, fr, s->a);
-	if (c->failed)
+	value coll;
+	if (for_coll(c, in, fr, s, &coll) != FLOW_NEXT)
 		return FLOW_ERROR;
-	if (coll.t == V_LIST) {
-		/* live, like Python: elements pushed during the loop are visited */
-		for (int i = 0; i < v_list(coll)->n && !stop; i++) {
-			v_unref(*var);
-			*var = v_ref(v_list(coll)->v[i]);
-			f = body(c, in, fr, s->b, &stop);
-		}
-	} else if (coll.t == V_SET || coll.t == V_MAP) {
-		/* a snapshot, so the body may add to or remove from the set */
-		vlist *l = coll.t == V_SET ? v_list(coll) : NULL;
-		int n = l ? l->n : v_map(coll)->n;
-		value *snap = malloc((n + 1) * sizeof *snap);
-		for (int i = 0; i < n; i++)
-			snap[i] = v_ref(l ? l->v[i] : v_map(coll)->k[i]);
-		for (int i = 0; i < n && !stop; i++) {
-			v_unref(*var);
-			*var = v_ref(snap[i]);
-			f = body(c, in, fr, s->b, &stop);
-		}
-		for (int i = 0; i < n; i++)
-			v_unref(snap[i]);
-		free(snap);
-	} else {
-		fail(c, s->a->pos, "'for' needs a range, list, set or map, found %s", tname(coll));
-		f = FLOW_ERROR;
+	for (int i = 0; i < v_list(coll)->n && !stop; i++) {
+		v_unref(*var);
+		*var = v_ref(v_list(coll)->v[i]);
+		f = body(c, in, fr, s->b, &stop);
 	}
 	v_unref(coll);
 	return f;
@@ -1290,6 +1832,14 @@ static int xfer(ctx *c, inst *in, value *fr, ast *s)
 	if (!int_of(c, in, fr, s->a, "chunk", &ch) || !int_of(c, in, fr, s->b, "source rank", &a) ||
 	    !int_of(c, in, fr, s->c, "destination rank", &b))
 		return FLOW_ERROR;
+	return xfer_emit(c, in, s, ch, a, b);
+}
+
+/* Emit transfer statement s with its operands evaluated (local chunk
+ * ch from rank a to rank b), after checking their ranges.  Inlined into
+ * the fast path, which runs it once per transfer. */
+static inline __attribute__((always_inline)) int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
+{
 	if (ch < 0 || ch >= in->chunks) {
 		fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
 		     in->chunks, in->chunks == 1 ? "" : "s", in->chunks - 1);
@@ -1479,10 +2029,17 @@ static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
 	return FLOW_NEXT;
 }
 
+/* Run statement s, counting a step on it. */
 static int ex(ctx *c, inst *in, value *fr, ast *s)
 {
 	if (c->failed || !step(c, s))
 		return FLOW_ERROR;
+	return stmt(c, in, fr, s);
+}
+
+/* Run statement s (its step already counted). */
+static int stmt(ctx *c, inst *in, value *fr, ast *s)
+{
 	switch (s->kind) {
 	case A_LET: {
 		value v = ev(c, in, fr, s->a);
@@ -1611,6 +2168,9 @@ static int ex(ctx *c, inst *in, value *fr, ast *s)
 
 static int block(ctx *c, inst *in, value *fr, ast *b)
 {
+	const struct fast_code *fc = fast_code(c, b);
+	if (fc->ok)
+		return fast_run(c, in, fr, fc, NULL);
 	for (int i = 0; i < b->list.n; i++) {
 		int f = ex(c, in, fr, b->list.v[i]);
 		if (f != FLOW_NEXT)

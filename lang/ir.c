@@ -69,12 +69,14 @@ void ir_begin_round(ir_sched *s, int phase, srcpos pos)
 	r->pos = pos;
 }
 
-void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, srcpos pos)
+void ir_grow_xfers(ir_sched *s)
 {
-	if (s->nxfers == s->capxfers) {
-		s->capxfers = s->capxfers ? 2 * s->capxfers : 256;
-		s->xfers = xrealloc(s->xfers, s->capxfers * sizeof *s->xfers);
-	}
+	s->capxfers = s->capxfers ? 2 * s->capxfers : 256;
+	s->xfers = xrealloc(s->xfers, s->capxfers * sizeof *s->xfers);
+}
+
+int ir_pos_index(ir_sched *s, srcpos pos)
+{
 	/* transfers come in long runs from the same statement: check the last few */
 	int p = -1;
 	for (int i = s->nposs - 1; i >= 0 && i >= s->nposs - 8; i--)
@@ -99,9 +101,7 @@ void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, srcpos pos)
 			p = s->nposs++;
 		}
 	}
-	s->xfers[s->nxfers++] = (ir_xfer){ .src = src, .dst = dst, .chunk = chunk,
-					   .op = (uint32_t)op, .pos = (uint32_t)p };
-	s->rounds[s->nrounds - 1].count++;
+	return p;
 }
 
 void ir_end_round(ir_sched *s)

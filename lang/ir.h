@@ -78,8 +78,22 @@ void ir_free(ir_sched *s);
 int ir_phase(ir_sched *s, const char *name);
 /* Open a new (empty) round in `phase`; transfers added go into it. */
 void ir_begin_round(ir_sched *s, int phase, srcpos pos);
-/* Append a transfer to the last round. */
-void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, srcpos pos);
+/* Append a transfer to the last round (inline: the evaluator's hottest
+ * call, one per transfer). */
+void ir_grow_xfers(ir_sched *s);
+/* The index of pos in s->poss, added if new. */
+int ir_pos_index(ir_sched *s, srcpos pos);
+static inline void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, srcpos pos)
+{
+	if (s->nxfers == s->capxfers)
+		ir_grow_xfers(s);
+	int p = s->nposs - 1;   /* most often the previous transfer's statement */
+	if (p < 0 || s->poss[p].file != pos.file || s->poss[p].off != pos.off)
+		p = ir_pos_index(s, pos);
+	s->xfers[s->nxfers++] = (ir_xfer){ .src = src, .dst = dst, .chunk = chunk,
+					   .op = (uint32_t)op, .pos = (uint32_t)p };
+	s->rounds[s->nrounds - 1].count++;
+}
 /* Source position of transfer x (the statement that emitted it). */
 static inline srcpos ir_xfer_pos(const ir_sched *s, const ir_xfer *x) { return s->poss[x->pos]; }
 /* Drop trailing rounds that ended up empty (a round with no transfers). */

@@ -31,69 +31,12 @@
 #include "state.h"
 #include "xalloc.h"
 
-struct state_set {
-	uint32_t ref;
-	uint32_t count;   /* members */
-	uint32_t len;     /* words in w[]: nwords for a bitset, fewer for runs */
-	uint32_t id;      /* serial, 0 once freed: lets the union memo spot reuse */
-	uint64_t w[];     /* run i: low 32 bits first rank, high 32 bits one past the last */
-};
-
-_Static_assert(_Alignof(state_set) >= 2, "the cell tag bit needs sets aligned to 2");
-
-typedef struct {
-	uint32_t slot;          /* chunk * n + rank */
-	int32_t tag;
-	state_set *val;         /* the staged value (owned until commit) */
-	state_set *old;         /* after commit: what the slot held (owned) */
-} stage_ent;
-
-/* A remembered union a | b = r.  It holds no references (that would keep
- * sets alive and cost a release per eviction); the ids tell whether the
- * three addresses still hold the same, live sets. */
-typedef struct {
-	const state_set *a, *b;
-	state_set *r;
-	uint32_t ida, idb, idr;
-} memo_ent;
-
-/* The memo has up to 2^13 entries (320 KiB), fewer for small states. */
+/* The memo has up to 2^13 entries (320 KiB), fewer for small states.
+ * Unions probe it in trials of MEMO_TRIAL; after one with fewer than 1 in
+ * 64 hits the next MEMO_REST unions skip it. */
 #define MEMO_BITS 13
-
-typedef struct slab { struct slab *next; } slab;
-
-struct bstate {
-	ir_kind kind;
-	int n, chunks, root;
-	int nwords;               /* 64-bit words of an n-bit bitset */
-	/* [chunk * n + rank]: a state_set *, low bit set while a write to the
-	 * slot is staged (sets are 8-aligned), so "is this slot written this
-	 * round" costs nothing beyond reading the cell */
-	uintptr_t *cell;
-	state_set *empty, *full, **single;
-	/* allocator: free lists by len, bump pointer into the newest slab */
-	state_set **freelist;     /* [nwords + 1] */
-	char *bump, *bump_end;
-	slab *slabs;
-	size_t slab_bytes;
-	/* scratch for set operations */
-	uint64_t *ta, *tb, *tc;   /* nwords each */
-	uint64_t *runs;           /* n/2 + 2 runs */
-	/* the last unions, by operand addresses: pipelined and blocked
-	 * schedules compute the same union for many chunks, and answering from
-	 * here makes those cells share one set instead of allocating copies */
-	memo_ent *memo;           /* [1 << memo_bits] */
-	int memo_bits;
-	uint32_t next_id;
-	/* write staging: the round's entries, and an open-addressing hash from
-	 * slot to entry that is only built when a round writes a slot twice */
-	stage_ent *stage;
-	int nstage, capstage;
-	int32_t *shash;           /* [shmask + 1], -1 = free */
-	uint32_t shmask;
-	bool shash_live;          /* holds every entry of this round */
-	bool committed;
-};
+#define MEMO_TRIAL 1024
+#define MEMO_REST (15 * MEMO_TRIAL)
 
 #define SLAB_BYTES (256u << 10)
 
@@ -151,12 +94,6 @@ static state_set *set_alloc(bstate *st, uint32_t len)
 		st->next_id = 1;
 	}
 	a->id = st->next_id;
-	return a;
-}
-
-state_set *state_set_ref(state_set *a)
-{
-	a->ref++;
 	return a;
 }
 
@@ -341,13 +278,44 @@ static inline __attribute__((always_inline)) int runs_merge(const uint64_t *a, i
 	return k;
 }
 
+/* a | b over runs: take the runs by start, joining those that touch or
+ * overlap.  The same maximal runs as runs_merge's OP_OR, in a third of the
+ * time: a reduce in the verifier is one union, and ring-like schedules
+ * unite a run or two with a single rank. */
+static int runs_union(const uint64_t *a, int na, const uint64_t *b, int nb, uint64_t *out, uint32_t *count)
+{
+	int i = 0, j = 0, k = 0;
+	uint32_t lo = 0, hi = 0, cnt = 0;
+	while (i < na || j < nb) {
+		uint64_t r = j >= nb || (i < na && run_lo(a[i]) <= run_lo(b[j])) ? a[i++] : b[j++];
+		if (k > 0 && run_lo(r) <= hi) {
+			if (run_hi(r) > hi)
+				hi = run_hi(r);
+			continue;
+		}
+		if (k > 0) {
+			out[k - 1] = run_mk(lo, hi);
+			cnt += hi - lo;
+		}
+		lo = run_lo(r);
+		hi = run_hi(r);
+		k++;
+	}
+	if (k > 0) {
+		out[k - 1] = run_mk(lo, hi);
+		cnt += hi - lo;
+	}
+	*count = cnt;
+	return k;
+}
+
 static state_set *set_op(bstate *st, const state_set *a, const state_set *b, int op)
 {
 	if (!is_bits(st, a) && !is_bits(st, b)) {
 		uint32_t count;
 		int na = (int)a->len, nb = (int)b->len, k;
 		if (op == OP_OR)
-			k = runs_merge(a->w, na, b->w, nb, OP_OR, st->runs, &count);
+			k = runs_union(a->w, na, b->w, nb, st->runs, &count);
 		else if (op == OP_AND)
 			k = runs_merge(a->w, na, b->w, nb, OP_AND, st->runs, &count);
 		else
@@ -359,11 +327,6 @@ static state_set *set_op(bstate *st, const state_set *a, const state_set *b, int
 	for (int i = 0; i < st->nwords; i++)
 		z[i] = op == OP_OR ? (x[i] | y[i]) : op == OP_AND ? (x[i] & y[i]) : (x[i] & ~y[i]);
 	return set_from_bits(st, z);
-}
-
-int state_set_count(const state_set *a)
-{
-	return (int)a->count;
 }
 
 bool state_set_has(const bstate *st, const state_set *a, int rank)
@@ -456,12 +419,25 @@ state_set *state_set_union(bstate *st, const state_set *a, const state_set *b)
 		a = b;
 		b = t;
 	}
+	/* the memo pays where unions repeat; where a stretch of them (a ring's
+	 * partial sums) almost never does, rest it for a while */
+	if (st->memo_rest > 0) {
+		st->memo_rest--;
+		return set_op(st, a, b, OP_OR);
+	}
+	if (++st->memo_probes == MEMO_TRIAL) {
+		if (st->memo_hits < MEMO_TRIAL / 64)
+			st->memo_rest = MEMO_REST;
+		st->memo_probes = st->memo_hits = 0;
+	}
 	uint64_t h = ((uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)(uintptr_t)b * 0xc2b2ae3d27d4eb4fULL);
 	memo_ent *m = &st->memo[h >> (64 - st->memo_bits)];
 	/* a and b are live (the caller holds them); r's memory stays in a slab
 	 * even when freed, so reading its id is safe */
-	if (m->a == a && m->b == b && m->ida == a->id && m->idb == b->id && m->r->id == m->idr)
+	if (m->a == a && m->b == b && m->ida == a->id && m->idb == b->id && m->r->id == m->idr) {
+		st->memo_hits++;
 		return state_set_ref(m->r);
+	}
 	state_set *r = set_op(st, a, b, OP_OR);
 	*m = (memo_ent){ .a = a, .b = b, .r = r, .ida = a->id, .idb = b->id, .idr = r->id };
 	return r;
@@ -612,11 +588,6 @@ static inline bool in_range(const bstate *st, int rank, int chunk)
 	return rank >= 0 && rank < st->n && chunk >= 0 && chunk < st->chunks;
 }
 
-state_set *state_get(const bstate *st, int rank, int chunk)
-{
-	return (state_set *)(st->cell[(size_t)chunk * st->n + rank] & ~(uintptr_t)1);
-}
-
 state_set *state_need(const bstate *st, int chunk)
 {
 	switch (st->kind) {
@@ -698,11 +669,8 @@ static void shash_build(bstate *st, size_t want)
 	st->shash_live = true;
 }
 
-int state_stage_find(const bstate *st, int rank, int chunk)
+int state_stage_lookup(const bstate *st, uint32_t slot)
 {
-	uint32_t slot = (uint32_t)((size_t)chunk * st->n + rank);
-	if (!(st->cell[slot] & 1))
-		return -1;
 	if (!st->shash_live)   /* first second write this round; the hash is scratch */
 		shash_build((bstate *)st, (size_t)st->nstage);
 	for (uint32_t h = slot_hash(slot) & st->shmask;; h = (h + 1) & st->shmask) {
@@ -738,16 +706,6 @@ int state_stage(bstate *st, int rank, int chunk, state_set *val, int tag)
 	return st->nstage - 1;
 }
 
-state_set *state_staged(const bstate *st, int i)
-{
-	return st->stage[i].val;
-}
-
-int state_staged_tag(const bstate *st, int i)
-{
-	return st->stage[i].tag;
-}
-
 void state_restage(bstate *st, int i, state_set *val)
 {
 	state_set_release(st, st->stage[i].val);
@@ -764,20 +722,10 @@ void state_commit(bstate *st)
 	st->committed = true;
 }
 
-int state_nstaged(const bstate *st)
-{
-	return st->nstage;
-}
-
 void state_staged_slot(const bstate *st, int i, int *rank, int *chunk)
 {
 	*rank = (int)(st->stage[i].slot % (uint32_t)st->n);
 	*chunk = (int)(st->stage[i].slot / (uint32_t)st->n);
-}
-
-state_set *state_overwritten(const bstate *st, int i)
-{
-	return st->stage[i].old;
 }
 
 void state_stage_reset(bstate *st)

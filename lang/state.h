@@ -21,11 +21,78 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ir.h"
 
 typedef struct bstate bstate;
 typedef struct state_set state_set;   /* immutable, refcounted set of ranks */
+
+/* The representation, owned by state.c (see there); it is here only so
+ * that the one-line accessors below inline into the verifier's loop, which
+ * calls them several times per transfer. */
+struct state_set {
+	uint32_t ref;
+	uint32_t count;   /* members */
+	uint32_t len;     /* words in w[]: nwords for a bitset, fewer for runs */
+	uint32_t id;      /* serial, 0 once freed: lets the union memo spot reuse */
+	uint64_t w[];     /* run i: low 32 bits first rank, high 32 bits one past the last */
+};
+
+_Static_assert(_Alignof(state_set) >= 2, "the cell tag bit needs sets aligned to 2");
+
+typedef struct {
+	uint32_t slot;          /* chunk * n + rank */
+	int32_t tag;
+	state_set *val;         /* the staged value (owned until commit) */
+	state_set *old;         /* after commit: what the slot held (owned) */
+} stage_ent;
+
+/* A remembered union a | b = r.  It holds no references (that would keep
+ * sets alive and cost a release per eviction); the ids tell whether the
+ * three addresses still hold the same, live sets. */
+typedef struct {
+	const state_set *a, *b;
+	state_set *r;
+	uint32_t ida, idb, idr;
+} memo_ent;
+
+
+typedef struct slab { struct slab *next; } slab;
+
+struct bstate {
+	ir_kind kind;
+	int n, chunks, root;
+	int nwords;               /* 64-bit words of an n-bit bitset */
+	/* [chunk * n + rank]: a state_set *, low bit set while a write to the
+	 * slot is staged (sets are 8-aligned), so "is this slot written this
+	 * round" costs nothing beyond reading the cell */
+	uintptr_t *cell;
+	state_set *empty, *full, **single;
+	/* allocator: free lists by len, bump pointer into the newest slab */
+	state_set **freelist;     /* [nwords + 1] */
+	char *bump, *bump_end;
+	slab *slabs;
+	size_t slab_bytes;
+	/* scratch for set operations */
+	uint64_t *ta, *tb, *tc;   /* nwords each */
+	uint64_t *runs;           /* n/2 + 2 runs */
+	/* the last unions, by operand addresses: pipelined and blocked
+	 * schedules compute the same union for many chunks, and answering from
+	 * here makes those cells share one set instead of allocating copies */
+	memo_ent *memo;           /* [1 << memo_bits] */
+	int memo_bits;
+	int memo_probes, memo_hits, memo_rest;   /* see MEMO_TRIAL */
+	uint32_t next_id;
+	/* write staging: the round's entries, and an open-addressing hash from
+	 * slot to entry that is only built when a round writes a slot twice */
+	stage_ent *stage;
+	int nstage, capstage;
+	int32_t *shash;           /* [shmask + 1], -1 = free */
+	uint32_t shmask;
+	bool shash_live;          /* holds every entry of this round */
+	bool committed;
+};
 
 /* state.c */
 /* The pre-state of s's collective (s->kind, n, chunks, root); NULL when
@@ -56,11 +123,14 @@ size_t state_bytes(const bstate *st);
  * state_set * that is not borrowed say "new reference": give it back with
  * state_set_release or hand it to state_stage. */
 /* The set at (rank, chunk); both must be in range. */
-state_set *state_get(const bstate *st, int rank, int chunk);
+static inline state_set *state_get(const bstate *st, int rank, int chunk)
+{
+	return (state_set *)(st->cell[(size_t)chunk * st->n + rank] & ~(uintptr_t)1);
+}
 /* The "complete" set of chunk c (see state_complete). */
 state_set *state_need(const bstate *st, int chunk);
 /* Number of ranks in a. */
-int state_set_count(const state_set *a);
+static inline int state_set_count(const state_set *a) { return (int)a->count; }
 /* Is rank in a (false when out of range)? */
 bool state_set_has(const bstate *st, const state_set *a, int rank);
 /* Do a and b share no rank? */
@@ -72,7 +142,11 @@ state_set *state_set_union(bstate *st, const state_set *a, const state_set *b);
 state_set *state_set_inter(bstate *st, const state_set *a, const state_set *b);
 state_set *state_set_diff(bstate *st, const state_set *a, const state_set *b);
 /* Take one more reference to a (returns a). */
-state_set *state_set_ref(state_set *a);
+static inline state_set *state_set_ref(state_set *a)
+{
+	a->ref++;
+	return a;
+}
 /* Drop one reference (NULL is fine); the last one frees a. */
 void state_set_release(bstate *st, state_set *a);
 /* Format a compactly, "{0-3,5}", into buf (truncated with "..." and the
@@ -83,14 +157,19 @@ char *state_set_fmt(const bstate *st, const state_set *a, char *buf, size_t len)
  * read the old state, then committed together.  Staging is per bstate and
  * holds at most one entry per (rank, chunk). */
 /* Index of the write staged for (rank, chunk) this round, or -1. */
-int state_stage_find(const bstate *st, int rank, int chunk);
+int state_stage_lookup(const bstate *st, uint32_t slot);   /* its slow path */
+static inline int state_stage_find(const bstate *st, int rank, int chunk)
+{
+	uint32_t slot = (uint32_t)((size_t)chunk * st->n + rank);
+	return st->cell[slot] & 1 ? state_stage_lookup(st, slot) : -1;
+}
 /* Stage a write of val (new reference, taken over) to (rank, chunk), which
  * has none staged yet; `tag` is the caller's (the transfer index).  Returns
  * the entry's index. */
 int state_stage(bstate *st, int rank, int chunk, state_set *val, int tag);
 /* The value staged in entry i (borrowed) and its tag. */
-state_set *state_staged(const bstate *st, int i);
-int state_staged_tag(const bstate *st, int i);
+static inline state_set *state_staged(const bstate *st, int i) { return st->stage[i].val; }
+static inline int state_staged_tag(const bstate *st, int i) { return st->stage[i].tag; }
 /* Replace entry i's value with val (new reference, taken over). */
 void state_restage(bstate *st, int i, state_set *val);
 /* Apply every staged write.  The entries stay readable until
@@ -98,11 +177,11 @@ void state_restage(bstate *st, int i, state_set *val);
  * the value the slot held before the round. */
 void state_commit(bstate *st);
 /* Number of entries staged this round. */
-int state_nstaged(const bstate *st);
+static inline int state_nstaged(const bstate *st) { return st->nstage; }
 /* The (rank, chunk) entry i writes. */
 void state_staged_slot(const bstate *st, int i, int *rank, int *chunk);
 /* After state_commit: what entry i's slot held before (borrowed). */
-state_set *state_overwritten(const bstate *st, int i);
+static inline state_set *state_overwritten(const bstate *st, int i) { return st->stage[i].old; }
 /* Drop all entries (and the overwritten values) to start the next round. */
 void state_stage_reset(bstate *st);
 

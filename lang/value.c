@@ -111,6 +111,17 @@ bool v_eq(value a, value b)
 	return v_cmp(a, b) == 0;
 }
 
+/* Where int x sits if the int keys from v[0] on are consecutive (chunk ->
+ * holders maps, sets of ranks), else -1; inline, before the call to
+ * bsearch_v, as it is most lookups. */
+static inline int dense_find(const value *v, int n, value x)
+{
+	if (x.t != V_INT || n == 0 || v[0].t != V_INT)
+		return -1;
+	uint64_t g = (uint64_t)x.i - (uint64_t)v[0].i;
+	return g < (uint64_t)n && v[g].t == V_INT && v[g].i == x.i ? (int)g : -1;
+}
+
 /* Binary search: index of x, or -(insertion point) - 1. */
 static int bsearch_v(const value *v, int n, value x)
 {
@@ -141,7 +152,10 @@ static int bsearch_v(const value *v, int n, value x)
 
 int v_set_find(const vlist *s, value x)
 {
-	int i = bsearch_v(s->v, s->n, x);
+	int i = dense_find(s->v, s->n, x);
+	if (i >= 0)
+		return i;
+	i = bsearch_v(s->v, s->n, x);
 	return i >= 0 ? i : -1;
 }
 
@@ -179,19 +193,28 @@ bool v_set_remove(vlist *s, value x)
  * 1 intersection, 2 difference). */
 static value merge(const vlist *a, const vlist *b, int mode)
 {
+	/* room for the largest result, so elements are stored without a
+	 * capacity check; sets of ranks and chunks (ints) compare inline */
 	value r = v_newlist(V_SET, mode == 0 ? a->n + b->n : a->n);
 	vlist *o = v_list(r);
-	int i = 0, j = 0;
+	int i = 0, j = 0, c;
 	while (i < a->n || j < b->n) {
-		int c = i >= a->n ? 1 : j >= b->n ? -1 : v_cmp(a->v[i], b->v[j]);
+		if (i >= a->n)
+			c = 1;
+		else if (j >= b->n)
+			c = -1;
+		else if (a->v[i].t == V_INT && b->v[j].t == V_INT)
+			c = (a->v[i].i > b->v[j].i) - (a->v[i].i < b->v[j].i);
+		else
+			c = v_cmp(a->v[i], b->v[j]);
 		if (c < 0) {
-			if (mode != 1) v_push(o, v_ref(a->v[i]));
+			if (mode != 1) o->v[o->n++] = v_ref(a->v[i]);
 			i++;
 		} else if (c > 0) {
-			if (mode == 0) v_push(o, v_ref(b->v[j]));
+			if (mode == 0) o->v[o->n++] = v_ref(b->v[j]);
 			j++;
 		} else {
-			if (mode != 2) v_push(o, v_ref(a->v[i]));
+			if (mode != 2) o->v[o->n++] = v_ref(a->v[i]);
 			i++;
 			j++;
 		}
@@ -205,7 +228,9 @@ value v_set_diff(const vlist *a, const vlist *b) { return merge(a, b, 2); }
 
 value *v_map_get(const vmap *m, value k)
 {
-	int i = bsearch_v(m->k, m->n, k);
+	int i = dense_find(m->k, m->n, k);
+	if (i < 0)
+		i = bsearch_v(m->k, m->n, k);
 	return i >= 0 ? &m->v[i] : NULL;
 }
 

@@ -32,8 +32,10 @@ typedef struct {
 	 * is stale (zero) when its stamp is not the current round */
 	int *nsend, *nrecv, *ssend, *srecv;
 	int *lastdst;          /* per sender: the peer of its previous transfer */
-	/* the (src, dst) pairs of this round, open addressing, entries whose
-	 * stamp is not the current round are free (no clearing per round) */
+	int *smulti;           /* per sender: the round its pairs went into `pairs` */
+	/* the (src, dst) pairs of this round of senders with more than one
+	 * peer, open addressing, entries whose stamp is not the current round
+	 * are free (no clearing per round) */
 	struct pair { uint64_t key; int stamp; } *pairs;
 	uint32_t pmask;
 	int npairs;
@@ -141,12 +143,9 @@ static const char *round_peers(const ir_sched *s, const ir_round *rd, int r, boo
 	return buf;
 }
 
-/* Is (src, dst) new in this round?  Records it if so. */
-static bool new_pair(vctx *v, int src, int dst)
+/* Add (src, dst) to this round's pairs; false when it is there already. */
+static bool insert_pair(vctx *v, int src, int dst)
 {
-	if (v->ssend[src] == v->round && v->lastdst[src] == dst)
-		return false;   /* the common case: chunks to one peer back to back */
-	v->lastdst[src] = dst;
 	if (2 * ((size_t)v->npairs + 1) > (size_t)v->pmask + 1) {
 		/* grow, keeping this round's entries */
 		uint32_t cap = 2 * (v->pmask + 1);
@@ -176,6 +175,26 @@ static bool new_pair(vctx *v, int src, int dst)
 	return true;
 }
 
+/* Is (src, dst) new in this round?  Records it if so.  A sender's first
+ * peer is only remembered in lastdst (ssend[src] becomes the round when
+ * this returns true); its pairs go into the hash once it has a second
+ * peer, so one-port schedules never touch the hash. */
+static bool new_pair(vctx *v, int src, int dst)
+{
+	if (v->ssend[src] != v->round) {
+		v->lastdst[src] = dst;
+		return true;
+	}
+	if (v->lastdst[src] == dst)
+		return false;   /* chunks to one peer back to back */
+	if (v->smulti[src] != v->round) {
+		v->smulti[src] = v->round;
+		insert_pair(v, src, v->lastdst[src]);
+	}
+	v->lastdst[src] = dst;
+	return insert_pair(v, src, dst);
+}
+
 /* Check one transfer against the state before the round and stage its
  * write.  Errors leave the transfer unstaged. */
 static void check_xfer(vctx *v, const ir_round *rd, int t)
@@ -183,29 +202,28 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 	const ir_sched *s = v->s;
 	bstate *st = v->st;
 	const ir_xfer *x = &s->xfers[t];
-	srcpos p = xpos(v, x, rd);
 	char d[128], b1[SETBUF], b2[SETBUF], b3[SETBUF];
 	bool bad = false;
 
-	/* xdesc() runs only on errors: an snprintf per transfer would be most
-	 * of the verifier's time */
+	/* xdesc() and xpos() run only on errors: an snprintf per transfer
+	 * would be most of the verifier's time */
 	if (x->src < 0 || x->src >= s->n) {
-		verr(v, p, "%s: %s: source rank %d is out of range 0..%d", round_name(v), xdesc(x, d, sizeof d), x->src, s->n - 1);
+		verr(v, xpos(v, x, rd), "%s: %s: source rank %d is out of range 0..%d", round_name(v), xdesc(x, d, sizeof d), x->src, s->n - 1);
 		bad = true;
 	}
 	if (x->dst < 0 || x->dst >= s->n) {
-		verr(v, p, "%s: %s: destination rank %d is out of range 0..%d", round_name(v), xdesc(x, d, sizeof d), x->dst, s->n - 1);
+		verr(v, xpos(v, x, rd), "%s: %s: destination rank %d is out of range 0..%d", round_name(v), xdesc(x, d, sizeof d), x->dst, s->n - 1);
 		bad = true;
 	}
 	if (x->chunk < 0 || x->chunk >= s->chunks) {
-		verr(v, p, "%s: %s: chunk %d is out of range 0..%d (%d chunks)", round_name(v), xdesc(x, d, sizeof d), x->chunk,
+		verr(v, xpos(v, x, rd), "%s: %s: chunk %d is out of range 0..%d (%d chunks)", round_name(v), xdesc(x, d, sizeof d), x->chunk,
 		     s->chunks - 1, s->chunks);
 		bad = true;
 	}
 	if (bad)
 		return;
 	if (x->src == x->dst) {
-		verr(v, p, "%s: %s: a rank cannot send to itself", round_name(v), xdesc(x, d, sizeof d));
+		verr(v, xpos(v, x, rd), "%s: %s: a rank cannot send to itself", round_name(v), xdesc(x, d, sizeof d));
 		return;
 	}
 	/* ports count distinct peers: several chunks to one peer in a round
@@ -216,23 +234,23 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 		if (v->srecv[x->dst] != v->round)
 			v->srecv[x->dst] = v->round, v->nrecv[x->dst] = 0;
 		if (++v->nsend[x->src] == s->ports_send + 1 && s->ports_send > 0)
-			verr(v, p, "%s: rank %d sends to %s in this round, but the port model allows %d",
+			verr(v, xpos(v, x, rd), "%s: rank %d sends to %s in this round, but the port model allows %d",
 			     round_name(v), x->src, round_peers(s, rd, x->src, true, b1, sizeof b1), s->ports_send);
 		if (++v->nrecv[x->dst] == s->ports_recv + 1 && s->ports_recv > 0)
-			verr(v, p, "%s: rank %d receives from %s in this round, but the port model allows %d",
+			verr(v, xpos(v, x, rd), "%s: rank %d receives from %s in this round, but the port model allows %d",
 			     round_name(v), x->dst, round_peers(s, rd, x->dst, false, b1, sizeof b1), s->ports_recv);
 	}
 
 	state_set *a = state_get(st, x->src, x->chunk), *b = state_get(st, x->dst, x->chunk);
 	if (state_set_count(a) == 0) {
-		verr(v, p, "%s: %s: rank %d holds no data for chunk %d", round_name(v), xdesc(x, d, sizeof d), x->src, x->chunk);
+		verr(v, xpos(v, x, rd), "%s: %s: rank %d holds no data for chunk %d", round_name(v), xdesc(x, d, sizeof d), x->src, x->chunk);
 		return;
 	}
 	int i = state_stage_find(st, x->dst, x->chunk);
 	if (i >= 0) {
 		const ir_xfer *y = &s->xfers[state_staged_tag(st, i)];
 		if (x->op == IR_COPY || y->op == IR_COPY) {
-			verr(v, p, "%s: conflicting writes to rank %d chunk %d: %s from rank %d and %s from rank %d in the same round",
+			verr(v, xpos(v, x, rd), "%s: conflicting writes to rank %d chunk %d: %s from rank %d and %s from rank %d in the same round",
 			     round_name(v), x->dst, x->chunk, op_name(y->op), y->src, op_name(x->op), x->src);
 			srcpos yp = ir_xfer_pos(s, y);
 			if (!same_pos(yp, ir_xfer_pos(s, x)) && yp.file && !v->capped)
@@ -245,13 +263,13 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 		return;
 	}
 	if (state_set_count(b) == 0) {
-		verr(v, p, "%s: %s: rank %d holds no data for chunk %d to reduce into (use copy)",
+		verr(v, xpos(v, x, rd), "%s: %s: rank %d holds no data for chunk %d to reduce into (use copy)",
 		     round_name(v), xdesc(x, d, sizeof d), x->dst, x->chunk);
 		return;
 	}
 	if (!state_set_disjoint(st, a, b)) {
 		state_set *both = state_set_inter(st, a, b);
-		verr(v, p, "%s: %s counts contributions %s twice (rank %d holds %s, rank %d sends %s)", round_name(v), xdesc(x, d, sizeof d),
+		verr(v, xpos(v, x, rd), "%s: %s counts contributions %s twice (rank %d holds %s, rank %d sends %s)", round_name(v), xdesc(x, d, sizeof d),
 		     state_set_fmt(st, both, b1, sizeof b1), x->dst, state_set_fmt(st, b, b2, sizeof b2),
 		     x->src, state_set_fmt(st, a, b3, sizeof b3));
 		state_set_release(st, both);
@@ -269,7 +287,7 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 			if (state_set_disjoint(st, a, ya))
 				continue;
 			state_set *both = state_set_inter(st, a, ya);
-			verr(v, p, "%s: %s counts contributions %s twice (rank %d also reduces %s into rank %d in this round)",
+			verr(v, xpos(v, x, rd), "%s: %s counts contributions %s twice (rank %d also reduces %s into rank %d in this round)",
 			     round_name(v), xdesc(x, d, sizeof d), state_set_fmt(st, both, b1, sizeof b1), y->src,
 			     state_set_fmt(st, ya, b2, sizeof b2), x->dst);
 			state_set_release(st, both);
@@ -290,8 +308,10 @@ static void check_destroyed(vctx *v, const ir_round *rd)
 	int ns = state_nstaged(st);
 	for (int i = 0; i < ns; i++) {
 		const ir_xfer *x = &v->s->xfers[state_staged_tag(st, i)];
+		if (x->op != IR_COPY)
+			continue;
 		state_set *old = state_overwritten(st, i), *val = state_staged(st, i);
-		if (x->op != IR_COPY || state_set_subset(st, old, val))
+		if (state_set_subset(st, old, val))
 			continue;
 		state_set *gone = state_set_diff(st, old, val);
 		state_set *lost = state_set_inter(st, gone, state_need(st, x->chunk));
@@ -398,7 +418,7 @@ int verify_sched(const ir_sched *s)
 		diag_error(s->pos, "algorithm %s: cannot build the pre-state", s->algo ? s->algo : "?");
 		return 1;
 	}
-	int *ports = malloc((size_t)s->n * 5 * sizeof *ports);
+	int *ports = malloc((size_t)s->n * 6 * sizeof *ports);
 	v.pmask = 1023;
 	v.pairs = malloc(((size_t)v.pmask + 1) * sizeof *v.pairs);
 	if (!ports || !v.pairs) {
@@ -413,8 +433,9 @@ int verify_sched(const ir_sched *s)
 	v.ssend = ports + 2 * s->n;
 	v.srecv = ports + 3 * s->n;
 	v.lastdst = ports + 4 * s->n;
-	for (int i = 0; i < 2 * s->n; i++)
-		v.ssend[i] = -1;   /* ssend and srecv are adjacent */
+	v.smulti = ports + 5 * s->n;
+	for (int i = 0; i < s->n; i++)
+		v.ssend[i] = v.srecv[i] = v.smulti[i] = -1;
 	for (uint32_t i = 0; i <= v.pmask; i++)
 		v.pairs[i].stamp = -1;
 
