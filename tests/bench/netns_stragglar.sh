@@ -5,7 +5,7 @@
 #
 #   tests/bench/netns_stragglar.sh [-build DIR] [-n "4 8"] [-rate 400mbit] [-alpha 100us]
 #                                  [-sizes "1M 4M 16M 64M"] [-iters 2] [-only abc]
-#                                  [-rcvbuf 262144]
+#                                  [-sndbuf 131072] [-rcvbuf 262144]
 #
 # For each n: a testbed of n hosts (tests/netns/testbed.sh, one namespace
 # per host, host links shaped with tc tbf at RATE each way), one rank per
@@ -28,14 +28,18 @@
 #       from which StragglAR beats ring and rhd, measured (interpolated
 #       between sweep points) and predicted (collc tune).
 #
-# TCP receive buffers are fixed at RCVBUF bytes (COLL_TCP_RCVBUF; 0: the
-# kernel's autotuning, which grows them to several MiB): a rank that is
-# ahead can push only that much into a peer that is still busy with an
-# earlier round, where it would take that peer's link from the transfer
-# the schedule needs first.  At these link rates 256 KiB is far above the
-# bandwidth-delay product, so it costs no throughput (on loopback it
-# would: keep the default there).  With autotuning, StragglAR at n = 8,
-# 64 MiB ran 2.3 s instead of 1.9 s.
+# TCP socket buffers are fixed small (COLL_TCP_SNDBUF, COLL_TCP_RCVBUF; 0:
+# the kernel's choice), because the executor's round order (exec.c) can
+# only hold back what is still in its hands: a send counts as gone once
+# the kernel took it.  With the kernel's receive autotuning (several MiB)
+# a rank that is ahead parks MiBs in a peer still busy with an earlier
+# round, taking that peer's link from the transfer the schedule needs
+# first (StragglAR n = 8, 64 MiB: 2.3 s instead of 1.9 s); with 512 KiB
+# send buffers a rank hands the kernel several rounds of sub-MiB chunks
+# at once and they share its link (StragglAR n = 8, 4 MiB: 1.28x the
+# model instead of 0.91x).  At these link rates 128 / 256 KiB are above
+# the bandwidth-delay product, so they cost no throughput; on loopback
+# they would (keep the defaults there).
 #
 # Every line prints measured and predicted time and their ratio.  Targets
 # (printed at the end): at n = 8 with masked delay StragglAR >= 1.25x ring
@@ -45,7 +49,7 @@
 [ -z "${BASH_VERSION:-}" ] && exec bash "$0" "$@"
 set -u
 cd "$(dirname "$0")/../.."
-B=build NS="4 8" RATE=400mbit ALPHA=100us SIZES="1M 4M 16M 64M" ITERS=2 ONLY=abc RCVBUF=262144
+B=build NS="4 8" RATE=400mbit ALPHA=100us SIZES="1M 4M 16M 64M" ITERS=2 ONLY=abc SNDBUF=131072 RCVBUF=262144
 inner=0
 args=("$@")
 while [ $# -gt 0 ]; do
@@ -54,6 +58,7 @@ while [ $# -gt 0 ]; do
 	-n) NS=$2; shift ;;
 	-rate) RATE=$2; shift ;;
 	-alpha) ALPHA=$2; shift ;;
+	-sndbuf) SNDBUF=$2; shift ;;
 	-rcvbuf) RCVBUF=$2; shift ;;
 	-sizes) SIZES=$2; shift ;;
 	-iters) ITERS=$2; shift ;;
@@ -108,7 +113,7 @@ bench() {
 	local a=$1 bytes=$2 d=$3 col=$4
 	local ms
 	ms=$(awk -v d="$d" 'BEGIN { printf "%.3f", d * 1000 }')
-	COLL_TCP_RCVBUF=$RCVBUF COLL_TRANSPORT=tcp "$B/collrun" -np "$n" --timeout 1200 --no-prefix --netns "$TESTBED_NETNS" \
+	COLL_TCP_SNDBUF=$SNDBUF COLL_TCP_RCVBUF=$RCVBUF COLL_TRANSPORT=tcp "$B/collrun" -np "$n" --timeout 1200 --no-prefix --netns "$TESTBED_NETNS" \
 		"$B/collbench" -f "$(file_of "$a")" -a "$a" -b "$bytes" -e "$bytes" -n "$ITERS" -w 1 \
 		--straggler $S --delay "$ms" --csv 2>&1 | awk -F, -v col="$col" '
 		NR == 1 && /^collective,/ { for (i = 1; i <= NF; i++) idx[$i] = i; next }
