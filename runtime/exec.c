@@ -32,10 +32,13 @@
  * bandwidth from the transfers the schedule needs first: with a
  * persistent straggler every non-straggler had its StragglAR exchange with
  * the straggler in flight at once, and rhd and StragglAR ran 25-40%
- * slower than the round model on the emulated cluster (tests/netns).  The
- * gates hold only this rank's own earlier rounds, so they add no waiting
- * the round semantics did not already imply, and consecutive rounds to one
- * peer (ring) still pipeline through the transport's buffers.
+ * slower than the round model on the emulated cluster (tests/netns).  A
+ * gate waits only on this rank's own earlier rounds, which never wait on
+ * later ones, so it cannot deadlock; consecutive rounds to one peer (ring)
+ * still pipeline through the transport's buffers.  A send has "left" once
+ * the transport took it: on TCP, once the kernel did, so the socket
+ * buffers bound how far a rank can still run ahead (netns_stragglar.sh
+ * keeps them small on its slow links).
  *
  * Buffers: each chunk has a *home* (where its final value goes: recvbuf,
  * or scratch for chunks a rank does not output) and an *init* (where its
@@ -98,9 +101,6 @@ typedef struct {
 	ex_peer *peers;
 	int npeers, ws, wr;
 	long sends_left, recvs_left;
-	/* Sends go out round by round: a send of round k is posted only once
-	 * every send of this rank in rounds < k has left (gate = the lowest
-	 * round with sends still out; sleft[r] = its segments not yet done). */
 	/* Round order (comm->round_order): sleft[r] / rleft[r] = this rank's
 	 * send / receive segments of round r not yet done / applied; sgate /
 	 * rgate = the lowest round with any left (nrounds: none). */

@@ -150,7 +150,9 @@ static void usage(FILE *f)
 	        "stragglers:\n"
 	        "  --straggler R    rank R sleeps --delay MS before every collective (emulated straggler) and,\n"
 	        "                   unless the plan set says `straggler auto`, is declared the straggler, so\n"
-	        "                   StragglAR runs with R in its straggler role\n"
+	        "                   StragglAR runs with R in its straggler role; with it fixed (no\n"
+	        "                   --straggler-move/-stop) every timed call starts from a barrier and rows\n"
+	        "                   add the time from the others' and from the straggler's arrival\n"
 	        "  --delay MS       the emulated straggler's delay in milliseconds (default 10)\n"
 	        "  --straggler-move K  after every K calls the emulated straggler moves to the next rank\n"
 	        "  --straggler-stop K  after K calls nobody is delayed any more\n"
@@ -1611,6 +1613,15 @@ int main(int argc, char **argv)
 						usage_error("out of memory");
 					double t0 = now();
 					for (long k = 0; k < it; k++) {
+						/* With a fixed straggler each call starts from a
+						 * barrier, as the paper times an iteration: without
+						 * one, ranks that finish early start the next call
+						 * while the last rounds of this one still hold
+						 * the links (the broadcast baseline's last copies). */
+						if (k > 0 && split_times() && (rc = coll_barrier(comm))) {
+							free(stamps);
+							goto failed;
+						}
 						stamps[2 * k] = now();
 						if ((rc = call(kind, opt.algo, sb, rb, cnt, dt, op))) {
 							free(stamps);
