@@ -588,9 +588,7 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	for (int q = 0; q < n; q++)
 		if (p->soff[q + 1] > p->soff[q] || p->roff[q + 1] > p->roff[q])
 			e.npeers++;
-	for (int i = 0; i < p->nsteps; i++)
-		if (p->steps[i].round >= e.nrounds)
-			e.nrounds = p->steps[i].round + 1;
+	e.nrounds = p->nrounds;
 	e.sleft = calloc((size_t)e.nrounds * 2 + 2, sizeof *e.sleft);
 	e.rleft = e.sleft ? e.sleft + e.nrounds + 1 : NULL;
 	e.peers = calloc((size_t)(e.npeers ? e.npeers : 1), sizeof *e.peers);

@@ -283,6 +283,7 @@ int rt_prep_build(coll_comm *c, const coll_algo *a, int role, rt_prep **out)
 	p->algo = a;
 	p->role = role;
 	p->nsteps = ns;
+	p->nrounds = ns ? rp->steps[ns - 1].round + 1 : 0;
 	p->hash = rt_algo_hash(a);
 	int *sends = cnt, *recvs = cnt + C, *ridx = cnt + 2 * C;
 	/* Round groups: sends of a round count for that round's receives;

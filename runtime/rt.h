@@ -170,6 +170,7 @@ typedef struct rt_prep {
 	const coll_algo *algo;
 	int role;
 	int nsteps;
+	int nrounds;                /* last step's round + 1 (steps are in round order) */
 	rt_xstep *steps;
 	int *soff, *sidx;           /* per peer role (n+1 offsets): send steps in order */
 	int *roff, *ridx;           /* per peer role: recv steps in order */
