@@ -1070,6 +1070,15 @@ static void print_footer(void)
 	fflush(stdout);
 }
 
+/* The end of a checked sweep (host or device): the footer, and with -c
+ * in the table the verdict line that scripts and tests read. */
+static void print_sweep_end(long total_wrong)
+{
+	print_footer();
+	if (opt.check && !opt.csv && !opt.json)
+		printf("# %s: %ld wrong elements\n", total_wrong ? "FAILED" : "checked", total_wrong);
+}
+
 /* --- memcpy reference ------------------------------------------------------------ */
 
 static int run_memcpy(void)
@@ -1421,9 +1430,7 @@ failed:
 		}
 	}
 	if (rank == 0) {
-		print_footer();
-		if (opt.check && !opt.csv && !opt.json)
-			printf("# %s: %ld wrong elements\n", total_wrong ? "FAILED" : "checked", total_wrong);
+		print_sweep_end(total_wrong);
 	}
 	dev_barrier(d);
 	dev_free(d, dsb);
@@ -1666,9 +1673,7 @@ failed:
 		}
 	}
 	if (rank == 0) {
-		print_footer();
-		if (opt.check && !opt.csv && !opt.json)
-			printf("# %s: %ld wrong elements\n", total_wrong ? "FAILED" : "checked", total_wrong);
+		print_sweep_end(total_wrong);
 		int sr;
 		double sd;
 		if (!opt.csv && !opt.json && coll_straggler(comm, &sr, &sd) == COLL_OK) {
