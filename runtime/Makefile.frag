@@ -21,6 +21,8 @@
 #   $(B)/tests/rt_coll    the collective test program run under collrun
 #   $(B)/tests/rt_suite   runs rt_coll under collrun over shm and tcp and
 #                         prints "N passed, N failed"
+#   $(B)/tests/rt_mpiboot an MPI application one rank of which never calls
+#                         coll_init (built with the plugin, by mpicc)
 #   rt-tests (phony)      all of the above
 #   rt-mpi (phony)        the MPI plugin, or a line saying why it is not built
 #   rt-check (phony)      build and run rt_unit, rt_suite (add RT_QUICK=1 for the short set)
@@ -94,6 +96,10 @@ $(B)/tests/rt_suite: $(B)/rt/tests/rt_suite.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^
 
+$(B)/tests/rt_mpiboot: tests/unit/rt_mpiboot.c $(B)/libcollrt.a
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(MPICC) $(RT_TCFLAGS) $(LDFLAGS) -o $@ $< $(B)/libcollrt.a $(RT_LIBS)
+
 # What `collc build` will emit, written by hand: a plan set in a .so.
 $(B)/tests/librtlib.so: tests/unit/rt_planlib.c runtime/include/coll_plan.h runtime/include/coll.h
 	@mkdir -p $(dir $@)
@@ -103,7 +109,7 @@ $(B)/tests/librtlib.so: tests/unit/rt_planlib.c runtime/include/coll_plan.h runt
 rt-tests: $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(RT_TESTS) rt-mpi
 
 ifneq ($(HAVE_MPICC),)
-rt-mpi: $(B)/libcollrt_mpi.so
+rt-mpi: $(B)/libcollrt_mpi.so $(B)/tests/rt_mpiboot
 else
 rt-mpi:
 	@echo "runtime: $(MPICC) not found: not building libcollrt_mpi.so (no MPI bootstrap or transport);" \

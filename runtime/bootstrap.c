@@ -155,7 +155,7 @@ int rt_boot_init(coll_comm *c, const char *addr, const char *secret)
 	return COLL_OK;
 }
 
-static int64_t boot_deadline(coll_comm *c)
+int64_t rt_boot_deadline(coll_comm *c)
 {
 	int64_t now = rt_now_ms();
 	if (c->boot.deadline_ms > now)
@@ -167,9 +167,9 @@ int rt_boot_allgather(coll_comm *c, const void *mine, void *all, size_t len)
 {
 	char what[32];
 	int rc;
-	int64_t dl = boot_deadline(c);
+	int64_t dl = rt_boot_deadline(c);
 	if (c->boot.mpi)
-		return c->boot.mpi->allgather(c, mine, all, len);
+		return c->boot.mpi->allgather(c, mine, all, len, dl);
 	memcpy((char *)all + (size_t)c->rank * len, mine, len);
 	if (c->n == 1)
 		return COLL_OK;
@@ -196,7 +196,7 @@ int rt_boot_barrier(coll_comm *c)
 	if (c->n == 1)
 		return COLL_OK;
 	if (c->boot.mpi)
-		return c->boot.mpi->barrier(c);
+		return c->boot.mpi->barrier(c, rt_boot_deadline(c));
 	uint8_t *all = malloc((size_t)c->n);
 	if (!all)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");

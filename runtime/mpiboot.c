@@ -153,7 +153,7 @@ int rt_mpi_boot(coll_comm *c, int nranks, const char *secret)
 		else
 			rt_random(ids.key, sizeof ids.key);
 	}
-	if ((rc = p->bcast(c, &ids, sizeof ids)))
+	if ((rc = p->bcast(c, &ids, sizeof ids, rt_boot_deadline(c))))
 		return rc;
 	c->boot.jobid = ids.jobid;
 	memcpy(c->boot.key, ids.key, sizeof ids.key);
@@ -170,7 +170,7 @@ int rt_mpi_boot(coll_comm *c, int nranks, const char *secret)
 	a->sin_family = AF_INET;
 	a->sin_port = ((struct sockaddr_in *)&l)->sin_port;
 	my_addr(a);
-	if ((rc = p->allgather(c, &mine, c->boot.addrs, sizeof mine)))
+	if ((rc = p->allgather(c, &mine, c->boot.addrs, sizeof mine, rt_boot_deadline(c))))
 		return rc;
 	for (int r = 0; r < c->n; r++)
 		c->boot.addrlens[r] = sizeof(struct sockaddr_in);

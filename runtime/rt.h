@@ -259,8 +259,10 @@ int rt_auth_server(coll_comm *c, int fd, const uint8_t key[16], int purpose, uin
  * hands out the job id and every rank's listener address. */
 int rt_boot_init(coll_comm *c, const char *addr, const char *secret);
 /* Gather len bytes from every rank into all[n*len] on every rank (star
- * through rank 0).  Blocking until the comm timeout. */
+ * through rank 0, or MPI).  Blocking until rt_boot_deadline(c). */
 int rt_boot_allgather(coll_comm *c, const void *mine, void *all, size_t len);
+/* The bootstrap deadline while it lasts, then now + the comm timeout. */
+int64_t rt_boot_deadline(coll_comm *c);
 int rt_boot_barrier(coll_comm *c);
 void rt_boot_close(coll_comm *c);
 
@@ -285,7 +287,7 @@ int rt_mpi_boot(coll_comm *c, int nranks, const char *secret);
  * libcollrt's internals only through rt_host_api (libcollrt's own symbols
  * are local) and the structures of this header, whose layout the ABI
  * fields check. */
-#define RT_MPI_ABI 1
+#define RT_MPI_ABI 2
 typedef struct {
 	uint32_t size;                  /* sizeof(rt_host_api) */
 	uint32_t comm_size;             /* sizeof(coll_comm) */
@@ -301,13 +303,19 @@ typedef struct rt_mpi_plugin {
 	uint32_t size;                  /* sizeof(rt_mpi_plugin) */
 	/* Initialise MPI unless the application did (then MPI_Finalize runs at
 	 * exit), duplicate MPI_COMM_WORLD, set c->rank, c->n and
-	 * c->boot.mpi_state.  Blocking.  Errors: BOOTSTRAP, NOMEM. */
+	 * c->boot.mpi_state.  Blocks until c->boot.deadline_ms at most (the
+	 * duplication waits for every rank; MPI_Init itself, which OpenMPI
+	 * also makes wait for every process, is beyond it).  Errors:
+	 * BOOTSTRAP, TIMEOUT, NOMEM. */
 	int (*boot)(coll_comm *c);
-	/* Collectives over the duplicated communicator; blocking, no timeout
-	 * (an MPI job that loses a rank is torn down by its launcher). */
-	int (*allgather)(coll_comm *c, const void *mine, void *all, size_t len);
-	int (*bcast)(coll_comm *c, void *buf, size_t len);   /* from rank 0 */
-	int (*barrier)(coll_comm *c);
+	/* Collectives over the duplicated communicator; they block until
+	 * deadline_ms (absolute, rt_now_ms) at most, so that a rank that never
+	 * joins (one that skipped coll_init or coll_barrier) is an error, not
+	 * a hang.  A rank that dies is the launcher's business (mpirun tears
+	 * the job down).  Errors: PEER, TIMEOUT. */
+	int (*allgather)(coll_comm *c, const void *mine, void *all, size_t len, int64_t deadline_ms);
+	int (*bcast)(coll_comm *c, void *buf, size_t len, int64_t deadline_ms);   /* from rank 0 */
+	int (*barrier)(coll_comm *c, int64_t deadline_ms);
 	/* Free the communicator's MPI state (not MPI itself).  Never fails. */
 	void (*close)(coll_comm *c);
 	const rt_transport *transport;  /* "mpi": point-to-point over MPI */

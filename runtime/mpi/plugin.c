@@ -9,7 +9,14 @@
  * Bootstrap: MPI_Init_thread (FUNNELED) unless the application initialised
  * MPI itself (then it also finalises it; otherwise MPI_Finalize runs at
  * exit), MPI_COMM_WORLD duplicated once for the bootstrap collectives and
- * once for the transport, both with MPI_ERRORS_RETURN.
+ * once for the transport, both with MPI_ERRORS_RETURN.  The duplication
+ * and the bootstrap collectives are the non-blocking kind, tested until
+ * the bootstrap deadline (COLL_BOOT_TIMEOUT), so that a rank of an MPI
+ * application that never calls coll_init is a COLL_ERR_TIMEOUT on the
+ * others instead of a hang.  MPI cannot cancel a collective, so after such
+ * a timeout MPI stays inconsistent: the plugin then skips its MPI_Finalize
+ * at exit (which could wait on the lost collective) and the launcher
+ * reports the job's failure.
  *
  * Transport: a message (the executor's 64-byte header + payload) travels
  * as two MPI messages with one tag, the header and then the payload, sent
@@ -27,6 +34,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rt.h"
 
@@ -42,12 +50,14 @@ typedef struct {
 
 /* --- bootstrap -------------------------------------------------------------- */
 
+static int lost_collective;   /* a bootstrap collective timed out */
+
 static void finalize_at_exit(void)
 {
 	int fin = 0, init = 0;
 	MPI_Initialized(&init);
 	MPI_Finalized(&fin);
-	if (init && !fin)
+	if (init && !fin && !lost_collective)
 		MPI_Finalize();
 }
 
@@ -59,6 +69,32 @@ static int mpi_fail(coll_comm *c, int code, const char *what, int err)
 		len = 0;
 	msg[len] = 0;
 	return H->err(c, code, "%s: %s", what, msg);
+}
+
+/* Test a non-blocking bootstrap collective until it completes or the
+ * deadline passes: yield at first, then sleep a millisecond a time. */
+static int wait_boot(coll_comm *c, MPI_Request *r, int64_t deadline_ms, const char *what)
+{
+	for (int spins = 0;; spins++) {
+		int done = 0, e = MPI_Test(r, &done, MPI_STATUS_IGNORE);
+		if (e != MPI_SUCCESS)
+			return mpi_fail(c, COLL_ERR_PEER, what, e);
+		if (done)
+			return COLL_OK;
+		if (H->now_ms() >= deadline_ms) {
+			lost_collective = 1;
+			return H->err(c, COLL_ERR_TIMEOUT,
+			              "%s: timed out waiting for the other ranks (COLL_BOOT_TIMEOUT; does every rank "
+			              "call coll_init?)",
+			              what);
+		}
+		if (spins < 1000) {
+			sched_yield();
+		} else {
+			struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+		}
+	}
 }
 
 static int mpi_boot(coll_comm *c)
@@ -76,35 +112,47 @@ static int mpi_boot(coll_comm *c)
 		return H->err(c, COLL_ERR_NOMEM, "out of memory");
 	st->boot = st->data = MPI_COMM_NULL;
 	c->boot.mpi_state = st;
-	if ((e = MPI_Comm_dup(MPI_COMM_WORLD, &st->boot)) != MPI_SUCCESS ||
-	    (e = MPI_Comm_dup(MPI_COMM_WORLD, &st->data)) != MPI_SUCCESS)
-		return mpi_fail(c, COLL_ERR_BOOTSTRAP, "MPI_Comm_dup", e);
+	MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);   /* for the messages from here on */
+	MPI_Comm_size(MPI_COMM_WORLD, &c->n);
+	MPI_Request r;
+	int rc;
+	if ((e = MPI_Comm_idup(MPI_COMM_WORLD, &st->boot, &r)) != MPI_SUCCESS)
+		return mpi_fail(c, COLL_ERR_BOOTSTRAP, "MPI_Comm_idup", e);
+	if ((rc = wait_boot(c, &r, c->boot.deadline_ms, "MPI_Comm_idup")))
+		return rc;
+	if ((e = MPI_Comm_idup(MPI_COMM_WORLD, &st->data, &r)) != MPI_SUCCESS)
+		return mpi_fail(c, COLL_ERR_BOOTSTRAP, "MPI_Comm_idup", e);
+	if ((rc = wait_boot(c, &r, c->boot.deadline_ms, "MPI_Comm_idup")))
+		return rc;
 	MPI_Comm_set_errhandler(st->boot, MPI_ERRORS_RETURN);
 	MPI_Comm_set_errhandler(st->data, MPI_ERRORS_RETURN);
-	MPI_Comm_rank(st->boot, &c->rank);
-	MPI_Comm_size(st->boot, &c->n);
 	return COLL_OK;
 }
 
-static int mpi_allgather(coll_comm *c, const void *mine, void *all, size_t len)
+static int mpi_allgather(coll_comm *c, const void *mine, void *all, size_t len, int64_t deadline_ms)
 {
 	mpi_state *st = c->boot.mpi_state;
-	int e = MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, st->boot);
-	return e == MPI_SUCCESS ? COLL_OK : mpi_fail(c, COLL_ERR_PEER, "MPI_Allgather", e);
+	MPI_Request r;
+	int e = MPI_Iallgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, st->boot, &r);
+	return e == MPI_SUCCESS ? wait_boot(c, &r, deadline_ms, "MPI_Iallgather")
+	                        : mpi_fail(c, COLL_ERR_PEER, "MPI_Iallgather", e);
 }
 
-static int mpi_bcast(coll_comm *c, void *buf, size_t len)
+static int mpi_bcast(coll_comm *c, void *buf, size_t len, int64_t deadline_ms)
 {
 	mpi_state *st = c->boot.mpi_state;
-	int e = MPI_Bcast(buf, (int)len, MPI_BYTE, 0, st->boot);
-	return e == MPI_SUCCESS ? COLL_OK : mpi_fail(c, COLL_ERR_PEER, "MPI_Bcast", e);
+	MPI_Request r;
+	int e = MPI_Ibcast(buf, (int)len, MPI_BYTE, 0, st->boot, &r);
+	return e == MPI_SUCCESS ? wait_boot(c, &r, deadline_ms, "MPI_Ibcast") : mpi_fail(c, COLL_ERR_PEER, "MPI_Ibcast", e);
 }
 
-static int mpi_barrier(coll_comm *c)
+static int mpi_barrier(coll_comm *c, int64_t deadline_ms)
 {
 	mpi_state *st = c->boot.mpi_state;
-	int e = MPI_Barrier(st->boot);
-	return e == MPI_SUCCESS ? COLL_OK : mpi_fail(c, COLL_ERR_PEER, "MPI_Barrier", e);
+	MPI_Request r;
+	int e = MPI_Ibarrier(st->boot, &r);
+	return e == MPI_SUCCESS ? wait_boot(c, &r, deadline_ms, "MPI_Ibarrier")
+	                        : mpi_fail(c, COLL_ERR_PEER, "MPI_Ibarrier", e);
 }
 
 static void mpi_close_boot(coll_comm *c)
@@ -114,7 +162,7 @@ static void mpi_close_boot(coll_comm *c)
 	if (!st)
 		return;
 	MPI_Finalized(&fin);
-	if (!fin) {
+	if (!fin && !lost_collective) {   /* a communicator with a lost collective is left alone */
 		if (st->boot != MPI_COMM_NULL)
 			MPI_Comm_free(&st->boot);
 		if (st->data != MPI_COMM_NULL)
@@ -244,7 +292,7 @@ static int mpi_tconnect(coll_comm *c, rt_tp **out)
 	int e = MPI_Irecv(t->abort_in, 2, MPI_INT32_T, MPI_ANY_SOURCE, TAG_ABORT, t->comm, &t->abort_req);
 	if (e != MPI_SUCCESS)
 		return mpi_fail(c, COLL_ERR_TRANSPORT, "MPI_Irecv", e);
-	return mpi_barrier(c);
+	return mpi_barrier(c, c->boot.deadline_ms);   /* connect runs within coll_init */
 }
 
 static int mpi_post_send(rt_tp *tp, rt_req *req)
