@@ -226,6 +226,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	c->seg_bytes = seg & ~(size_t)63;
 	c->round_order = rt_env_long("COLL_ROUND_ORDER", c->tp->round_order) != 0;
 	c->trace_rounds = rt_env_long("COLL_TRACE_ROUNDS", 0) != 0;
+	c->reduce_send = rt_env_long("COLL_REDUCE_SEND", 1) != 0;
 	return COLL_OK;
 }
 

@@ -40,6 +40,17 @@
  * buffers bound how far a rank can still run ahead (netns_stragglar.sh
  * keeps them small on its slow links).
  *
+ * Reduce and send (comm->reduce_send, COLL_REDUCE_SEND=0 turns it off):
+ * a reduction whose result the plan only forwards (rt_xstep.fwd: the
+ * chunk's next step is a send, and after it the chunk is overwritten) is
+ * computed straight into that send's message when the send is the next one
+ * due to its peer and the transport has send_reduce (shm): the chunk's
+ * home is neither written nor read back, two passes over memory per
+ * segment fewer.  That happens when a round's segments towards a peer fit
+ * its slots (ring at n = 4: always at 1 MiB, part of the time at 4-8 MiB,
+ * COLL_TRACE_ROUNDS counts them); with more, the send cursor is still in
+ * the earlier round when the reduction is due, and the usual path runs.
+ *
  * Buffers: each chunk has a *home* (where its final value goes: recvbuf,
  * or scratch for chunks a rank does not output) and an *init* (where its
  * starting value is: usually sendbuf).  Until the first receive is applied
@@ -107,6 +118,7 @@ typedef struct {
 	long *sleft, *rleft;
 	int nrounds, sgate, rgate;
 	int64_t *trace, t0;  /* COLL_TRACE_ROUNDS: per round first send, sends done, receives done (ns) */
+	long fwd_segs, fwd_sent;  /* forwarded reduction segments applied; of those, fused into sends */
 } ex_state;
 
 static int phys_of(const ex_state *e, int role)
@@ -300,6 +312,9 @@ static void print_trace(const ex_state *e)
 		fprintf(stderr, "coll trace: rank %d call %u %s round %d: first send %s ms, sends done %s ms, "
 		        "receives applied %s ms\n", e->c->rank, e->c->seq, e->a->name, r, f[0], f[1], f[2]);
 	}
+	if (e->fwd_segs)
+		fprintf(stderr, "coll trace: rank %d call %u %s: %ld of %ld forwarded reduction segments reduced straight "
+		        "into their send\n", e->c->rank, e->c->seq, e->a->name, e->fwd_sent, e->fwd_segs);
 }
 
 /* Complete finished sends (in order per peer). */
@@ -322,42 +337,90 @@ static int reap_sends(ex_state *e, ex_peer *pp)
 	return moved;
 }
 
+/* The request for the next send to pp (its cursor's step and segment):
+ * header filled, payload pointing at the segment's current value. */
+static rt_req *next_send(ex_state *e, ex_peer *pp)
+{
+	int sx = e->p->sidx[pp->si], s = pp->sseg;
+	const rt_xstep *x = &e->p->steps[sx];
+	const ex_chunk *k = &e->ch[x->chunk];
+	rt_req *q = &pp->sring[(pp->shead + pp->scount) % e->ws];
+	uint64_t off, len;
+	seg_range(e, k, s, &off, &len);
+	rt_hdr *h = &q->hdr;
+	memset(q, 0, offsetof(rt_req, hdr));
+	fill_hdr(e, h, x, s, (uint32_t)(len * e->esz));
+	q->peer = pp->phys;
+	q->iov[0].iov_base = h;
+	q->iov[0].iov_len = sizeof *h;
+	q->iov[1].iov_base = (void *)(uintptr_t)seg_loc(e, k, s, off);
+	q->iov[1].iov_len = len * e->esz;
+	q->iovcnt = 2;
+	q->xstep = sx;
+	q->xseg = s;
+	return q;
+}
+
+/* The transport took the send next_send prepared: move pp's cursor on. */
+static void sent(ex_state *e, ex_peer *pp, const rt_xstep *x)
+{
+	if (e->trace && !e->trace[3 * x->round])
+		e->trace[3 * x->round] = rt_now_ns() - e->t0;
+	pp->scount++;
+	if (++pp->sseg >= e->ch[x->chunk].nseg) {
+		pp->sseg = 0;
+		pp->si++;
+	}
+}
+
 static int issue_sends(ex_state *e, ex_peer *pp, int *moved)
 {
 	while (pp->scount < e->ws && pp->si < pp->send_end) {
-		int sx = e->p->sidx[pp->si];
-		const rt_xstep *x = &e->p->steps[sx];
-		const ex_chunk *k = &e->ch[x->chunk];
-		int s = pp->sseg;
-		if (e->rapp[k->base + s] < (uint32_t)x->need || (e->c->round_order && x->round > e->sgate))
+		const rt_xstep *x = &e->p->steps[e->p->sidx[pp->si]];
+		if (e->rapp[e->ch[x->chunk].base + pp->sseg] < (uint32_t)x->need ||
+		    (e->c->round_order && x->round > e->sgate))
 			break;
-		rt_req *q = &pp->sring[(pp->shead + pp->scount) % e->ws];
-		uint64_t off, len;
-		seg_range(e, k, s, &off, &len);
-		rt_hdr *h = &q->hdr;
-		memset(q, 0, offsetof(rt_req, hdr));
-		fill_hdr(e, h, x, s, (uint32_t)(len * e->esz));
-		q->peer = pp->phys;
-		q->iov[0].iov_base = h;
-		q->iov[0].iov_len = sizeof *h;
-		q->iov[1].iov_base = (void *)(uintptr_t)seg_loc(e, k, s, off);
-		q->iov[1].iov_len = len * e->esz;
-		q->iovcnt = 2;
-		q->xstep = sx;
-		q->xseg = s;
-		int rc = e->c->tp->ops->post_send(e->c->tp, q);
+		int rc = e->c->tp->ops->post_send(e->c->tp, next_send(e, pp));
 		if (rc)
 			return rc;
-		if (e->trace && !e->trace[3 * x->round])
-			e->trace[3 * x->round] = rt_now_ns() - e->t0;
-		pp->scount++;
+		sent(e, pp, x);
 		*moved = 1;
-		if (++pp->sseg >= k->nseg) {
-			pp->sseg = 0;
-			pp->si++;
-		}
 	}
 	return COLL_OK;
+}
+
+/* Apply a received reduction by sending it on (NCCL's recvReduceSend):
+ * when the step's result is only forwarded (x->fwd) and that send is the
+ * next one due to its peer, the transport computes cur OP src straight
+ * into the outgoing message, and the chunk's home, overwritten later
+ * anyway, is neither written nor read back.  On shared memory that is
+ * two passes over cold memory saved per forwarded segment.  *done: it
+ * was sent; otherwise nothing happened and the caller folds as usual. */
+static int reduce_send(ex_state *e, const rt_xstep *x, const ex_chunk *k, int s, uint64_t off, const char *src,
+                       uint64_t len, int *done)
+{
+	*done = 0;
+	rt_tp *tp = e->c->tp;
+	if (x->fwd < 0 || !len)
+		return COLL_OK;
+	e->fwd_segs++;
+	if (!tp->ops->send_reduce || !e->c->reduce_send)
+		return COLL_OK;
+	const rt_xstep *y = &e->p->steps[x->fwd];
+	ex_peer *pp = e->peers;
+	while (pp->role != y->peer)
+		pp++;
+	if (pp->scount >= e->ws || pp->si >= pp->send_end || e->p->sidx[pp->si] != x->fwd || pp->sseg != s ||
+	    e->rapp[k->base + s] + 1 < (uint32_t)y->need || (e->c->round_order && y->round > e->sgate))
+		return COLL_OK;
+	rt_req *q = next_send(e, pp);
+	q->iovcnt = 1;   /* the header; the payload is computed */
+	int rc = tp->ops->send_reduce(tp, q, seg_loc(e, k, s, off), src, len, e->dt, e->op, done);
+	if (rc == COLL_OK && *done) {
+		sent(e, pp, y);
+		e->fwd_sent++;
+	}
+	return rc;
 }
 
 static int post_recvs(ex_state *e, ex_peer *pp, int *moved)
@@ -478,8 +541,12 @@ static int apply_recvs(ex_state *e, ex_peer *pp, int *moved)
 		} else {
 			if (!ready)
 				continue;
-			if (len)
-				fold(e, x, k, s, off, 0, (const char *)q->data + sizeof(rt_hdr), len * e->esz);
+			const char *src = (const char *)q->data + sizeof(rt_hdr);
+			int fwd = 0;
+			if ((rc = reduce_send(e, x, k, s, off, src, len, &fwd)))
+				return rc;
+			if (len && !fwd)
+				fold(e, x, k, s, off, 0, src, len * e->esz);
 		}
 		(*ra)++;
 		if (--e->rleft[x->round] == 0)

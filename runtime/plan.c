@@ -312,6 +312,32 @@ int rt_prep_build(coll_comm *c, const coll_algo *a, int role, rt_prep **out)
 				recvs[rp->steps[k].chunk]++;
 		i = j;
 	}
+	/* Forwarded reductions: a recv-reduce whose chunk is next sent (in a
+	 * later round) and after that overwritten by a recv-copy.  next[k]:
+	 * the step after k on k's chunk (ridx's space is free again here). */
+	{
+		int *last = cnt, *next = malloc(sizeof(int) * (size_t)(ns ? ns : 1));
+		if (!next) {
+			free(cnt);
+			rt_prep_free(p);
+			return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		}
+		for (int i = 0; i < C; i++)
+			last[i] = -1;
+		for (int k = ns - 1; k >= 0; k--) {
+			next[k] = last[rp->steps[k].chunk];
+			last[rp->steps[k].chunk] = k;
+		}
+		for (int k = 0; k < ns; k++) {
+			int k1 = next[k], k2 = k1 >= 0 ? next[k1] : -1;
+			p->steps[k].fwd = -1;
+			if (rp->steps[k].kind == COLL_STEP_RECV_REDUCE && k1 >= 0 && rp->steps[k1].kind == COLL_STEP_SEND &&
+			    rp->steps[k1].round > rp->steps[k].round && k2 >= 0 &&
+			    rp->steps[k2].kind == COLL_STEP_RECV_COPY)
+				p->steps[k].fwd = k1;
+		}
+		free(next);
+	}
 	/* Per-peer lists in step order (CSR). */
 	for (int k = 0; k < ns; k++)
 		(rp->steps[k].kind == COLL_STEP_SEND ? p->soff : p->roff)[rp->steps[k].peer + 1]++;

@@ -116,6 +116,14 @@ typedef struct rt_transport {
 	 * message in transport memory and pend 0.  Does not block.  Errors:
 	 * PEER, SYSTEM, INVALID. */
 	int (*read)(rt_tp *tp, rt_req *req, void *dst, size_t max, size_t *got);
+	/* Optional (NULL: never asked).  Send req->iov[0] followed by count
+	 * elements of a OP b, computed straight into transport memory, if that
+	 * can be done at once (*taken = 1; the request then completes like a
+	 * post_send, and a and b are not read after the call); otherwise
+	 * nothing happens (*taken = 0).  Sends to one peer stay in post order.
+	 * Errors: as post_send. */
+	int (*send_reduce)(rt_tp *tp, rt_req *req, const void *a, const void *b, size_t count, coll_dtype dt,
+	                   coll_op op, int *taken);
 } rt_transport;
 
 /* The part of every transport instance the executor reads. */
@@ -157,6 +165,9 @@ typedef struct {
 	int32_t chunk, round;
 	int32_t need;    /* send: recvs on chunk with smaller round; recv: sends on chunk with round <= */
 	int32_t idx;     /* recv: index among the recvs on this chunk */
+	int32_t fwd;     /* recv-reduce: the send step that forwards its result, after which the
+	                  * chunk is only overwritten (exec.c may then reduce straight into that
+	                  * send's message and skip the chunk's home); -1: none */
 } rt_xstep;
 
 /* The two latest call entries known so far in one call. */
@@ -194,6 +205,7 @@ struct coll_comm {
 	size_t seg_bytes;          /* payload per message (COLL_SEG_BYTES caps it) */
 	int round_order;           /* executor moves round by round (COLL_ROUND_ORDER, exec.c) */
 	int trace_rounds;          /* COLL_TRACE_ROUNDS: per-round times on stderr after each call */
+	int reduce_send;           /* fuse forwarded reductions into sends (COLL_REDUCE_SEND, exec.c) */
 	/* stragglers (see coll_straggler in coll.h) */
 	int emu_rank;              /* emulated straggler, -1: none */
 	double emu_delay_ms;

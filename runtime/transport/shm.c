@@ -361,6 +361,34 @@ static int shm_post_send(rt_tp *tp, rt_req *req)
 	return COLL_OK;
 }
 
+/* A send whose payload is a OP b, reduced straight into the slot: only
+ * when nothing is queued before it and a slot is free. */
+static int shm_send_reduce(rt_tp *tp, rt_req *req, const void *a, const void *b, size_t count, coll_dtype dt,
+                           coll_op op, int *taken)
+{
+	shm_tp *t = (shm_tp *)tp;
+	size_t hlen = req->iovcnt == 1 ? req->iov[0].iov_len : SIZE_MAX, len = count * coll_dtype_size(dt);
+	*taken = 0;
+	if (hlen > tp->max_msg || len > tp->max_msg - hlen || req->peer < 0 || req->peer >= t->n ||
+	    req->peer == t->rank)
+		return rt_err(tp->comm, COLL_ERR_INVALID, "shm: bad reducing send (%zu bytes to rank %d)", len,
+		              req->peer);
+	shm_peer *p = &t->peers[req->peer];
+	uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
+	if (p->sq || h - atomic_load_explicit(&p->out->tail, memory_order_acquire) >= t->nslots)
+		return COLL_OK;
+	shm_slot *s = slot_of(t, p->out, h);
+	memcpy(s->data, req->iov[0].iov_base, hlen);
+	rt_reduce3(s->data + hlen, a, b, count, dt, op);
+	s->len = hlen + len;
+	atomic_store_explicit(&p->out->head, h + 1, memory_order_release);
+	ring_doorbell(p->hdr);
+	req->next = NULL;
+	req->done = 1;
+	*taken = 1;
+	return COLL_OK;
+}
+
 static int shm_post_recv(rt_tp *tp, rt_req *req)
 {
 	shm_tp *t = (shm_tp *)tp;
@@ -450,4 +478,5 @@ const rt_transport shm_transport = {
 	.progress = shm_progress,
 	.abort = shm_abort,
 	.close = shm_close,
+	.send_reduce = shm_send_reduce,
 };

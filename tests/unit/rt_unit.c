@@ -177,6 +177,25 @@ static void t_plans(void)
 			CHECK(p->steps[i].chunk == 2 && p->steps[i].need == 1, "round-1 send needs the round-0 reduce");
 		}
 	CHECK(found, "round-1 send present");
+	/* Forwarded reductions: chunk 2's round-0 reduce is only sent on (round
+	 * 1) and then overwritten (allgather, round 3): fused with that send.
+	 * Chunk 1's round-1 reduce is the final value, sent and kept: not. */
+	int fwd = 0;
+	for (int i = 0; i < p->nsteps; i++) {
+		const rt_xstep *x = &p->steps[i];
+		if (x->kind == COLL_STEP_RECV_REDUCE && x->round == 0) {
+			fwd++;
+			CHECK(x->chunk == 2 && x->fwd >= 0 && p->steps[x->fwd].kind == COLL_STEP_SEND &&
+			          p->steps[x->fwd].round == 1 && p->steps[x->fwd].chunk == 2,
+			      "round-0 reduce forwarded by the round-1 send");
+		} else if (x->kind == COLL_STEP_RECV_REDUCE) {
+			fwd++;
+			CHECK(x->chunk == 1 && x->fwd == -1, "the final reduce is not forwarded");
+		} else {
+			CHECK(x->fwd == -1, "step %d: only reduces are forwarded", i);
+		}
+	}
+	CHECK(fwd == 2, "two reduces");
 	rt_prep_free(p);
 	coll_algo_free(ring);
 }
