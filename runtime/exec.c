@@ -46,10 +46,11 @@
  * computed straight into that send's message when the send is the next one
  * due to its peer and the transport has send_reduce (shm): the chunk's
  * home is neither written nor read back, two passes over memory per
- * segment fewer.  That happens when a round's segments towards a peer fit
- * its slots (ring at n = 4: always at 1 MiB, part of the time at 4-8 MiB,
- * COLL_TRACE_ROUNDS counts them); with more, the send cursor is still in
- * the earlier round when the reduction is due, and the usual path runs.
+ * segment fewer.  Messages to a peer travel segment-major without the
+ * round order (cursor_next), so the forwarding send is usually the one
+ * due; otherwise (its peer's slots are full) the usual path runs, and
+ * COLL_TRACE_ROUNDS counts how often which (ring at n = 4, 64 MiB: about
+ * 110 of 128 segments fused, CPU time per call 14% lower).
  *
  * Buffers: each chunk has a *home* (where its final value goes: recvbuf,
  * or scratch for chunks a rank does not output) and an *init* (where its
@@ -84,12 +85,13 @@ typedef struct {
 
 typedef struct {
 	int role, phys;
-	/* sends: cursor over the peer's send steps (step list index, segment) */
-	int si, sseg, send_end;
+	/* sends: cursor over the peer's send steps [sfirst, send_end) (step
+	 * list index, segment; see cursor_next); smax: most segments of any */
+	int si, sseg, sfirst, send_end, smax;
 	rt_req *sring;
 	int shead, scount;   /* in-flight ring: oldest at shead */
-	/* receives */
-	int ri, rseg, recv_end;
+	/* receives, likewise */
+	int ri, rseg, rfirst, recv_end, rmax;
 	rt_req *rring;
 	int rtail, rhead;    /* posted ring entries [rtail, rhead) (mod W) */
 	int ncarry;          /* bytes of a split element of a streamed reduction */
@@ -104,6 +106,7 @@ typedef struct {
 	coll_dtype dt;
 	coll_op op;
 	int root, shift;
+	int segmajor;        /* messages to a peer go segment by segment (cursor_next) */
 	int swap_a, swap_b;  /* after the shift, physical ranks a and b trade places (-1: none) */
 	size_t esz, seg_elems;
 	uint64_t count;
@@ -361,16 +364,47 @@ static rt_req *next_send(ex_state *e, ex_peer *pp)
 	return q;
 }
 
+/* Step a cursor (*i, *seg) over a peer's step list idx[first, end), the
+ * order in which messages to (from) that peer travel; both ends walk it
+ * alike.  Round-major: every segment of a step, then the next step.
+ * Segment-major (e->segmajor): segment 0 of every step, then segment 1 of
+ * every step that has one, and so on, like NCCL's slices, each of which
+ * runs the whole schedule: a reduction of round k and the send of round
+ * k+1 that forwards it then come due together, which is what reduce_send
+ * needs; in round-major order the send cursor is still a round behind
+ * when a round has more segments than the transport has slots.  The
+ * executor's round order gate needs round-major (a later round's send
+ * waits for every segment of the earlier rounds), so segment-major is
+ * used only without it.  *i == end: done. */
+static void cursor_next(const ex_state *e, const int *idx, int first, int end, int maxseg, int *i, int *seg)
+{
+	if (!e->segmajor) {
+		if (++*seg >= e->ch[e->p->steps[idx[*i]].chunk].nseg) {
+			*seg = 0;
+			++*i;
+		}
+		return;
+	}
+	for (;;) {
+		if (++*i >= end) {
+			if (++*seg >= maxseg) {
+				*i = end;
+				return;
+			}
+			*i = first;
+		}
+		if (e->ch[e->p->steps[idx[*i]].chunk].nseg > *seg)
+			return;
+	}
+}
+
 /* The transport took the send next_send prepared: move pp's cursor on. */
 static void sent(ex_state *e, ex_peer *pp, const rt_xstep *x)
 {
 	if (e->trace && !e->trace[3 * x->round])
 		e->trace[3 * x->round] = rt_now_ns() - e->t0;
 	pp->scount++;
-	if (++pp->sseg >= e->ch[x->chunk].nseg) {
-		pp->sseg = 0;
-		pp->si++;
-	}
+	cursor_next(e, e->p->sidx, pp->sfirst, pp->send_end, pp->smax, &pp->si, &pp->sseg);
 }
 
 static int issue_sends(ex_state *e, ex_peer *pp, int *moved)
@@ -441,10 +475,7 @@ static int post_recvs(ex_state *e, ex_peer *pp, int *moved)
 			return rc;
 		pp->rhead++;
 		*moved = 1;
-		if (++pp->rseg >= e->ch[x->chunk].nseg) {
-			pp->rseg = 0;
-			pp->ri++;
-		}
+		cursor_next(e, e->p->ridx, pp->rfirst, pp->recv_end, pp->rmax, &pp->ri, &pp->rseg);
 	}
 	return COLL_OK;
 }
@@ -632,6 +663,7 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	e.kind = (coll_kind)a->kind, e.dt = dt, e.op = op, e.root = root;
 	e.shift = ((root - a->root) % n + n) % n;
 	e.swap_a = e.swap_b = -1;
+	e.segmajor = !c->round_order;
 	if (straggler >= 0 && a->straggler > 0 && straggler != a->straggler - 1 && e.kind == COLL_ALLREDUCE)
 		e.swap_a = a->straggler - 1, e.swap_b = straggler;
 	e.esz = coll_dtype_size(dt);
@@ -675,17 +707,21 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 		np++;
 		pp->role = q;
 		pp->phys = phys_of(&e, q);
-		pp->si = p->soff[q], pp->send_end = p->soff[q + 1];
-		pp->ri = p->roff[q], pp->recv_end = p->roff[q + 1];
+		pp->si = pp->sfirst = p->soff[q], pp->send_end = p->soff[q + 1];
+		pp->ri = pp->rfirst = p->roff[q], pp->recv_end = p->roff[q + 1];
 		pp->sring = (rt_req *)m;
 		pp->rring = pp->sring + e.ws;
 		for (int k = p->soff[q]; k < p->soff[q + 1]; k++) {
 			const rt_xstep *x = &p->steps[p->sidx[k]];
+			if (e.ch[x->chunk].nseg > pp->smax)
+				pp->smax = e.ch[x->chunk].nseg;
 			e.sends_left += e.ch[x->chunk].nseg;
 			e.sleft[x->round] += e.ch[x->chunk].nseg;
 		}
 		for (int k = p->roff[q]; k < p->roff[q + 1]; k++) {
 			const rt_xstep *x = &p->steps[p->ridx[k]];
+			if (e.ch[x->chunk].nseg > pp->rmax)
+				pp->rmax = e.ch[x->chunk].nseg;
 			e.recvs_left += e.ch[x->chunk].nseg;
 			e.rleft[x->round] += e.ch[x->chunk].nseg;
 		}
