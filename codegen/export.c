@@ -41,38 +41,12 @@ static void json_str(FILE *out, const char *str)
 /* Append a string literal; sizeof makes the copy a few moves. */
 #define put_lit(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
 
-/* "00" .. "99": put_int writes two digits per lookup instead of dividing
- * once per digit (ranks and chunks are mostly 2-4 digits at large n); it
- * is inlined, three times per transfer. */
-static const char digit_pairs[] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-static inline __attribute__((always_inline)) char *put_int(char *p, int32_t v)
+/* Any int, for values outside the table below. */
+static char *put_int(char *p, int32_t v)
 {
-	uint32_t u = (uint32_t)v;
-	if (u < 10) {   /* most ranks and chunks of small schedules */
-		*p++ = (char)('0' + u);
-		return p;
-	}
-	if (u < 100) {
-		memcpy(p, digit_pairs + 2 * u, 2);
-		return p + 2;
-	}
-	if (u < 1000) {
-		*p = (char)('0' + u / 100);
-		memcpy(p + 1, digit_pairs + 2 * (u % 100), 2);
-		return p + 3;
-	}
-	if (u < 10000) {
-		memcpy(p, digit_pairs + 2 * (u / 100), 2);
-		memcpy(p + 2, digit_pairs + 2 * (u % 100), 2);
-		return p + 4;
-	}
 	char tmp[12];
 	int k = 12;
-	u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+	uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
 	do {
 		tmp[--k] = (char)('0' + u % 10);
 		u /= 10;
@@ -83,6 +57,52 @@ static inline __attribute__((always_inline)) char *put_int(char *p, int32_t v)
 	return p + (12 - k);
 }
 
+/* The decimal text of 0 .. NUMS_MAX-1 (at most 5 digits), padded to 8
+ * bytes so that one 8-byte move copies it: the JSON writer prints three
+ * ranks or chunks per transfer (millions at n = 1024), and a lookup is a
+ * fraction of the cost of converting. */
+#define NUMS_MAX 65536
+typedef struct { char d[7]; uint8_t len; } num_text;
+
+static num_text *nums_new(int count)
+{
+	num_text *t = xmalloc((size_t)(count > 0 ? count : 1) * sizeof *t);
+	for (int v = 0; v < count; v++) {
+		memset(t[v].d, 0, sizeof t[v].d);
+		t[v].len = (uint8_t)(put_int(t[v].d, v) - t[v].d);
+	}
+	return t;
+}
+
+/* v from the table when it is there.  Writes up to 8 bytes at p. */
+static inline __attribute__((always_inline)) char *put_num(char *p, int32_t v, const num_text *t, uint32_t count)
+{
+	if ((uint32_t)v < count) {
+		memcpy(p, t[v].d, 8);
+		return p + t[v].len;
+	}
+	return put_int(p, v);
+}
+
+/* The JSON string literal of str, malloc'd, into *len. */
+static char *json_quote(const char *str, size_t *len)
+{
+	char *buf = NULL;
+	FILE *m = open_memstream(&buf, len);
+	if (!m) {
+		fputs("collc: out of memory\n", stderr);
+		abort();
+	}
+	json_str(m, str);
+	fclose(m);
+	return buf;
+}
+
+/* Size of the JSON writer's buffer; it is written out when fewer than
+ * JSON_SLACK bytes are left (one transfer's text is under 100). */
+#define JSON_BUF (1 << 16)
+#define JSON_SLACK 128
+
 void export_json(FILE *out, const ir_sched *s)
 {
 	const char *kind = (int)s->kind >= 0 && s->kind < IR_NKINDS ? ir_kind_names[s->kind] : "unknown";
@@ -92,37 +112,68 @@ void export_json(FILE *out, const ir_sched *s)
 	json_str(out, s->algo);
 	fprintf(out, ", \"n\": %d, \"chunks\": %d, \"root\": %d, \"ports\": {\"send\": %d, \"recv\": %d}, \"rounds\": [",
 		s->n, s->chunks, s->root, s->ports_send, s->ports_recv);
+
+	/* The rounds are the bulk (7 MB at n = 256, millions of transfers at
+	 * n = 1024): formatted by hand into one buffer, written when full. */
+	int count = s->n > s->chunks ? s->n : s->chunks;
+	if (count > NUMS_MAX)
+		count = NUMS_MAX;
+	if (count < 0)
+		count = 0;
+	num_text *nums = nums_new(count);
+	/* each phase's quoted name once, not once per round */
+	int nq = s->nphases + 1;
+	char **quoted = xmalloc((size_t)nq * sizeof *quoted);
+	size_t *qlen = xmalloc((size_t)nq * sizeof *qlen);
+	for (int i = 0; i < nq; i++)
+		quoted[i] = json_quote(i < s->nphases ? s->phases[i] : "main", &qlen[i]);
+	char buf[JSON_BUF];
+	char *p = buf;
 	for (int r = 0; r < s->nrounds; r++) {
 		const ir_round *rd = &s->rounds[r];
-		fputs(r ? ",\n  {\"phase\": " : "\n  {\"phase\": ", out);
-		json_str(out, phase_name(s, rd));
-		fputs(", \"transfers\": [", out);
-		/* the hot loop of `collc show --format json` (millions of
-		 * transfers at n = 1024): format by hand, write in one call */
-		char buf[1 << 16];
-		char *p = buf;
+		int ph = rd->phase >= 0 && rd->phase < s->nphases ? rd->phase : s->nphases;
+		if (p - buf > (long)(sizeof buf - JSON_SLACK - qlen[ph])) {
+			fwrite(buf, 1, (size_t)(p - buf), out);
+			p = buf;
+		}
+		if (qlen[ph] > sizeof buf - JSON_SLACK) {   /* a phase name longer than the buffer */
+			fputs(r ? ",\n  {\"phase\": " : "\n  {\"phase\": ", out);
+			fwrite(quoted[ph], 1, qlen[ph], out);
+		} else {
+			if (r)
+				*p++ = ',';
+			p = put_lit(p, "\n  {\"phase\": ");
+			memcpy(p, quoted[ph], qlen[ph]);
+			p += qlen[ph];
+		}
+		p = put_lit(p, ", \"transfers\": [");
 		for (int t = rd->first; t < rd->first + rd->count; t++) {
 			const ir_xfer *x = &s->xfers[t];
-			if (p - buf > (long)sizeof buf - 128) {
+			if (p - buf > (long)sizeof buf - JSON_SLACK) {
 				fwrite(buf, 1, (size_t)(p - buf), out);
 				p = buf;
 			}
 			if (t > rd->first) { *p++ = ','; *p++ = ' '; }
 			p = put_lit(p, "{\"src\": ");
-			p = put_int(p, x->src);
+			p = put_num(p, x->src, nums, (uint32_t)count);
 			p = put_lit(p, ", \"dst\": ");
-			p = put_int(p, x->dst);
+			p = put_num(p, x->dst, nums, (uint32_t)count);
 			p = put_lit(p, ", \"chunk\": ");
-			p = put_int(p, x->chunk);
+			p = put_num(p, x->chunk, nums, (uint32_t)count);
 			if (x->op == IR_COPY)
 				p = put_lit(p, ", \"op\": \"copy\"}");
 			else
 				p = put_lit(p, ", \"op\": \"reduce\"}");
 		}
-		fwrite(buf, 1, (size_t)(p - buf), out);
-		fputs("]}", out);
+		p = put_lit(p, "]}");
 	}
+	fwrite(buf, 1, (size_t)(p - buf), out);
 	fputs(s->nrounds ? "\n]}\n" : "]}\n", out);
+	for (int i = 0; i < nq; i++)
+		free(quoted[i]);
+	free(quoted);
+	free(qlen);
+	free(nums);
 }
 
 /* --- table ---------------------------------------------------------------- */

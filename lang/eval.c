@@ -355,6 +355,8 @@ static int cmp_values(const void *a, const void *b)
 	X(F_INDEX)    /* pop an int i and a place: push the place's element i */ \
 	X(F_INDEX_K)  /* the top place's element k */ \
 	X(F_INDEX_L)  /* the top place's element (local arg, an int) */ \
+	X(F_LINDEX)   /* pop an int i: push the address of local arg's element i */ \
+	X(F_LINDEX_L) /* push the address of local arg's element (local k, an int) */ \
 	X(F_GET)      /* pop a place holding an int: push the int */ \
 	X(F_LEN)      /* pop a place: push its length */ \
 	X(F_NEG) X(F_NOT) \
@@ -369,15 +371,19 @@ static int cmp_values(const void *a, const void *b)
 	X(S_COPYP)    /* pop a place and a place under it: the lower one = the upper's value */ \
 	X(S_PUSH)     /* pop an int (k: as a bool) and a place holding a list: append */ \
 	X(S_PUSHV)    /* pop a place and a place holding a list: append the first's value */ \
+	X(S_PUSHL)    /* append local k to the list in local arg (push(list, x) of two locals) */ \
 	X(S_XFER)     /* pop destination, source and chunk: emit s's transfers */ \
+	X(S_XFERL)    /* S_XFER of locals: chunk arg, source l[0], destination l[1] */ \
 	X(S_JZ)       /* pop the condition of if / while s (k: an if, count its step): false goes on at arg */ \
 	X(S_RINIT)    /* pop hi and lo of for loop s over a range into loop k */ \
 	X(S_EXEC)     /* count a step and run s generically; break jumps to arg, continue to k (-1: return the flow) */ \
 	X(S_STEP)     /* count a step on s (a statement, a while loop's body) */ \
 	X(S_JMP)      /* go on at arg */ \
 	X(S_RNEXT)    /* loop k past hi: go on at arg; else local s->slot = the next int, count a step on the body */ \
+	X(S_RLOOP)    /* the same at the loop's end: past hi, go on; else the next int, and back to the body at arg */ \
 	X(S_COLL)     /* for loop s over a collection: evaluate it (generically) into loop k */ \
 	X(S_CNEXT)    /* loop k at the end: go on at arg; else local s->slot = the next element, count a step on the body */ \
+	X(S_CLOOP)    /* the same at the loop's end: at the end, go on; else the next element, and back to the body at arg */ \
 	X(S_CEND)     /* loop k is over: drop its collection */ \
 	F_BINOP_OPS(X, ADD) F_BINOP_OPS(X, SUB) F_BINOP_OPS(X, MUL) F_BINOP_OPS(X, DIV) \
 	F_BINOP_OPS(X, MOD) F_BINOP_OPS(X, EQ) F_BINOP_OPS(X, NE) F_BINOP_OPS(X, LT) \
@@ -388,7 +394,17 @@ enum { F_OPS(F_ENUM) };
 /* operand modes, in the order F_BINOP_OPS lists them */
 enum { F_MODE_STACK, F_MODE_K, F_MODE_L, F_MODE_N, F_MODE_LK, F_MODE_LL, F_MODE_LN };
 
-typedef struct { int32_t op, arg; int64_t k; ast *s; } fast_op;
+typedef struct {
+	const void *lab;   /* GCC and Clang: op's label in fast_run, set on the
+			      program's first run (dispatch is then one load
+			      and a jump) */
+	int32_t op, arg;
+	union {
+		int64_t k;
+		int32_t l[2];   /* S_XFERL: two more local slots */
+	};
+	ast *s;
+} fast_op;
 
 /* Deeper programs are not compiled; they stay on the generic path. */
 #define FAST_STACK 32
@@ -398,7 +414,9 @@ typedef struct { int32_t op, arg; int64_t k; ast *s; } fast_op;
 
 struct fast_code {
 	bool ok;        /* false: too deep to compile, use the generic path */
+	bool threaded;  /* the ops' labels are set */
 	int nloops;     /* loop states the program needs */
+	int nops;       /* length of op[] */
 	fast_op op[];
 };
 
@@ -417,7 +435,7 @@ static int f_emit(fast_buf *b, int op, int32_t arg, int64_t k, int push)
 		b->cap = b->cap ? 2 * b->cap : 16;
 		b->v = xrealloc(b->v, (size_t)b->cap * sizeof *b->v);
 	}
-	b->v[b->n] = (fast_op){ op, arg, k, NULL };
+	b->v[b->n] = (fast_op){ .op = op, .arg = arg, .k = k };
 	b->depth += push;
 	if (b->depth > b->max)
 		b->max = b->depth;
@@ -439,6 +457,15 @@ static void f_place(fast_buf *b, const ast *e)
 {
 	if (e->kind == A_NAME) {
 		f_emit(b, F_PLACE, e->slot, 0, 1);
+		return;
+	}
+	if (e->a->kind == A_NAME && e->b->kind != A_INT) {   /* x[i]: one op for x and the element */
+		if (e->b->kind == A_NAME && e->b->bind == B_LOCAL) {
+			f_emit(b, F_LINDEX_L, e->a->slot, e->b->slot, 1);
+		} else {
+			f_value(b, e->b);
+			f_emit(b, F_LINDEX, e->a->slot, 0, 0);
+		}
 		return;
 	}
 	f_place(b, e->a);
@@ -516,28 +543,39 @@ static void f_value(fast_buf *b, const ast *e)
 	}
 }
 
+static bool f_is_local(const ast *e)
+{
+	return e->kind == A_NAME && e->bind == B_LOCAL;
+}
+
 /* Is e a place the fast path can address: a local or x[i][j] over one? */
 static bool f_is_place(const ast *e)
 {
-	return (e->kind == A_NAME && e->bind == B_LOCAL) || (e->kind == A_INDEX && e->fast);
+	return f_is_local(e) || (e->kind == A_INDEX && e->fast);
 }
 
 static void f_block(fast_buf *b, const ast *blk);
 
-/* A loop: `head` (already emitted) starts each iteration and counts a
- * step on the body, which follows, then a jump back.  Breaks go to the
- * exit, which is `exit_op` (emitted here unless F_END: S_CEND drops the
- * loop's collection), continues to head.  Returns the exit, for the
- * caller to point head's way out at. */
-static int f_loop(fast_buf *b, int head, const ast *body, int exit_op)
+/* A loop: `head` (already emitted) starts the first iteration and
+ * counts a step on the body, which follows.  At its end, `tail` does the
+ * same for every later iteration, jumping back to the body (a for loop's
+ * S_RLOOP or S_CLOOP of statement s: one op per iteration instead of a
+ * jump to head and head), or is S_JMP back to head (a while loop).
+ * Breaks go to the exit, which is `exit_op` (emitted here unless F_END:
+ * S_CEND drops the loop's collection), continues to head.  Returns the
+ * exit, for the caller to point head's way out at. */
+static int f_loop(fast_buf *b, int head, const ast *body, int tail, ast *s, int exit_op)
 {
 	int brk = b->brk, cont = b->cont;
 	b->brk = -1;
 	b->cont = head;
 	b->loops++;
 	f_block(b, body);
-	f_emit(b, S_JMP, head, 0, 0);
 	b->loops--;
+	if (tail == S_JMP)
+		f_emit(b, S_JMP, head, 0, 0);
+	else
+		f_stmt_op(b, tail, s, head + 1, b->loops, 0);
 	int exit = b->n;
 	if (exit_op != F_END)
 		f_emit(b, exit_op, 0, b->loops, 0);
@@ -609,6 +647,12 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 	case A_XFER:
 		if (s->a->fast != FAST_INT || s->b->fast != FAST_INT || s->c->fast != FAST_INT)
 			return false;
+		if (f_is_local(s->a) && f_is_local(s->b) && f_is_local(s->c)) {
+			at = f_stmt_op(b, S_XFERL, s, s->a->slot, 0, 0);
+			b->v[at].l[0] = s->b->slot;
+			b->v[at].l[1] = s->c->slot;
+			return true;
+		}
 		f_value(b, s->a);
 		f_value(b, s->b);
 		f_value(b, s->c);
@@ -619,6 +663,10 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 		if (e->kind != A_CALL || e->bind != B_BUILTIN || e->slot != BI_PUSH || e->list.n != 2 ||
 		    !f_is_place(e->list.v[0]) || (!f_is_place(e->list.v[1]) && !e->list.v[1]->fast))
 			return false;
+		if (f_is_local(e->list.v[0]) && f_is_local(e->list.v[1])) {
+			f_stmt_op(b, S_PUSHL, s, e->list.v[0]->slot, e->list.v[1]->slot, 0);
+			return true;
+		}
 		f_place(b, e->list.v[0]);
 		if (f_is_place(e->list.v[1])) {
 			f_place(b, e->list.v[1]);
@@ -647,7 +695,7 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 		at = b->n;
 		jz = f_cond(b, s, false);
 		f_stmt_op(b, S_STEP, s->b, 0, 0, 0);
-		exit = f_loop(b, at, s->b, F_END);
+		exit = f_loop(b, at, s->b, S_JMP, s, F_END);
 		b->v[jz].arg = exit;
 		return true;
 	case A_FOR:
@@ -665,11 +713,11 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 			}
 			f_stmt_op(b, S_RINIT, s, 0, b->loops, -2);
 			at = f_stmt_op(b, S_RNEXT, s, 0, b->loops, 0);
-			exit = f_loop(b, at, s->b, F_END);
+			exit = f_loop(b, at, s->b, S_RLOOP, s, F_END);
 		} else {
 			f_stmt_op(b, S_COLL, s, 0, b->loops, 0);
 			at = f_stmt_op(b, S_CNEXT, s, 0, b->loops, 0);
-			exit = f_loop(b, at, s->b, S_CEND);
+			exit = f_loop(b, at, s->b, S_CLOOP, s, S_CEND);
 		}
 		b->v[at].arg = exit;
 		return true;
@@ -706,7 +754,7 @@ static void f_block(fast_buf *b, const ast *blk)
 
 /* Program of expression e, or of block e (A_BLOCK), compiled on first use
  * into the program's arena. */
-static const struct fast_code *fast_code(ctx *c, ast *e)
+static struct fast_code *fast_code(ctx *c, ast *e)
 {
 	if (!e->code) {
 		fast_buf b = { .brk = -1, .cont = -1 };
@@ -718,6 +766,7 @@ static const struct fast_code *fast_code(ctx *c, ast *e)
 		struct fast_code *fc = arena_alloc(c->prog->arena, sizeof *fc + (size_t)b.n * sizeof *b.v);
 		fc->ok = b.max <= FAST_STACK;
 		fc->nloops = b.maxloops;
+		fc->nops = b.n;
 		memcpy(fc->op, b.v, (size_t)b.n * sizeof *b.v);
 		free(b.v);
 		e->code = fc;
@@ -738,7 +787,7 @@ typedef struct {
 /* Run program fc: an expression's (its value into *out) or a block's.
  * Returns the flow of the block, FLOW_NEXT after an expression, or
  * FLOW_GIVEUP when an expression gave up. */
-static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int64_t *out)
+static int fast_run(ctx *c, inst *in, value *fr, struct fast_code *fc, int64_t *out)
 {
 	union { int64_t i; value *p; } st[FAST_STACK], *sp = st;
 	fast_loop loop[FAST_LOOPS];
@@ -751,15 +800,20 @@ static int fast_run(ctx *c, inst *in, value *fr, const struct fast_code *fc, int
 		loop[i].coll = V_NILV;
 
 	/* Dispatch: with GCC and Clang every op ends in an indirect jump of
-	 * its own through a table of label addresses (cheaper than a switch,
-	 * and the branch predictor learns what follows each kind of op);
-	 * elsewhere, a switch. */
+	 * its own to its successor's label address, which the op holds
+	 * (cheaper than a switch, and the branch predictor learns what
+	 * follows each kind of op); elsewhere, a switch. */
 #ifdef __GNUC__
 #define F_LABEL(name) &&L_##name,
 	static const void *const labels[] = { F_OPS(F_LABEL) };
 #undef F_LABEL
+	if (!fc->threaded) {
+		for (int i = 0; i < fc->nops; i++)
+			fc->op[i].lab = labels[fc->op[i].op];
+		fc->threaded = true;
+	}
 #define CASE(name) L_##name
-#define DISPATCH() goto *labels[o->op]
+#define DISPATCH() goto *o->lab
 #else
 #define CASE(name) case name
 #define DISPATCH() goto dispatch
@@ -797,6 +851,7 @@ dispatch:
 		x = (--sp)->i;
 	index:
 		p = sp[-1].p;
+	element:   /* replace the top with the address of *p's element x */
 		if (p->t == V_LIST)
 			p = x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
 		else if (p->t == V_MAP)
@@ -807,6 +862,17 @@ dispatch:
 			goto giveup;
 		sp[-1].p = p;
 		NEXT();
+	CASE(F_LINDEX):
+		x = sp[-1].i;
+		p = &fr[o->arg];
+		goto element;
+	CASE(F_LINDEX_L):
+		if (fr[o->k].t != V_INT)
+			goto giveup;
+		x = fr[o->k].i;
+		p = &fr[o->arg];
+		sp++;
+		goto element;
 	CASE(F_GET):
 		p = sp[-1].p;
 		if (p->t != V_INT)
@@ -912,10 +978,26 @@ dispatch:
 		sp -= 2;
 		v_push(v_list(*p), v_ref(v));
 		NEXT();
+	CASE(S_PUSHL):
+		p = &fr[o->arg];
+		if (p->t != V_LIST)
+			goto giveup;
+		COUNT(o->s);
+		v_push(v_list(*p), v_ref(fr[o->k]));
+		NEXT();
 	CASE(S_XFER):
 		COUNT(o->s);
 		sp -= 3;
 		if (xfer_emit(c, in, o->s, sp[0].i, sp[1].i, sp[2].i) != FLOW_NEXT) {
+			f = FLOW_ERROR;
+			goto done;
+		}
+		NEXT();
+	CASE(S_XFERL):
+		if (fr[o->arg].t != V_INT || fr[o->l[0]].t != V_INT || fr[o->l[1]].t != V_INT)
+			goto giveup;
+		COUNT(o->s);
+		if (xfer_emit(c, in, o->s, fr[o->arg].i, fr[o->l[0]].i, fr[o->l[1]].i) != FLOW_NEXT) {
 			f = FLOW_ERROR;
 			goto done;
 		}
@@ -959,6 +1041,16 @@ dispatch:
 			goto done;
 		}
 		NEXT();
+	CASE(S_RLOOP):
+		if (loop[o->k].next > loop[o->k].hi)
+			NEXT();
+		v_unref(fr[o->s->slot]);
+		fr[o->s->slot] = v_int(loop[o->k].next++);
+		if (!step(c, o->s->b)) {
+			f = FLOW_ERROR;
+			goto done;
+		}
+		JUMP(o->arg);
 	CASE(S_COLL):
 		if ((f = for_coll(c, in, fr, o->s, &loop[o->k].coll)) != FLOW_NEXT)
 			goto done;
@@ -975,6 +1067,17 @@ dispatch:
 			goto done;
 		}
 		NEXT();
+	CASE(S_CLOOP):
+		l = v_list(loop[o->k].coll);
+		if (loop[o->k].i >= l->n)
+			NEXT();
+		v_unref(fr[o->s->slot]);
+		fr[o->s->slot] = v_ref(l->v[loop[o->k].i++]);
+		if (!step(c, o->s->b)) {
+			f = FLOW_ERROR;
+			goto done;
+		}
+		JUMP(o->arg);
 	CASE(S_CEND):
 		v_unref(loop[o->k].coll);
 		loop[o->k].coll = V_NILV;
@@ -1078,7 +1181,7 @@ done:
  * when the fast path gives up. */
 static bool fast_eval(ctx *c, inst *in, value *fr, ast *e, int64_t *out)
 {
-	const struct fast_code *fc = fast_code(c, e);
+	struct fast_code *fc = fast_code(c, e);
 	return fc->ok && fast_run(c, in, fr, fc, out) == FLOW_NEXT;
 }
 
@@ -2168,7 +2271,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 
 static int block(ctx *c, inst *in, value *fr, ast *b)
 {
-	const struct fast_code *fc = fast_code(c, b);
+	struct fast_code *fc = fast_code(c, b);
 	if (fc->ok)
 		return fast_run(c, in, fr, fc, NULL);
 	for (int i = 0; i < b->list.n; i++) {

@@ -87,9 +87,15 @@ static inline void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, sr
 {
 	if (s->nxfers == s->capxfers)
 		ir_grow_xfers(s);
-	int p = s->nposs - 1;   /* most often the previous transfer's statement */
-	if (p < 0 || s->poss[p].file != pos.file || s->poss[p].off != pos.off)
-		p = ir_pos_index(s, pos);
+	/* most often one of the two statements seen last (a loop body with
+	 * two transfer statements alternates between them) */
+	int p = s->nposs - 1;
+	if (p < 0 || s->poss[p].file != pos.file || s->poss[p].off != pos.off) {
+		if (p >= 1 && s->poss[p - 1].file == pos.file && s->poss[p - 1].off == pos.off)
+			p--;
+		else
+			p = ir_pos_index(s, pos);
+	}
 	s->xfers[s->nxfers++] = (ir_xfer){ .src = src, .dst = dst, .chunk = chunk,
 					   .op = (uint32_t)op, .pos = (uint32_t)p };
 	s->rounds[s->nrounds - 1].count++;

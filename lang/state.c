@@ -64,7 +64,8 @@ static void link_set(state_set *a, state_set *next)
 	memcpy(p, &next, sizeof next);
 }
 
-static state_set *set_alloc(bstate *st, uint32_t len)
+/* Inline: every new set comes from here, one per reduce in the verifier. */
+static inline __attribute__((always_inline)) state_set *set_alloc(bstate *st, uint32_t len)
 {
 	state_set *a = st->freelist[len];
 	if (a) {
@@ -309,8 +310,54 @@ static int runs_union(const uint64_t *a, int na, const uint64_t *b, int nb, uint
 	return k;
 }
 
+static inline uint32_t set_min(const bstate *st, const state_set *a)
+{
+	return is_bits(st, a) ? bits_next(a->w, st->nwords, 0, 1) : run_lo(a->w[0]);
+}
+
+/* a | {x} for a in runs form: one reduce of a ring or a tree, where a
+ * partial sum meets one rank's own data.  The runs are a's with x added
+ * (a run grows, two runs join, or x starts one), written straight into
+ * the new set instead of merged in scratch and copied; the result is the
+ * one set_from_runs would give. */
+static state_set *runs_add(bstate *st, const state_set *a, uint32_t x)
+{
+	const uint64_t *w = a->w;
+	uint32_t len = a->len, i = 0;
+	while (i < len && run_hi(w[i]) < x)
+		i++;
+	if (i < len && run_lo(w[i]) <= x && x < run_hi(w[i]))
+		return state_set_ref((state_set *)a);   /* x is in a already */
+	uint32_t before = i;   /* runs w[0 .. before) end before x */
+	uint32_t lo = x, hi = x + 1;
+	if (i < len && run_hi(w[i]) == x)   /* the run before x ends at x */
+		lo = run_lo(w[i++]);
+	if (i < len && run_lo(w[i]) == x + 1)   /* the run after x starts at x + 1 */
+		hi = run_hi(w[i++]);
+	uint32_t k = before + 1 + (len - i), count = a->count + 1;   /* runs w[i .. len) follow */
+	if (count == (uint32_t)st->n)
+		return state_set_ref(st->full);
+	uint64_t *out = k < (uint32_t)st->nwords ? NULL : st->runs;   /* NULL: runs form, built in place */
+	state_set *r = out ? NULL : set_alloc(st, k);
+	if (!out)
+		out = r->w;
+	for (uint32_t j = 0; j < before; j++)
+		out[j] = w[j];
+	out[before] = run_mk(lo, hi);
+	for (uint32_t j = before + 1; i < len; j++)
+		out[j] = w[i++];
+	if (!r)   /* too many runs: a bitset */
+		return set_build(st, out, (int)k, count);
+	r->count = count;
+	return r;
+}
+
 static state_set *set_op(bstate *st, const state_set *a, const state_set *b, int op)
 {
+	if (op == OP_OR && b->count == 1 && !is_bits(st, a))
+		return runs_add(st, a, set_min(st, b));
+	if (op == OP_OR && a->count == 1 && !is_bits(st, b))
+		return runs_add(st, b, set_min(st, a));
 	if (!is_bits(st, a) && !is_bits(st, b)) {
 		uint32_t count;
 		int na = (int)a->len, nb = (int)b->len, k;
@@ -345,11 +392,6 @@ bool state_set_has(const bstate *st, const state_set *a, int rank)
 			hi = mid;
 	}
 	return lo < a->len && run_lo(a->w[lo]) <= r;
-}
-
-static uint32_t set_min(const bstate *st, const state_set *a)
-{
-	return is_bits(st, a) ? bits_next(a->w, st->nwords, 0, 1) : run_lo(a->w[0]);
 }
 
 bool state_set_disjoint(const bstate *st, const state_set *a, const state_set *b)
@@ -588,26 +630,6 @@ static inline bool in_range(const bstate *st, int rank, int chunk)
 	return rank >= 0 && rank < st->n && chunk >= 0 && chunk < st->chunks;
 }
 
-state_set *state_need(const bstate *st, int chunk)
-{
-	switch (st->kind) {
-	case IR_ALLGATHER:
-		return st->single[chunk / (st->chunks / st->n)];
-	case IR_BROADCAST:
-		return st->single[st->root];
-	default:
-		return st->full;
-	}
-}
-
-bool state_complete(const bstate *st, int rank, int chunk)
-{
-	if (!in_range(st, rank, chunk))
-		return false;
-	const state_set *a = state_get(st, rank, chunk), *need = state_need(st, chunk);
-	/* normalisation makes the 1- and n-member sets canonical, but do not rely on it */
-	return a == need || (a->count == need->count && state_set_subset(st, need, a));
-}
 
 int state_contrib(const bstate *st, int rank, int chunk, int *out)
 {
@@ -682,7 +704,7 @@ int state_stage_lookup(const bstate *st, uint32_t slot)
 	}
 }
 
-int state_stage(bstate *st, int rank, int chunk, state_set *val, int tag)
+int state_stage_grow(bstate *st, int rank, int chunk, state_set *val, int tag)
 {
 	if (st->nstage == st->capstage) {
 		st->capstage = st->capstage ? 2 * st->capstage : 256;

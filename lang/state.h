@@ -105,10 +105,6 @@ void state_free(bstate *st);
  * state before the round) but no checks: bad ranks/chunks are skipped, a
  * reduce just unions.  For the evaluator's queries while it builds s. */
 void state_apply_round(bstate *st, const ir_sched *s, int round);
-/* Does (rank, chunk) hold exactly what the collective needs at the end
- * ("complete": all n for reductions, {owner} for allgather, {root} for
- * broadcast)?  Out-of-range arguments answer false / 0 below. */
-bool state_complete(const bstate *st, int rank, int chunk);
 /* The ranks in (rank, chunk)'s set, ascending, into out (room for n);
  * returns the count. */
 int state_contrib(const bstate *st, int rank, int chunk, int *out);
@@ -128,7 +124,17 @@ static inline state_set *state_get(const bstate *st, int rank, int chunk)
 	return (state_set *)(st->cell[(size_t)chunk * st->n + rank] & ~(uintptr_t)1);
 }
 /* The "complete" set of chunk c (see state_complete). */
-state_set *state_need(const bstate *st, int chunk);
+static inline state_set *state_need(const bstate *st, int chunk)
+{
+	switch (st->kind) {
+	case IR_ALLGATHER:
+		return st->single[chunk / (st->chunks / st->n)];
+	case IR_BROADCAST:
+		return st->single[st->root];
+	default:
+		return st->full;
+	}
+}
 /* Number of ranks in a. */
 static inline int state_set_count(const state_set *a) { return (int)a->count; }
 /* Is rank in a (false when out of range)? */
@@ -137,6 +143,18 @@ bool state_set_has(const bstate *st, const state_set *a, int rank);
 bool state_set_disjoint(const bstate *st, const state_set *a, const state_set *b);
 /* Is a a subset of b? */
 bool state_set_subset(const bstate *st, const state_set *a, const state_set *b);
+/* Does (rank, chunk) hold exactly what the collective needs at the end
+ * ("complete": all n for reductions, {owner} for allgather, {root} for
+ * broadcast)?  Out-of-range arguments answer false.  Inline: the
+ * verifier's final check asks it of every (rank, chunk). */
+static inline bool state_complete(const bstate *st, int rank, int chunk)
+{
+	if (rank < 0 || rank >= st->n || chunk < 0 || chunk >= st->chunks)
+		return false;
+	const state_set *a = state_get(st, rank, chunk), *need = state_need(st, chunk);
+	/* normalisation makes the 1- and n-member sets canonical, but do not rely on it */
+	return a == need || (a->count == need->count && state_set_subset(st, need, a));
+}
 /* a | b, a & b, a \ b: new references. */
 state_set *state_set_union(bstate *st, const state_set *a, const state_set *b);
 state_set *state_set_inter(bstate *st, const state_set *a, const state_set *b);
@@ -165,8 +183,18 @@ static inline int state_stage_find(const bstate *st, int rank, int chunk)
 }
 /* Stage a write of val (new reference, taken over) to (rank, chunk), which
  * has none staged yet; `tag` is the caller's (the transfer index).  Returns
- * the entry's index. */
-int state_stage(bstate *st, int rank, int chunk, state_set *val, int tag);
+ * the entry's index.  Inline (one per transfer) but for its slow path,
+ * state_stage_grow: a full entry array, or a live slot hash to update. */
+int state_stage_grow(bstate *st, int rank, int chunk, state_set *val, int tag);
+static inline int state_stage(bstate *st, int rank, int chunk, state_set *val, int tag)
+{
+	if (st->nstage == st->capstage || st->shash_live)
+		return state_stage_grow(st, rank, chunk, val, tag);
+	uint32_t slot = (uint32_t)((size_t)chunk * st->n + rank);
+	st->cell[slot] |= 1;
+	st->stage[st->nstage] = (stage_ent){ .slot = slot, .tag = tag, .val = val, .old = NULL };
+	return st->nstage++;
+}
 /* The value staged in entry i (borrowed) and its tag. */
 static inline state_set *state_staged(const bstate *st, int i) { return st->stage[i].val; }
 static inline int state_staged_tag(const bstate *st, int i) { return st->stage[i].tag; }

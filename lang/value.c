@@ -57,18 +57,12 @@ value v_newmap(void)
 	return (value){ .t = V_MAP, .o = &m->h };
 }
 
-static void grow(vlist *l, int need)
+void v_grow(vlist *l, int need)
 {
 	if (need <= l->cap)
 		return;
 	l->cap = l->cap * 2 > need ? l->cap * 2 : (need > 4 ? need : 4);
 	l->v = xrealloc(l->v, l->cap * sizeof *l->v);
-}
-
-void v_push(vlist *l, value x)
-{
-	grow(l, l->n + 1);
-	l->v[l->n++] = x;
 }
 
 int v_cmp(value a, value b)
@@ -111,16 +105,6 @@ bool v_eq(value a, value b)
 	return v_cmp(a, b) == 0;
 }
 
-/* Where int x sits if the int keys from v[0] on are consecutive (chunk ->
- * holders maps, sets of ranks), else -1; inline, before the call to
- * bsearch_v, as it is most lookups. */
-static inline int dense_find(const value *v, int n, value x)
-{
-	if (x.t != V_INT || n == 0 || v[0].t != V_INT)
-		return -1;
-	uint64_t g = (uint64_t)x.i - (uint64_t)v[0].i;
-	return g < (uint64_t)n && v[g].t == V_INT && v[g].i == x.i ? (int)g : -1;
-}
 
 /* Binary search: index of x, or -(insertion point) - 1. */
 static int bsearch_v(const value *v, int n, value x)
@@ -152,7 +136,7 @@ static int bsearch_v(const value *v, int n, value x)
 
 int v_set_find(const vlist *s, value x)
 {
-	int i = dense_find(s->v, s->n, x);
+	int i = v_dense_find(s->v, s->n, x);
 	if (i >= 0)
 		return i;
 	i = bsearch_v(s->v, s->n, x);
@@ -172,7 +156,7 @@ void v_set_add(vlist *s, value x)
 		return;
 	}
 	i = -i - 1;
-	grow(s, s->n + 1);
+	v_grow(s, s->n + 1);
 	memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof *s->v);
 	s->v[i] = x;
 	s->n++;
@@ -226,11 +210,9 @@ value v_set_union(const vlist *a, const vlist *b) { return merge(a, b, 0); }
 value v_set_inter(const vlist *a, const vlist *b) { return merge(a, b, 1); }
 value v_set_diff(const vlist *a, const vlist *b) { return merge(a, b, 2); }
 
-value *v_map_get(const vmap *m, value k)
+value *v_map_search(const vmap *m, value k)
 {
-	int i = dense_find(m->k, m->n, k);
-	if (i < 0)
-		i = bsearch_v(m->k, m->n, k);
+	int i = bsearch_v(m->k, m->n, k);
 	return i >= 0 ? &m->v[i] : NULL;
 }
 

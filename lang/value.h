@@ -56,8 +56,16 @@ value v_newstr(const char *s, size_t len);
 /* An empty list or set (t = V_LIST or V_SET) with room for cap items. */
 value v_newlist(vtype t, int cap);
 value v_newmap(void);
-/* Append to a list, taking ownership of x. */
-void v_push(vlist *l, value x);
+/* Make room for `need` items (v_push's slow path). */
+void v_grow(vlist *l, int need);
+/* Append to a list, taking ownership of x.  Inline: the evaluator's
+ * push() runs once per element of every list a schedule builds. */
+static inline void v_push(vlist *l, value x)
+{
+	if (l->n == l->cap)
+		v_grow(l, l->n + 1);
+	l->v[l->n++] = x;
+}
 /* Total order over values: type first, then value (lists lexicographic). */
 int v_cmp(value a, value b);
 bool v_eq(value a, value b);
@@ -69,8 +77,24 @@ bool v_set_remove(vlist *s, value x);
 value v_set_union(const vlist *a, const vlist *b);
 value v_set_inter(const vlist *a, const vlist *b);
 value v_set_diff(const vlist *a, const vlist *b);
-/* Maps: slot of key or NULL; set (owned k and x); remove. */
-value *v_map_get(const vmap *m, value k);
+/* Index of int x in v[0..n) when v holds consecutive ints there (a map
+ * or set keyed by chunk or rank numbers), else -1: one comparison instead
+ * of a binary search. */
+static inline int v_dense_find(const value *v, int n, value x)
+{
+	if (x.t != V_INT || n == 0 || v[0].t != V_INT)
+		return -1;
+	uint64_t g = (uint64_t)x.i - (uint64_t)v[0].i;
+	return g < (uint64_t)n && v[g].t == V_INT && v[g].i == x.i ? (int)g : -1;
+}
+/* Maps: slot of key or NULL (v_map_search: by binary search, v_map_get's
+ * slow path); set (owned k and x); remove. */
+value *v_map_search(const vmap *m, value k);
+static inline value *v_map_get(const vmap *m, value k)
+{
+	int i = v_dense_find(m->k, m->n, k);
+	return i >= 0 ? &m->v[i] : v_map_search(m, k);
+}
 void v_map_set(vmap *m, value k, value x);
 bool v_map_remove(vmap *m, value k);
 /* Human-readable text of v (as `str` and error messages show it); the

@@ -267,6 +267,15 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 		     round_name(v), xdesc(x, d, sizeof d), x->dst, x->chunk);
 		return;
 	}
+	/* a and b are disjoint when their union has both counts: one set
+	 * operation instead of two for the common reduce (the first into
+	 * this slot this round) */
+	state_set *sum = i < 0 ? state_set_union(st, b, a) : NULL;
+	if (sum && state_set_count(sum) == state_set_count(a) + state_set_count(b)) {
+		state_stage(st, x->dst, x->chunk, sum, t);
+		return;
+	}
+	state_set_release(st, sum);
 	if (!state_set_disjoint(st, a, b)) {
 		state_set *both = state_set_inter(st, a, b);
 		verr(v, xpos(v, x, rd), "%s: %s counts contributions %s twice (rank %d holds %s, rank %d sends %s)", round_name(v), xdesc(x, d, sizeof d),
@@ -294,10 +303,9 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 			return;
 		}
 	}
-	if (i >= 0)
-		state_restage(st, i, state_set_union(st, state_staged(st, i), a));
-	else
-		state_stage(st, x->dst, x->chunk, state_set_union(st, b, a), t);
+	/* only a second reduce into the slot gets here (i >= 0): a first
+	 * one was staged or reported above */
+	state_restage(st, i, state_set_union(st, state_staged(st, i), a));
 }
 
 /* After the round's writes landed: blame each copy that overwrote the last
