@@ -341,6 +341,9 @@ const rt_transport *rt_transport_find(const coll_comm *c, const char *name);
 int rt_transport_complete(const rt_transport *t);
 /* Names of the registered transports, NULL-terminated. */
 extern const rt_transport *const rt_transports[];
+/* How long a waiting transport polls before it sleeps: $env microseconds,
+ * by default 50 when c's ranks on this host have a CPU each, else 0. */
+int64_t rt_spin_ns(const coll_comm *c, const char *env);
 
 /* --- transport/shm.c, transport/tcp.c ------------------------------------ */
 extern const rt_transport shm_transport;

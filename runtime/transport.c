@@ -6,9 +6,12 @@
  * them and refuses, at lookup, any whose vtable is incomplete or was built
  * against a different rt_transport layout.  The MPI transport lives in a
  * plugin (libcollrt_mpi.so, see mpiboot.c) and is reachable only on a
- * communicator that was bootstrapped through MPI.
+ * communicator that was bootstrapped through MPI.  Also what transports
+ * share about waiting: how long to spin before sleeping.
  */
+#include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rt.h"
 
@@ -22,6 +25,34 @@ int rt_transport_complete(const rt_transport *t)
 {
 	return t->size == sizeof(rt_transport) && t->name && t->connect && t->post_send && t->post_recv &&
 	       t->release && t->progress && t->abort && t->close;
+}
+
+static int cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		return CPU_COUNT(&set);
+	long k = sysconf(_SC_NPROCESSORS_ONLN);
+	return k > 0 ? (int)k : 1;
+}
+
+/* Ranks of c on this kernel (network namespaces share its CPUs). */
+static int local_ranks(const coll_comm *c)
+{
+	int k = 0;
+	for (int r = 0; r < c->n; r++)
+		k += c->hosts && strcmp(c->hosts[r].boot_id, c->hosts[c->rank].boot_id) == 0;
+	return k;
+}
+
+/* With a core per local rank, waking from a sleep (an idle vCPU's
+ * interrupt, a context switch: tens of microseconds on a virtual machine)
+ * costs more than a short wait, so a waiter polls for 50 us first;
+ * oversubscribed, polling would steal the core from the rank that has
+ * work, so it sleeps at once. */
+int64_t rt_spin_ns(const coll_comm *c, const char *env)
+{
+	return (int64_t)rt_env_long(env, local_ranks(c) <= cpus() ? 50 : 0) * 1000;
 }
 
 const rt_transport *rt_transport_find(const coll_comm *c, const char *name)

@@ -22,7 +22,9 @@
  * reduction out, so the second copy costs little.  Where user buffers sit
  * on huge pages the balance may differ; measure before adding it back.
  *
- * Waiting: a few passes with sched_yield, then the waiter sets `sleeping`
+ * Waiting: polling for COLL_SHM_SPIN_US (rt_spin_ns: 50 us when every
+ * rank has a CPU, else none), a few passes with sched_yield, then the
+ * waiter sets `sleeping`
  * and sleeps on its doorbell futex; senders and releasers bump the
  * doorbell and wake it only when it sleeps.  Sleeps are capped at 50 ms;
  * each wake-up without progress polls the peers' pidfds, so a killed peer
@@ -30,7 +32,7 @@
  * peer's header (COLL_ERR_ABORTED there).
  *
  * Tunables: COLL_SHM_SLOT_BYTES (payload per slot, default 256 KiB),
- * COLL_SHM_SLOTS (slots per ring, default 8).
+ * COLL_SHM_SLOTS (slots per ring, default 8), COLL_SHM_SPIN_US (see above).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -98,6 +100,7 @@ typedef struct {
 	char name[64];
 	int unlinked;
 	int64_t last_live_check;
+	int64_t spin_ns;                       /* poll this long before yielding and sleeping */
 } shm_tp;
 
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
@@ -247,6 +250,7 @@ static int shm_connect(coll_comm *c, rt_tp **out)
 #endif
 	}
 	t->last_live_check = rt_now_ms();
+	t->spin_ns = rt_spin_ns(c, "COLL_SHM_SPIN_US");
 	return COLL_OK;
 }
 
@@ -433,6 +437,9 @@ static int shm_progress(rt_tp *tp, int timeout_ms)
 		return COLL_OK;
 	if ((rc = pass(t, &moved)) || moved || timeout_ms <= 0)
 		return rc;
+	for (int64_t until = rt_now_ns() + t->spin_ns; t->spin_ns > 0 && rt_now_ns() < until;)
+		if ((rc = pass(t, &moved)) || moved)
+			return rc;
 	for (int i = 0; i < 8; i++) {
 		sched_yield();
 		if ((rc = pass(t, &moved)) || moved)

@@ -99,24 +99,6 @@ static void tcp_close(rt_tp *tp)
 }
 
 /* CPUs this process may run on. */
-static int cpus(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) == 0)
-		return CPU_COUNT(&set);
-	long k = sysconf(_SC_NPROCESSORS_ONLN);
-	return k > 0 ? (int)k : 1;
-}
-
-/* Ranks of c on this kernel (network namespaces share its CPUs). */
-static int local_ranks(const coll_comm *c)
-{
-	int k = 0;
-	for (int r = 0; r < c->n; r++)
-		k += c->hosts && strcmp(c->hosts[r].boot_id, c->hosts[c->rank].boot_id) == 0;
-	return k;
-}
-
 static int tcp_connect(coll_comm *c, rt_tp **out)
 {
 	tcp_tp *t = calloc(1, sizeof *t);
@@ -168,7 +150,7 @@ static int tcp_connect(coll_comm *c, rt_tp **out)
 		t->peers[peer].fd = fd;
 		got++;
 	}
-	t->spin_ns = (int64_t)rt_env_long("COLL_TCP_SPIN_US", local_ranks(c) <= cpus() ? 50 : 0) * 1000;
+	t->spin_ns = rt_spin_ns(c, "COLL_TCP_SPIN_US");
 	int sndbuf = (int)rt_env_long("COLL_TCP_SNDBUF", 512 << 10), rcvbuf = (int)rt_env_long("COLL_TCP_RCVBUF", 0);
 	for (int r = 0; r < t->n; r++)
 		if (t->peers[r].fd >= 0) {
@@ -486,10 +468,7 @@ static int tcp_progress(rt_tp *tp, int timeout_ms)
 		return COLL_OK;
 	if ((rc = io_pass(t, 0, &moved, &ready)) || moved || ready || timeout_ms <= 0)
 		return rc;
-	/* With a core per local rank, waking from poll() (an idle vCPU's
-	 * interrupt, a context switch) costs more than the wait: spin a
-	 * little first.  Oversubscribed, spinning would steal the core from
-	 * the rank that has work, so block at once (spin_ns 0). */
+	/* Poll a little before blocking in poll() (rt_spin_ns). */
 	for (int64_t until = rt_now_ns() + t->spin_ns; t->spin_ns > 0 && rt_now_ns() < until;)
 		if ((rc = io_pass(t, 0, &moved, &ready)) || moved || ready)
 			return rc;
