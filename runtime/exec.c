@@ -228,6 +228,7 @@ static void fill_hdr(const ex_state *e, rt_hdr *h, const rt_xstep *x, int s, uin
 	h->kind = (uint8_t)e->kind;
 	h->dtype = (uint8_t)e->dt;
 	h->op = (uint8_t)e->op;
+	h->segmajor = (uint8_t)e->segmajor;
 	h->root = e->root;
 	h->round = x->round;
 	h->chunk = x->chunk;
@@ -275,6 +276,11 @@ static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
 	if (h->algo_hash != e->p->hash)
 		return rt_err(c, COLL_ERR_MISMATCH, "%s: rank %d runs a different algorithm than rank %d ('%s')", kn,
 		              from, c->rank, e->a->name);
+	if (h->segmajor != e->segmajor)
+		return rt_err(c, COLL_ERR_MISMATCH,
+		              "%s: rank %d sends its messages in %s order but rank %d in %s order (COLL_ROUND_ORDER "
+		              "differs between them)",
+		              kn, from, h->segmajor ? "segment" : "round", c->rank, e->segmajor ? "segment" : "round");
 	rt_late_merge(&c->late, h->late_ns, h->late_rank);
 	rt_late_merge(&c->late, h->late2_ns, h->late2_rank);
 	if (h->round != x->round || h->chunk != x->chunk || h->seg != s)

@@ -40,7 +40,8 @@ typedef struct {
 	uint32_t seq;        /* collective sequence number on the communicator */
 	uint64_t count;      /* full working count */
 	uint32_t algo_hash;  /* hash of the algorithm name and shape */
-	uint8_t kind, dtype, op, pad0;
+	uint8_t kind, dtype, op;
+	uint8_t segmajor;    /* the sender's message order (exec.c cursor_next) */
 	int32_t root;
 	int32_t round, chunk, seg;
 	uint32_t len;        /* payload bytes that follow */
