@@ -314,7 +314,8 @@ int rt_prep_build(coll_comm *c, const coll_algo *a, int role, rt_prep **out)
 	}
 	/* Forwarded reductions: a recv-reduce whose chunk is next sent (in a
 	 * later round) and after that overwritten by a recv-copy.  next[k]:
-	 * the step after k on k's chunk (ridx's space is free again here). */
+	 * the step after k on k's chunk; last[c]: chunk c's first step seen
+	 * so far, walking backwards (in cnt, free again here). */
 	{
 		int *last = cnt, *next = malloc(sizeof(int) * (size_t)(ns ? ns : 1));
 		if (!next) {

@@ -24,9 +24,8 @@
  *
  * Waiting: polling for COLL_SHM_SPIN_US (rt_spin_ns: 50 us when every
  * rank has a CPU, else none), a few passes with sched_yield, then the
- * waiter sets `sleeping`
- * and sleeps on its doorbell futex; senders and releasers bump the
- * doorbell and wake it only when it sleeps.  Sleeps are capped at 50 ms;
+ * waiter sets `sleeping` and sleeps on its doorbell futex; senders and
+ * releasers bump the doorbell and wake it only when it sleeps.  Sleeps are capped at 50 ms;
  * each wake-up without progress polls the peers' pidfds, so a killed peer
  * is seen within ~50 ms (COLL_ERR_PEER).  Aborts set a flag in every
  * peer's header (COLL_ERR_ABORTED there).
