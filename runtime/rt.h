@@ -214,7 +214,8 @@ struct coll_comm {
 	int auto_straggler;        /* plan set says `straggler auto` */
 	rt_late late;              /* this call: the two latest entries known */
 	int win;                   /* detection window K */
-	int *win_rank;             /* the last K calls' last arrivals (ring) */
+	double win_min_gap;        /* a lead shorter than this (s) names nobody */
+	int *win_rank;             /* the last K calls' last arrivals (ring; -1: lead too short) */
 	double *win_gap;           /* their lead over the second-latest, s */
 	int win_len, win_head;
 	const char *last_algo;     /* what the latest collective ran (coll_last_algo) */

@@ -17,7 +17,12 @@
  * ring) and names a straggler when one rank was last in at least 90% of
  * the last K calls; since every rank records the same values, every rank
  * names the same straggler, which is what lets `straggler auto` switch
- * algorithms without agreeing on anything extra.
+ * algorithms without agreeing on anything extra.  A call whose last
+ * arrival led by less than COLL_STRAGGLER_MIN_US (default 50 us) counts
+ * for nobody: a lead of a few microseconds is which process the scheduler
+ * ran first (on two cores with four ranks, the one that does a benchmark's
+ * bookkeeping was last in 90% of calls by 4-6 us in about one run of ten),
+ * not a straggler any algorithm could gain from.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +39,7 @@ int rt_straggler_init(coll_comm *c)
 		c->emu_rank = -1;
 	long k = rt_env_long("COLL_STRAGGLER_WINDOW", 20);
 	c->win = k < 1 ? 1 : k > 100000 ? 100000 : (int)k;
+	c->win_min_gap = rt_env_double("COLL_STRAGGLER_MIN_US", 50) / 1e6;
 	c->win_rank = calloc((size_t)c->win, sizeof *c->win_rank);
 	c->win_gap = calloc((size_t)c->win, sizeof *c->win_gap);
 	c->detected = -1;
@@ -103,8 +109,8 @@ void rt_straggler_record(coll_comm *c)
 		c->win_head = (c->win_head + 1) % c->win;
 	else
 		c->win_len++;
-	c->win_rank[i] = c->late.rank;
 	c->win_gap[i] = (double)(c->late.ns - c->late.ns2) / 1e9;
+	c->win_rank[i] = c->win_gap[i] >= c->win_min_gap ? c->late.rank : -1;
 	c->detected = -1;
 	c->detected_delay = 0;
 	if (c->win_len < c->win)
@@ -123,7 +129,7 @@ void rt_straggler_record(coll_comm *c)
 	for (int j = 0; j < c->win; j++)
 		if (c->win_rank[j] == cand)
 			hits++, sum += c->win_gap[j];
-	if (hits * 10 >= c->win * 9) {
+	if (cand >= 0 && hits * 10 >= c->win * 9) {
 		c->detected = cand;
 		c->detected_delay = sum / hits;
 	}
