@@ -337,11 +337,19 @@ static int cmp_values(const void *a, const void *b)
 #define F_BINOPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
 #define F_BINOP_OPS(X, name) X(F_##name) X(F_##name##_K) X(F_##name##_L) X(F_##name##_N) \
 	X(F_##name##_LK) X(F_##name##_LL) X(F_##name##_LN)
-/* An if / while condition that is one comparison compiles to the
- * comparison's compare-and-jump twin (F_JLT_LL for p < m): the operands
- * as its twin fetches them, then what S_JZ does, in one op instead of two
- * (about 165,000 conditions for StragglAR at n = 256).  Listed last, in
- * the order of their twins, so that twin + (F_JEQ - F_EQ) is the op. */
+/* An if / while condition made of comparisons, `and`, `or` compiles to
+ * jumps: each comparison becomes its compare-and-jump twin (F_JLT_LL for
+ * p < m), which fetches the operands as its twin does, then jumps when
+ * the comparison is false, so `and` and `or` need no op and a condition
+ * no S_JZ (StragglAR at n = 256 tests 165,000 conditions, with 160,000
+ * `and` / `or`).  Listed last, in the order of their twins, so that twin
+ * + (F_JEQ - F_EQ) is the op.
+ *
+ * The first compare-and-jump of a condition (every path runs it) counts
+ * the if's step; the last one ends the condition: false jumps to the
+ * else branch, true goes on to the then branch.  When an operand gives
+ * up, the giveup code finds the last one and runs the condition on the
+ * generic path, counting the step there unless the first one has. */
 #define F_JCMPS(X) X(JEQ) X(JNE) X(JLT) X(JLE) X(JGT) X(JGE)
 
 /* Every opcode, in order, as X(name) (the enum and fast_run's table of
@@ -407,21 +415,21 @@ typedef struct {
 			      program's first run (dispatch is then one load
 			      and a jump) */
 	int16_t op;
-	bool count;        /* S_JZ, F_J*: the condition of an if, count its step */
+	bool count;        /* S_JZ, F_J*: the first op of an if's condition, count its step */
+	bool last;         /* S_JZ, F_J*: the last op of a condition */
 	int32_t arg;
 	union {
 		int64_t k;
 		int32_t l[2];   /* S_XFERL: two more local slots */
 	};
 	ast *s;
-	int32_t to;        /* S_JZ, F_J*: where a false condition goes on */
+	int32_t to;        /* S_JZ, F_J*: where to jump (false: the comparison) */
 } fast_op;
 
-/* Does op consume its operands with an effect (or a jump), so that when
- * an operand gives up, what op stands for runs on the generic path? */
-static inline bool f_consumer(int op)
+/* Is op one of a condition's jumps? */
+static inline bool f_cond_op(int op)
 {
-	return (op >= S_SETL && op <= S_RINIT) || op >= F_JEQ;
+	return op == S_JZ || op >= F_JEQ;
 }
 
 /* Deeper programs are not compiled; they stay on the generic path. */
@@ -606,29 +614,80 @@ static int f_loop(fast_buf *b, int head, const ast *body, int tail, ast *s, int 
 	return exit;
 }
 
-/* A condition of if / while s: its code, then S_JZ, or a comparison's
- * compare-and-jump op instead of the comparison and S_JZ (returned, for
- * the caller to set `to`), which counts a step on s first if `step` (an
- * if). */
-static int f_cond(fast_buf *b, ast *s, bool step)
+static bool f_is_cmp(const ast *e)
 {
-	const ast *e = s->a;
-	int at;
-	if (e->fast == FAST_BOOL && e->kind == A_BINOP && e->op >= OP_EQ && e->op <= OP_GE) {
+	return e->kind == A_BINOP && e->op >= OP_EQ && e->op <= OP_GE;
+}
+
+/* Can fast condition e compile to jumps: comparisons under and / or? */
+static bool f_jumpable(const ast *e)
+{
+	if (e->kind == A_AND || e->kind == A_OR)
+		return f_jumpable(e->a) && f_jumpable(e->b);
+	return f_is_cmp(e);
+}
+
+/* Point the jumps of chain `at` (linked through their `to`) at `to`. */
+static void f_patch(fast_buf *b, int at, int to)
+{
+	for (int next; at >= 0; at = next) {
+		next = b->v[at].to;
+		b->v[at].to = to;
+	}
+}
+
+/* Jumps for condition e (f_jumpable) of statement s that go to the chain
+ * *jumps when e == sense and on after their code otherwise; returns the
+ * last op. */
+static int f_branch(fast_buf *b, const ast *e, ast *s, bool sense, int *jumps)
+{
+	static const int8_t inverse[] = {   /* jump when true = jump when the inverse is false */
+		[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE, [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT,
+	};
+	int on = -1, at;   /* on: the chain to the code after e */
+	if (f_is_cmp(e)) {
 		f_value(b, e);   /* ends with the comparison */
 		at = b->n - 1;
 		b->v[at].op += F_JEQ - F_EQ;
+		if (sense)
+			b->v[at].op += (inverse[e->op] - e->op) * (F_NE - F_EQ);
 		b->v[at].s = s;
+		b->v[at].to = *jumps;
+		*jumps = at;
 		b->depth--;      /* the twin pops the result too */
+		return at;
+	}
+	/* a and b: false when a is; a or b: true when a is */
+	bool short_sense = e->kind == A_OR;
+	f_branch(b, e->a, s, short_sense, short_sense == sense ? jumps : &on);
+	at = f_branch(b, e->b, s, sense, jumps);
+	f_patch(b, on, b->n);
+	return at;
+}
+
+/* A condition of if / while s: its code and jumps (S_JZ at the end, or
+ * compare-and-jump ops), which count a step on s first if `step` (an
+ * if).  Returns the chain of jumps to where a false condition goes on,
+ * for the caller to f_patch. */
+static int f_cond(fast_buf *b, ast *s, bool step)
+{
+	const ast *e = s->a;
+	int jumps = -1, first = b->n, last;
+	if (e->fast == FAST_BOOL && f_jumpable(e)) {
+		last = f_branch(b, e, s, false, &jumps);
+		while (!f_cond_op(b->v[first].op))
+			first++;
 	} else {
 		if (e->fast == FAST_BOOL)
 			f_value(b, e);
 		else
 			f_emit(b, F_GIVEUP, 0, 0, 1);
-		at = f_stmt_op(b, S_JZ, s, 0, 0, -1);
+		last = first = jumps = f_stmt_op(b, S_JZ, s, 0, 0, -1);
+		b->v[last].to = -1;
 	}
-	b->v[at].count = step;
-	return at;
+	b->v[first].count = step;
+	b->v[last].last = true;
+	return jumps;
 }
 
 /* Compile statement s; false: it is not one the program does itself. */
@@ -713,11 +772,11 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 		f_block(b, s->b);
 		if (s->c) {
 			at = f_emit(b, S_JMP, 0, 0, 0);
-			b->v[jz].to = b->n;
+			f_patch(b, jz, b->n);
 			f_block(b, s->c);
 			b->v[at].arg = b->n;
 		} else {
-			b->v[jz].to = b->n;
+			f_patch(b, jz, b->n);
 		}
 		return true;
 	case A_WHILE:
@@ -728,7 +787,7 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 		jz = f_cond(b, s, false);
 		f_stmt_op(b, S_STEP, s->b, 0, 0, 0);
 		exit = f_loop(b, at, s->b, S_JMP, s, F_END);
-		b->v[jz].to = exit;
+		f_patch(b, jz, exit);
 		return true;
 	case A_FOR:
 		if (b->loops == FAST_LOOPS)
@@ -1183,16 +1242,21 @@ do_JGE: t = (--sp)->i >= y; goto jump_if_false;
 	 * consumes it and run what that stands for on the generic path, then
 	 * go on after it */
 giveup:
-	while (!f_consumer(o->op)) {
-		if (o->op == F_END) {
+	for (t = 0;; o++) {   /* t: the step of an if is still to count */
+		if (f_cond_op(o->op)) {
+			t |= o->count;
+			if (o->last)
+				break;
+		} else if (o->op >= S_SETL && o->op <= S_RINIT) {
+			break;
+		} else if (o->op == F_END) {
 			f = FLOW_GIVEUP;   /* an expression program */
 			goto done;
 		}
-		o++;
 	}
 	sp = st;
-	if (o->op == S_JZ || o->op >= F_JEQ) {
-		if (o->count)
+	if (f_cond_op(o->op)) {
+		if (t)
 			COUNT(o->s);
 		t = cond(c, in, fr, o->s->a, o->s->kind == A_IF ? "'if' condition" : "'while' condition");
 		if (t < 0) {
