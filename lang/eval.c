@@ -371,6 +371,8 @@ static int cmp_values(const void *a, const void *b)
 	X(F_INDEX_L)  /* the top place's element (local arg, an int) */ \
 	X(F_LINDEX)   /* pop an int i: push the address of local arg's element i */ \
 	X(F_LINDEX_L) /* push the address of local arg's element (local k, an int) */ \
+	X(F_LGET)     /* F_LINDEX and F_GET: pop an int i, push local arg's element i, an int */ \
+	X(F_LGET_L)   /* F_LINDEX_L and F_GET */ \
 	X(F_GET)      /* pop a place holding an int: push the int */ \
 	X(F_LEN)      /* pop a place: push its length */ \
 	X(F_NEG) X(F_NOT) \
@@ -525,7 +527,12 @@ static void f_value(fast_buf *b, const ast *e)
 		break;
 	case A_INDEX:
 		f_place(b, e);
-		f_emit(b, F_GET, 0, 0, 0);
+		/* x[i] is common enough (StragglAR's left[c - lo]) to save
+		 * F_GET's dispatch */
+		if (b->v[b->n - 1].op == F_LINDEX || b->v[b->n - 1].op == F_LINDEX_L)
+			b->v[b->n - 1].op += F_LGET - F_LINDEX;
+		else
+			f_emit(b, F_GET, 0, 0, 0);
 		break;
 	case A_CALL:   /* len(place) */
 		f_place(b, e->list.v[0]);
@@ -875,6 +882,16 @@ typedef struct {
 	int i;
 } fast_loop;
 
+/* The address of *p's element x, or NULL: there is none. */
+static inline value *f_elem(value *p, int64_t x)
+{
+	if (p->t == V_LIST)
+		return x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
+	if (p->t == V_MAP)
+		return v_map_get(v_map(*p), v_int(x));
+	return NULL;
+}
+
 /* Run program fc: an expression's (its value into *out) or a block's.
  * Returns the flow of the block, FLOW_NEXT after an expression, or
  * FLOW_GIVEUP when an expression gave up. */
@@ -943,13 +960,7 @@ dispatch:
 	index:
 		p = sp[-1].p;
 	element:   /* replace the top with the address of *p's element x */
-		if (p->t == V_LIST)
-			p = x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
-		else if (p->t == V_MAP)
-			p = v_map_get(v_map(*p), v_int(x));
-		else
-			p = NULL;
-		if (!p)
+		if (!(p = f_elem(p, x)))
 			goto giveup;
 		sp[-1].p = p;
 		NEXT();
@@ -964,6 +975,22 @@ dispatch:
 		p = &fr[o->arg];
 		sp++;
 		goto element;
+	CASE(F_LGET):
+		x = sp[-1].i;
+		p = &fr[o->arg];
+		goto get;
+	CASE(F_LGET_L):
+		if (fr[o->k].t != V_INT)
+			goto giveup;
+		x = fr[o->k].i;
+		p = &fr[o->arg];
+		sp++;
+	get:   /* *p's element x, an int */
+		p = f_elem(p, x);
+		if (!p || p->t != V_INT)
+			goto giveup;
+		sp[-1].i = p->i;
+		NEXT();
 	CASE(F_GET):
 		p = sp[-1].p;
 		if (p->t != V_INT)
