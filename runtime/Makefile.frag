@@ -25,6 +25,8 @@
 #                         coll_init (built with the plugin, by mpicc)
 #   rt-tests (phony)      all of the above
 #   rt-mpi (phony)        the MPI plugin, or a line saying why it is not built
+#                         (part of `all`: the plugin reads libcollrt's structures,
+#                         so it is rebuilt whenever they change)
 #   rt-check (phony)      build and run rt_unit, rt_suite (add RT_QUICK=1 for the short set)
 #   rt-syms (phony)       fail if libcollrt exports a symbol without coll_
 
@@ -33,9 +35,10 @@ RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/too
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime
 RT_LIBS   := -lm -ldl
-RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/rt_coll $(B)/tests/rt_suite $(B)/tests/librtlib.so
 MPICC     ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
+RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/rt_coll $(B)/tests/rt_suite $(B)/tests/librtlib.so \
+             $(if $(HAVE_MPICC),$(B)/tests/rt_mpiboot)
 
 $(B)/rt/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -109,7 +112,7 @@ $(B)/tests/librtlib.so: tests/unit/rt_planlib.c runtime/include/coll_plan.h runt
 rt-tests: $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(RT_TESTS) rt-mpi
 
 ifneq ($(HAVE_MPICC),)
-rt-mpi: $(B)/libcollrt_mpi.so $(B)/tests/rt_mpiboot
+rt-mpi: $(B)/libcollrt_mpi.so
 else
 rt-mpi:
 	@echo "runtime: $(MPICC) not found: not building libcollrt_mpi.so (no MPI bootstrap or transport);" \
