@@ -297,6 +297,20 @@ static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
 	return COLL_OK;
 }
 
+/* Count the segments of steps idx[lo, hi) (one peer's sends or receives)
+ * into the per-round left[] and *total; *maxseg: the most of any step. */
+static void count_steps(const ex_state *e, const int *idx, int lo, int hi, long *left, long *total, int *maxseg)
+{
+	for (int k = lo; k < hi; k++) {
+		const rt_xstep *x = &e->p->steps[idx[k]];
+		int nseg = e->ch[x->chunk].nseg;
+		if (nseg > *maxseg)
+			*maxseg = nseg;
+		*total += nseg;
+		left[x->round] += nseg;
+	}
+}
+
 /* Move a round gate past the rounds with nothing left. */
 static void advance(const long *left, int *gate, int nrounds)
 {
@@ -717,20 +731,8 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 		pp->ri = pp->rfirst = p->roff[q], pp->recv_end = p->roff[q + 1];
 		pp->sring = (rt_req *)m;
 		pp->rring = pp->sring + e.ws;
-		for (int k = p->soff[q]; k < p->soff[q + 1]; k++) {
-			const rt_xstep *x = &p->steps[p->sidx[k]];
-			if (e.ch[x->chunk].nseg > pp->smax)
-				pp->smax = e.ch[x->chunk].nseg;
-			e.sends_left += e.ch[x->chunk].nseg;
-			e.sleft[x->round] += e.ch[x->chunk].nseg;
-		}
-		for (int k = p->roff[q]; k < p->roff[q + 1]; k++) {
-			const rt_xstep *x = &p->steps[p->ridx[k]];
-			if (e.ch[x->chunk].nseg > pp->rmax)
-				pp->rmax = e.ch[x->chunk].nseg;
-			e.recvs_left += e.ch[x->chunk].nseg;
-			e.rleft[x->round] += e.ch[x->chunk].nseg;
-		}
+		count_steps(&e, p->sidx, p->soff[q], p->soff[q + 1], e.sleft, &e.sends_left, &pp->smax);
+		count_steps(&e, p->ridx, p->roff[q], p->roff[q + 1], e.rleft, &e.recvs_left, &pp->rmax);
 	}
 	advance(e.sleft, &e.sgate, e.nrounds);
 	advance(e.rleft, &e.rgate, e.nrounds);
