@@ -1131,6 +1131,33 @@ static void gather(const uint64_t *mine, uint64_t *all, int k)
 	}
 }
 
+/* One rank's result for a row, as the gather carries it: time per call,
+ * wrong elements, and the baseline's time per call (the device sweep's
+ * NCCL; -1: none). */
+#define RESULT_WORDS 3
+static void result_pack(uint64_t mine[RESULT_WORDS], double t, long wrong, double tb)
+{
+	memcpy(&mine[0], &t, 8);
+	mine[1] = (uint64_t)(wrong < 0 ? 0 : wrong);
+	memcpy(&mine[2], &tb, 8);
+}
+
+/* The row's result from every rank's: the slowest times, the wrong
+ * elements summed. */
+static void result_job(const uint64_t *all, double *tmax, long *wsum, double *tbmax)
+{
+	*tmax = *tbmax = -1;
+	*wsum = 0;
+	for (int r = 0; r < nranks; r++) {
+		double tr, tbr;
+		memcpy(&tr, &all[RESULT_WORDS * r], 8);
+		memcpy(&tbr, &all[RESULT_WORDS * r + 2], 8);
+		*tmax = tr > *tmax ? tr : *tmax;
+		*tbmax = tbr > *tbmax ? tbr : *tbmax;
+		*wsum += (long)all[RESULT_WORDS * r + 1];
+	}
+}
+
 static long ncalls;
 static int emu_rank = -1, declare;
 
@@ -1392,26 +1419,17 @@ static int run_device(void)
 					    (baseline && (rc = time_device(d, 1, sb, drb, cnt, dt, op, it, &tb))))
 						goto failed;
 				}
-				uint64_t mine[3], *all = malloc(sizeof(uint64_t) * 3 * (size_t)nranks);
+				uint64_t mine[RESULT_WORDS], *all = malloc(sizeof(uint64_t) * RESULT_WORDS * (size_t)nranks);
 				if (!all)
 					usage_error("out of memory");
-				memcpy(&mine[0], &t, 8);
-				mine[1] = (uint64_t)(wrong < 0 ? 0 : wrong);
-				memcpy(&mine[2], &tb, 8);
-				if ((rc = dev_gather(d, mine, all, 3))) {
+				result_pack(mine, t, wrong, tb);
+				if ((rc = dev_gather(d, mine, all, RESULT_WORDS))) {
 					free(all);
 					goto failed;
 				}
-				double tmax = -1, tbmax = -1;
-				long wsum = 0;
-				for (int r = 0; r < nranks; r++) {
-					double tr, tbr;
-					memcpy(&tr, &all[3 * r], 8);
-					memcpy(&tbr, &all[3 * r + 2], 8);
-					tmax = tr > tmax ? tr : tmax;
-					tbmax = tbr > tbmax ? tbr : tbmax;
-					wsum += (long)all[3 * r + 1];
-				}
+				double tmax, tbmax;
+				long wsum;
+				result_job(all, &tmax, &wsum, &tbmax);
 				free(all);
 				total_wrong += wsum;
 				if (rank == 0) {
@@ -1504,12 +1522,8 @@ int main(int argc, char **argv)
 			coll_set_straggler(comm, emu_rank);
 	}
 	{
-		coll_xfer *xs = malloc(sizeof *xs * (size_t)(nranks * nranks + 1));
-		int nx = 0;
-		for (int s = 0; xs && s < nranks; s++)
-			for (int d = 0; d < nranks; d++)
-				if (s != d)
-					xs[nx++] = (coll_xfer){0, s, d, s, 0};
+		int nx;
+		coll_xfer *xs = dev_gather_xfers(nranks, &nx);
 		gather_algo = xs ? coll_algo_build("collbench_gather", COLL_ALLGATHER, nranks, nranks, 0, xs, nx) : NULL;
 		free(xs);
 		if (!gather_algo)
@@ -1641,20 +1655,14 @@ int main(int argc, char **argv)
 						straggler_times(stamps, it, &t_others, &t_strag);
 					free(stamps);
 				}
-				uint64_t mine[2], *all = malloc(sizeof(uint64_t) * 2 * (size_t)nranks);
+				uint64_t mine[RESULT_WORDS], *all = malloc(sizeof(uint64_t) * RESULT_WORDS * (size_t)nranks);
 				if (!all)
 					usage_error("out of memory");
-				memcpy(&mine[0], &t, 8);
-				mine[1] = (uint64_t)(wrong < 0 ? 0 : wrong);
-				gather(mine, all, 2);
-				double tmax = -1;
-				long wsum = 0;
-				for (int r = 0; r < nranks; r++) {
-					double tr;
-					memcpy(&tr, &all[2 * r], 8);
-					tmax = tr > tmax ? tr : tmax;
-					wsum += (long)all[2 * r + 1];
-				}
+				result_pack(mine, t, wrong, -1);
+				gather(mine, all, RESULT_WORDS);
+				double tmax, tbmax;
+				long wsum;
+				result_job(all, &tmax, &wsum, &tbmax);
 				free(all);
 				total_wrong += wsum;
 				if (rank == 0) {

@@ -208,13 +208,8 @@ coll_result dev_init(dev *d, const coll_plan_set *plans, double timeout_s)
 		return cuda_fail(d, "cudaStreamCreate", e);
 	d->nccl = d->ncclAllReduce ? d->coll_gpu_nccl_comm(d->g) : NULL;
 
-	int n = d->coll_nranks(d->comm);
-	coll_xfer *xs = malloc(sizeof *xs * (size_t)(n * n + 1));
-	int nx = 0;
-	for (int s = 0; xs && s < n; s++)
-		for (int t = 0; t < n; t++)
-			if (s != t)
-				xs[nx++] = (coll_xfer){0, s, t, s, 0};
+	int n = d->coll_nranks(d->comm), nx;
+	coll_xfer *xs = dev_gather_xfers(n, &nx);
 	d->gather = xs ? d->coll_algo_build("collbench_gather", COLL_ALLGATHER, n, n, 0, xs, nx) : NULL;
 	free(xs);
 	return d->gather ? COLL_OK : fail(d, COLL_ERR_NOMEM, "out of memory");
@@ -303,6 +298,17 @@ coll_result dev_barrier(dev *d)
 {
 	coll_result r = d->coll_barrier(d->comm);
 	return r == COLL_OK ? COLL_OK : fail(d, r, "barrier: %s", d->coll_last_error(d->comm));
+}
+
+coll_xfer *dev_gather_xfers(int n, int *nx)
+{
+	coll_xfer *xs = malloc(sizeof *xs * (size_t)(n * n + 1));
+	*nx = 0;
+	for (int s = 0; xs && s < n; s++)
+		for (int t = 0; t < n; t++)
+			if (s != t)
+				xs[(*nx)++] = (coll_xfer){0, s, t, s, 0};
+	return xs;
 }
 
 coll_result dev_gather(dev *d, const uint64_t *mine, uint64_t *all, int k)

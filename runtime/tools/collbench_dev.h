@@ -72,6 +72,10 @@ coll_result dev_sync(dev *d);
  * every rank's k uint64 values into all (k x nranks, rank-major). */
 coll_result dev_barrier(dev *d);
 coll_result dev_gather(dev *d, const uint64_t *mine, uint64_t *all, int k);
+/* The transfers of the results gather on n ranks (every rank sends its
+ * chunk to every other), malloc'd, count in *nx; NULL: out of memory.
+ * The host sweep builds its gather from them too. */
+coll_xfer *dev_gather_xfers(int n, int *nx);
 
 /* The details of the last failure. */
 const char *dev_error(const dev *d);
