@@ -50,7 +50,7 @@
  * round order (cursor_next), so the forwarding send is usually the one
  * due; otherwise (its peer's slots are full) the usual path runs, and
  * COLL_TRACE_ROUNDS counts how often which (ring at n = 4, 64 MiB: about
- * 110 of 128 segments fused, CPU time per call 14% lower).
+ * 110 of 128 segments fused; busbw 1.75 -> 2.03 GB/s, 10% less CPU).
  *
  * Buffers: each chunk has a *home* (where its final value goes: recvbuf,
  * or scratch for chunks a rank does not output) and an *init* (where its
