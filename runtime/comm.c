@@ -227,6 +227,8 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	c->round_order = rt_env_long("COLL_ROUND_ORDER", c->tp->round_order) != 0;
 	c->trace_rounds = rt_env_long("COLL_TRACE_ROUNDS", 0) != 0;
 	c->reduce_send = rt_env_long("COLL_REDUCE_SEND", 1) != 0;
+	long nt = rt_env_long("COLL_NT_BYTES", 16L << 20);
+	c->nt_bytes = nt > 0 ? (uint64_t)nt : UINT64_MAX;
 	return COLL_OK;
 }
 

@@ -312,10 +312,12 @@ int rt_prep_build(coll_comm *c, const coll_algo *a, int role, rt_prep **out)
 				recvs[rp->steps[k].chunk]++;
 		i = j;
 	}
-	/* Forwarded reductions: a recv-reduce whose chunk is next sent (in a
-	 * later round) and after that overwritten by a recv-copy.  next[k]:
-	 * the step after k on k's chunk; last[c]: chunk c's first step seen
-	 * so far, walking backwards (in cnt, free again here). */
+	/* Forwarding: a receive whose chunk is next sent on (a later round:
+	 * sends of the same round read the old value) gets that send as
+	 * nsend, and `after` says who reads the chunk's home once the receive
+	 * and nsend are done.  next[k]: the step after k on k's chunk; last[c]:
+	 * chunk c's first step seen so far, walking backwards (in cnt, free
+	 * again here). */
 	{
 		int *last = cnt, *next = malloc(sizeof(int) * (size_t)(ns ? ns : 1));
 		if (!next) {
@@ -330,12 +332,20 @@ int rt_prep_build(coll_comm *c, const coll_algo *a, int role, rt_prep **out)
 			last[rp->steps[k].chunk] = k;
 		}
 		for (int k = 0; k < ns; k++) {
-			int k1 = next[k], k2 = k1 >= 0 ? next[k1] : -1;
-			p->steps[k].fwd = -1;
-			if (rp->steps[k].kind == COLL_STEP_RECV_REDUCE && k1 >= 0 && rp->steps[k1].kind == COLL_STEP_SEND &&
-			    rp->steps[k1].round > rp->steps[k].round && k2 >= 0 &&
-			    rp->steps[k2].kind == COLL_STEP_RECV_COPY)
-				p->steps[k].fwd = k1;
+			rt_xstep *x = &p->steps[k];
+			x->nsend = -1;
+			x->after = RT_AFTER_READ;
+			if (rp->steps[k].kind == COLL_STEP_SEND)
+				continue;
+			int k1 = next[k];
+			if (k1 >= 0 && rp->steps[k1].kind == COLL_STEP_SEND && rp->steps[k1].round > rp->steps[k].round) {
+				x->nsend = k1;
+				k1 = next[k1];
+			}
+			if (k1 < 0)
+				x->after = RT_AFTER_NONE;
+			else if (rp->steps[k1].kind == COLL_STEP_RECV_COPY)
+				x->after = RT_AFTER_OVERWRITE;
 		}
 		free(next);
 	}

@@ -117,14 +117,19 @@ typedef struct rt_transport {
 	 * message in transport memory and pend 0.  Does not block.  Errors:
 	 * PEER, SYSTEM, INVALID. */
 	int (*read)(rt_tp *tp, rt_req *req, void *dst, size_t max, size_t *got);
-	/* Optional (NULL: never asked).  Send req->iov[0] followed by count
-	 * elements of a OP b, computed straight into transport memory, if that
-	 * can be done at once (*taken = 1; the request then completes like a
-	 * post_send, and a and b are not read after the call); otherwise
-	 * nothing happens (*taken = 0).  Sends to one peer stay in post order.
-	 * Errors: as post_send. */
-	int (*send_reduce)(rt_tp *tp, rt_req *req, const void *a, const void *b, size_t count, coll_dtype dt,
-	                   coll_op op, int *taken);
+	/* Optional, both or neither (NULL: never asked).  Send a message whose
+	 * payload the caller writes straight into transport memory:
+	 * send_reserve copies the header req->iov[0] into room for it and len
+	 * payload bytes and sets *buf to the payload's place, if that can be
+	 * done at once (nothing queued to the peer, room free); otherwise
+	 * *buf = NULL and nothing happened.  The caller fills *buf and calls
+	 * send_commit, with no other send to that peer in between; the request
+	 * then completes like a post_send, and *buf stays readable by the
+	 * caller until its next send to that peer.  This is how a received
+	 * segment is reduced or copied straight into the message that forwards
+	 * it.  Errors: as post_send. */
+	int (*send_reserve)(rt_tp *tp, rt_req *req, size_t len, void **buf);
+	int (*send_commit)(rt_tp *tp, rt_req *req);
 } rt_transport;
 
 /* The part of every transport instance the executor reads. */
@@ -166,10 +171,21 @@ typedef struct {
 	int32_t chunk, round;
 	int32_t need;    /* send: recvs on chunk with smaller round; recv: sends on chunk with round <= */
 	int32_t idx;     /* recv: index among the recvs on this chunk */
-	int32_t fwd;     /* recv-reduce: the send step that forwards its result, after which the
-	                  * chunk is only overwritten (exec.c may then reduce straight into that
-	                  * send's message and skip the chunk's home); -1: none */
+	int32_t nsend;   /* recv: the send step right after it on its chunk (a later round), which
+	                  * exec.c may fill straight from the received message; -1: none */
+	int32_t after;   /* recv: who reads the chunk's home after this step and nsend (rt_after) */
 } rt_xstep;
+
+/* What happens to a chunk's home after a receive (and its nsend, if any):
+ * it tells exec.c whether the home must be written at all, and whether it
+ * may be written past the cache (non-temporal stores: nothing re-reads it
+ * during the call). */
+typedef enum {
+	RT_AFTER_READ,       /* a later send or reduce reads it: write it normally */
+	RT_AFTER_NONE,       /* nothing: it is final (or scratch) */
+	RT_AFTER_OVERWRITE,  /* a receive-copy overwrites it: with nsend there, only the message needs
+	                      * the value (ring's forwarded partial sums) */
+} rt_after;
 
 /* The two latest call entries known so far in one call. */
 typedef struct {
@@ -206,7 +222,8 @@ struct coll_comm {
 	size_t seg_bytes;          /* payload per message (COLL_SEG_BYTES caps it) */
 	int round_order;           /* executor moves round by round (COLL_ROUND_ORDER, exec.c) */
 	int trace_rounds;          /* COLL_TRACE_ROUNDS: per-round times on stderr after each call */
-	int reduce_send;           /* fuse forwarded reductions into sends (COLL_REDUCE_SEND, exec.c) */
+	int reduce_send;           /* fill forwarding sends straight from receives (COLL_REDUCE_SEND, exec.c) */
+	uint64_t nt_bytes;         /* calls this large write final results past the cache (COLL_NT_BYTES) */
 	/* stragglers (see coll_straggler in coll.h) */
 	int emu_rank;              /* emulated straggler, -1: none */
 	double emu_delay_ms;
@@ -399,6 +416,10 @@ void rt_straggler_free(coll_comm *c);
 void rt_reduce2(void *dst, const void *src, size_t n, coll_dtype dt, coll_op op);
 /* dst[i] = a[i] OP b[i] (dst may not overlap a or b). */
 void rt_reduce3(void *dst, const void *a, const void *b, size_t n, coll_dtype dt, coll_op op);
+/* The same written with non-temporal stores (see reduce.c): for results
+ * nothing reads again soon; plain where the CPU has none. */
+void rt_reduce3_nt(void *dst, const void *a, const void *b, size_t n, coll_dtype dt, coll_op op);
+void rt_copy_nt(void *dst, const void *src, size_t len);
 float rt_half_to_float(uint16_t h);
 uint16_t rt_float_to_half(float f);
 float rt_bf16_to_float(uint16_t h);

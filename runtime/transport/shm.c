@@ -7,9 +7,13 @@
  * publishes it by bumping `head`; the receiver hands the executor a
  * pointer straight into the slot, so reductions read the sender's data in
  * place (one copy in, reduce out), and frees the slot on release (in any
- * order; `tail` advances over the released prefix).  Segments are unlinked
- * as soon as every rank mapped them, so nothing is left in /dev/shm even
- * if the job is killed.
+ * order; `tail` advances over the released prefix).  The executor may
+ * also reserve the next slot and write a payload into it itself
+ * (send_reserve/send_commit), which is how a received segment is reduced
+ * or copied straight into the message that forwards it.  A slot is only
+ * reused by a later send of the same process, so the sender may still read
+ * it after publishing it.  Segments are unlinked as soon as every rank
+ * mapped them, so nothing is left in /dev/shm even if the job is killed.
  *
  * Why two copies and not one: a receiver reading the sender's buffer with
  * process_vm_readv (cross-memory attach, as OpenMPI's vader does) was built
@@ -364,17 +368,17 @@ static int shm_post_send(rt_tp *tp, rt_req *req)
 	return COLL_OK;
 }
 
-/* A send whose payload is a OP b, reduced straight into the slot: only
- * when nothing is queued before it and a slot is free. */
-static int shm_send_reduce(rt_tp *tp, rt_req *req, const void *a, const void *b, size_t count, coll_dtype dt,
-                           coll_op op, int *taken)
+/* Room in the next slot towards the peer, for a payload the executor
+ * writes itself: only when nothing is queued before it and a slot is
+ * free.  The slot is not published until shm_send_commit. */
+static int shm_send_reserve(rt_tp *tp, rt_req *req, size_t len, void **buf)
 {
 	shm_tp *t = (shm_tp *)tp;
-	size_t hlen = req->iovcnt == 1 ? req->iov[0].iov_len : SIZE_MAX, len = count * coll_dtype_size(dt);
-	*taken = 0;
+	size_t hlen = req->iovcnt == 1 ? req->iov[0].iov_len : SIZE_MAX;
+	*buf = NULL;
 	if (hlen > tp->max_msg || len > tp->max_msg - hlen || req->peer < 0 || req->peer >= t->n ||
 	    req->peer == t->rank)
-		return rt_err(tp->comm, COLL_ERR_INVALID, "shm: bad reducing send (%zu bytes to rank %d)", len,
+		return rt_err(tp->comm, COLL_ERR_INVALID, "shm: bad reserved send (%zu bytes to rank %d)", len,
 		              req->peer);
 	shm_peer *p = &t->peers[req->peer];
 	uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
@@ -382,13 +386,20 @@ static int shm_send_reduce(rt_tp *tp, rt_req *req, const void *a, const void *b,
 		return COLL_OK;
 	shm_slot *s = slot_of(t, p->out, h);
 	memcpy(s->data, req->iov[0].iov_base, hlen);
-	rt_reduce3(s->data + hlen, a, b, count, dt, op);
 	s->len = hlen + len;
+	*buf = s->data + hlen;
+	return COLL_OK;
+}
+
+static int shm_send_commit(rt_tp *tp, rt_req *req)
+{
+	shm_tp *t = (shm_tp *)tp;
+	shm_peer *p = &t->peers[req->peer];
+	uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
 	atomic_store_explicit(&p->out->head, h + 1, memory_order_release);
 	ring_doorbell(p->hdr);
 	req->next = NULL;
 	req->done = 1;
-	*taken = 1;
 	return COLL_OK;
 }
 
@@ -484,5 +495,6 @@ const rt_transport shm_transport = {
 	.progress = shm_progress,
 	.abort = shm_abort,
 	.close = shm_close,
-	.send_reduce = shm_send_reduce,
+	.send_reserve = shm_send_reserve,
+	.send_commit = shm_send_commit,
 };

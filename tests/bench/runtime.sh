@@ -35,7 +35,7 @@ OUT=$B/bench
 mkdir -p "$OUT"
 bytes() { case "$1" in *K) echo $((${1%K} * 1024)) ;; *M) echo $((${1%M} * 1048576)) ;; *G) echo $((${1%G} * 1073741824)) ;; *) echo "$1" ;; esac; }
 LO=$(bytes $MIN) HI=$(bytes $MAX)
-ITERS=20 ITER_BYTES=$((1 << 30))
+ITERS=200 ITER_BYTES=$((1 << 30))
 
 if [ ! -x "$B/collbench" ] || [ ! -x "$B/collrun" ]; then
 	make --no-print-directory -s B="$B" "$B/collbench" "$B/collrun" >/dev/null || { echo "runtime.sh: cannot build collbench" >&2; exit 1; }

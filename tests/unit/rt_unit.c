@@ -1,8 +1,8 @@
 /*
  * rt_unit.c - single-process tests of libcollrt's pieces: fp16/bf16
- * conversions, reduction kernels for every dtype and op, SipHash against
- * its published test vector, plan building and checking, chunk bounds,
- * and the error strings.  Links the runtime's objects directly (internals
+ * conversions, reduction kernels for every dtype and op and their
+ * non-temporal variants, SipHash against its published test vector, plan
+ * building and checking, chunk bounds, and the error strings.  Links the runtime's objects directly (internals
  * are local in libcollrt.a).  Prints "N passed, N failed".
  */
 #include <math.h>
@@ -177,27 +177,88 @@ static void t_plans(void)
 			CHECK(p->steps[i].chunk == 2 && p->steps[i].need == 1, "round-1 send needs the round-0 reduce");
 		}
 	CHECK(found, "round-1 send present");
-	/* Forwarded reductions: chunk 2's round-0 reduce is only sent on (round
-	 * 1) and then overwritten (allgather, round 3): fused with that send.
-	 * Chunk 1's round-1 reduce is the final value, sent and kept: not. */
+	/* Sending on (nsend, after): rank 0 of ring n = 3 receives, in rounds
+	 * 0..3, chunk 2 (reduce), 1 (reduce), 0 (copy), 2 (copy), and sends
+	 * each of the first three on in the next round.  Chunk 2's partial sum
+	 * is overwritten after it left (OVERWRITE: only the message needs
+	 * it); the rest are final (NONE). */
+	static const struct { int round, kind, chunk, nsend_round, after; } want[] = {
+		{0, COLL_STEP_RECV_REDUCE, 2, 1, RT_AFTER_OVERWRITE},
+		{1, COLL_STEP_RECV_REDUCE, 1, 2, RT_AFTER_NONE},
+		{2, COLL_STEP_RECV_COPY, 0, 3, RT_AFTER_NONE},
+		{3, COLL_STEP_RECV_COPY, 2, -1, RT_AFTER_NONE},
+	};
 	int fwd = 0;
 	for (int i = 0; i < p->nsteps; i++) {
 		const rt_xstep *x = &p->steps[i];
-		if (x->kind == COLL_STEP_RECV_REDUCE && x->round == 0) {
+		if (x->kind == COLL_STEP_SEND) {
+			CHECK(x->nsend == -1, "step %d: a send has no nsend", i);
+			continue;
+		}
+		for (int w = 0; w < 4; w++) {
+			if (want[w].round != x->round)
+				continue;
 			fwd++;
-			CHECK(x->chunk == 2 && x->fwd >= 0 && p->steps[x->fwd].kind == COLL_STEP_SEND &&
-			          p->steps[x->fwd].round == 1 && p->steps[x->fwd].chunk == 2,
-			      "round-0 reduce forwarded by the round-1 send");
-		} else if (x->kind == COLL_STEP_RECV_REDUCE) {
-			fwd++;
-			CHECK(x->chunk == 1 && x->fwd == -1, "the final reduce is not forwarded");
-		} else {
-			CHECK(x->fwd == -1, "step %d: only reduces are forwarded", i);
+			const rt_xstep *y = x->nsend >= 0 ? &p->steps[x->nsend] : NULL;
+			CHECK(x->kind == want[w].kind && x->chunk == want[w].chunk && x->after == want[w].after,
+			      "round %d receive: kind %d chunk %d after %d", x->round, x->kind, x->chunk, x->after);
+			CHECK(want[w].nsend_round < 0 ? !y
+			                              : y && y->kind == COLL_STEP_SEND && y->chunk == x->chunk &&
+			                                    y->round == want[w].nsend_round,
+			      "round %d receive: nsend %d", x->round, x->nsend);
 		}
 	}
-	CHECK(fwd == 2, "two reduces");
+	CHECK(fwd == 4, "four receives");
 	rt_prep_free(p);
 	coll_algo_free(ring);
+	/* A value sent on twice (a broadcast tree's inner rank): the second
+	 * send reads home, so the receive must write it (READ); a send in the
+	 * receive's own round carries the old value and is not its nsend. */
+	coll_step b0[] = {COLL_SEND(0, 1, 0), COLL_RECV_COPY(0, 1, 0), COLL_SEND(1, 1, 0), COLL_SEND(2, 2, 0)};
+	coll_rank_plan rb[3] = {COLL_RANK_PLAN(b0), {NULL, 0}, {NULL, 0}};
+	coll_algo tree = {"t", COLL_BROADCAST, 3, 1, 3, 0, rb, 0};
+	CHECK(rt_prep_build(&dummy, &tree, 0, &p) == COLL_OK, "prep tree");
+	CHECK(p->steps[1].nsend == 2 && p->steps[1].after == RT_AFTER_READ, "tree: nsend %d after %d", p->steps[1].nsend,
+	      p->steps[1].after);
+	rt_prep_free(p);
+}
+
+/* Non-temporal writers (reduce.c) against the plain ones, at every
+ * alignment of the destination and lengths around their block edges. */
+static void t_nt(void)
+{
+	enum { N = 20000 };
+	unsigned char *src = malloc(N + 64), *a = malloc(N + 64), *b = malloc(N + 64);
+	for (int i = 0; i < N + 64; i++)
+		src[i] = (unsigned char)(i * 7 + 3);
+	int bad = 0;
+	static const size_t lens[] = {0, 1, 15, 63, 255, 256, 257, 319, 4096, 8191, 8193, 19999};
+	for (int al = 0; al < 16; al++)
+		for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+			size_t len = lens[li];
+			memset(a, 0xEE, N + 64);
+			memset(b, 0xEE, N + 64);
+			rt_copy_nt(a + al, src + 3, len);
+			memcpy(b + al, src + 3, len);
+			bad += memcmp(a, b, N + 64) != 0;
+		}
+	CHECK(bad == 0, "rt_copy_nt differs from memcpy in %d cases", bad);
+	bad = 0;
+	static const coll_dtype dts[] = {COLL_INT8, COLL_INT32, COLL_FLOAT16, COLL_FLOAT32, COLL_FLOAT64};
+	for (size_t d = 0; d < sizeof dts / sizeof *dts; d++)
+		for (int al = 0; al < 16; al += 4)
+			for (size_t n = 0; n < 3000; n += 997) {
+				size_t esz = coll_dtype_size(dts[d]);
+				if (n * esz > N)
+					continue;
+				memset(a, 0xEE, N + 64);
+				memset(b, 0xEE, N + 64);
+				rt_reduce3_nt(a + al, src, src + 8, n, dts[d], COLL_MAX);
+				rt_reduce3(b + al, src, src + 8, n, dts[d], COLL_MAX);
+				bad += memcmp(a, b, N + 64) != 0;
+			}
+	CHECK(bad == 0, "rt_reduce3_nt differs from rt_reduce3 in %d cases", bad);
+	free(src), free(a), free(b);
 }
 
 static void t_misc(void)
@@ -253,6 +314,7 @@ int main(void)
 	t_kernels();
 	t_siphash();
 	t_plans();
+	t_nt();
 	t_misc();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
