@@ -56,7 +56,7 @@
  * usual path runs, and COLL_TRACE_ROUNDS counts how often which (ring at
  * n = 4, 64 MiB: 260-320 of 320 segments per rank and call).
  *
- * Non-temporal results (comm->nt_bytes, COLL_NT_BYTES, default 4 MiB, 0:
+ * Non-temporal results (comm->nt_bytes, COLL_NT_BYTES, default 16 MiB, 0:
  * never): in a call at least that large, a home written with a value that
  * nothing reads again during the call (RT_AFTER_NONE, and no send reads it
  * back) is written with streaming stores (reduce.c), which skip the read

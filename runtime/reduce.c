@@ -19,9 +19,9 @@
  * which for a 64 MiB receive buffer is 64 MiB of memory traffic and cache
  * for nothing.  On the 2-core development VM a copy of 64 MiB from a
  * cache-resident 256 KiB slot into a cold buffer took 3.5-3.9 ms against
- * 5.8-7.2 ms with memcpy.  Below a few MiB the result may still be in
- * cache when the caller reads it, so exec.c asks only above
- * comm->nt_bytes.
+ * 5.8-7.2 ms with memcpy.  A smaller result may still be in cache when
+ * the caller reads it, so exec.c asks only in calls of at least
+ * comm->nt_bytes (COLL_NT_BYTES, 16 MiB).
  */
 #include <string.h>
 #if defined(__x86_64__) && defined(__SSE2__)
@@ -260,7 +260,9 @@ void rt_reduce3_nt(void *dst, const void *a, const void *b, size_t n, coll_dtype
 {
 #ifdef RT_HAVE_NT
 	_Alignas(64) char blk[8192];
-	size_t esz = coll_dtype_size(dt), per = sizeof blk / esz;
+	size_t esz = coll_dtype_size(dt), per = esz ? sizeof blk / esz : 0;
+	if (!per)
+		return;   /* not a dtype: like rt_reduce3, nothing to do */
 	char *d = dst;
 	const char *x = a, *y = b;
 	for (size_t i = 0; i < n; i += per) {

@@ -356,13 +356,16 @@ typedef struct rt_mpi_plugin {
 /* Transport by name, or NULL; checks the vtable is complete.  "mpi" is
  * found only on a communicator bootstrapped through MPI (c may be NULL). */
 const rt_transport *rt_transport_find(const coll_comm *c, const char *name);
-/* Is every op of t present and its size ours? */
+/* Is every op of t present (send_reserve and send_commit: both or
+ * neither) and its size ours? */
 int rt_transport_complete(const rt_transport *t);
 /* Names of the registered transports, NULL-terminated. */
 extern const rt_transport *const rt_transports[];
 /* How long a waiting transport polls before it sleeps: $env microseconds,
  * by default 50 when c's ranks on this host have a CPU each, else 0. */
 int64_t rt_spin_ns(const coll_comm *c, const char *env);
+/* Does this host run more of c's ranks than it has CPUs for us? */
+int rt_oversubscribed(const coll_comm *c);
 
 /* --- transport/shm.c, transport/tcp.c ------------------------------------ */
 extern const rt_transport shm_transport;

@@ -24,7 +24,7 @@ const rt_transport *const rt_transports[] = {
 int rt_transport_complete(const rt_transport *t)
 {
 	return t->size == sizeof(rt_transport) && t->name && t->connect && t->post_send && t->post_recv &&
-	       t->release && t->progress && t->abort && t->close;
+	       t->release && t->progress && t->abort && t->close && !t->send_reserve == !t->send_commit;
 }
 
 static int cpus(void)
@@ -45,14 +45,19 @@ static int local_ranks(const coll_comm *c)
 	return k;
 }
 
+int rt_oversubscribed(const coll_comm *c)
+{
+	return local_ranks(c) > cpus();
+}
+
 /* With a core per local rank, waking from a sleep (an idle vCPU's
  * interrupt, a context switch: tens of microseconds on a virtual machine)
  * costs more than a short wait, so a waiter polls for 50 us first;
  * oversubscribed, polling would steal the core from the rank that has
- * work, so it sleeps at once. */
+ * work, so it does not (shm then yields instead, see shm.c). */
 int64_t rt_spin_ns(const coll_comm *c, const char *env)
 {
-	return (int64_t)rt_env_long(env, local_ranks(c) <= cpus() ? 50 : 0) * 1000;
+	return (int64_t)rt_env_long(env, rt_oversubscribed(c) ? 0 : 50) * 1000;
 }
 
 const rt_transport *rt_transport_find(const coll_comm *c, const char *name)
