@@ -31,7 +31,7 @@
 #   rt-syms (phony)       fail if libcollrt exports a symbol without coll_
 
 RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c)
-RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c
+RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c runtime/tools/refdata.c
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime
 RT_LIBS   := -lm -ldl
@@ -80,7 +80,7 @@ $(B)/libcollrt_mpi.so: $(B)/rt/mpi/plugin.o
 	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -o $@ $<
 
 # --- tests -----------------------------------------------------------------
-RT_TCFLAGS = $(CFLAGS) -Iruntime/include -Itests/unit
+RT_TCFLAGS = $(CFLAGS) -Iruntime/include -Iruntime/tools -Itests/unit
 
 $(B)/rt/tests/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
@@ -91,9 +91,9 @@ $(B)/tests/rt_unit: $(B)/rt/tests/rt_unit.o $(B)/rt/tests/rt_plans.o $(RT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
 
-$(B)/tests/rt_coll: $(B)/rt/tests/rt_coll.o $(B)/rt/tests/rt_plans.o $(B)/libcollrt.a
+$(B)/tests/rt_coll: $(B)/rt/tests/rt_coll.o $(B)/rt/tests/rt_plans.o $(B)/rt/runtime/tools/refdata.o $(B)/libcollrt.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(B)/rt/tests/rt_coll.o $(B)/rt/tests/rt_plans.o $(B)/libcollrt.a $(RT_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
 
 $(B)/tests/rt_suite: $(B)/rt/tests/rt_suite.o
 	@mkdir -p $(dir $@)

@@ -21,7 +21,7 @@
  * 1021), so each rank precomputes the reduction for 1021 residues and
  * checks every output element: integers bit-exact, float min/max exact,
  * float sum/prod within 2(n-1)u of the reference relative to sum|x| (the
- * bound tests/unit/rt_coll.c justifies).  Per-row results (time, wrong
+ * bound refdata.h justifies).  Per-row results (time, wrong
  * count) are gathered with a small direct allgather built here.
  *
  * --device runs allreduce on device buffers instead, through a library
@@ -52,8 +52,8 @@
 #include "coll_plan.h"
 #include "collbench_dev.h"
 #include "json.h"
+#include "refdata.h"
 
-#define M 1021
 #define MAXLIST 16
 
 static struct {
@@ -432,117 +432,7 @@ static void parse_args(int argc, char **argv)
 		            (unsigned long long)opt.maxb);
 }
 
-/* --- values and the reference (as in tests/unit/rt_coll.c) --------------------- */
-
-static int is_float(coll_dtype dt) { return dt >= COLL_FLOAT16; }
-static int is_signed(coll_dtype dt) { return dt == COLL_INT8 || dt == COLL_INT32 || dt == COLL_INT64; }
-
-/* Input for residue k: exactly representable in every dtype. */
-static double value(coll_dtype dt, coll_op op, int k)
-{
-	if (is_float(dt)) {
-		switch (op) {
-		case COLL_SUM: return (k % 128) / 64.0 - 1.0;
-		case COLL_PROD: return 0.5 + (k % 64) / 64.0;
-		default: return (k % 256 - 128) / 4.0;
-		}
-	}
-	int sgn = is_signed(dt);
-	switch (op) {
-	case COLL_SUM: return sgn ? k % 251 - 125 : k % 251;
-	case COLL_PROD: return (sgn && k % 7 == 0) ? -(k % 3 + 1) : k % 3 + 1;
-	default: return sgn ? k % 201 - 100 : k % 201;
-	}
-}
-
-static int residue(int r, uint64_t i) { return (int)((i * 17 + (uint64_t)r * 131) % M); }
-
-static uint16_t enc_half(double v)
-{
-	if (v == 0)
-		return signbit(v) ? 0x8000 : 0;
-	uint16_t s = v < 0 ? 0x8000 : 0;
-	v = fabs(v);
-	int e;
-	frexp(v, &e);
-	e -= 1;
-	if (e < -14)
-		return (uint16_t)(s | (uint16_t)nearbyint(v / ldexp(1, -24)));
-	double m = nearbyint(v / ldexp(1, e - 10));
-	if (m >= 2048)
-		m /= 2, e++;
-	if (e > 15)
-		return s | 0x7c00;
-	return (uint16_t)(s | ((e + 15) << 10) | ((int)m - 1024));
-}
-
-static double dec_half(uint16_t h)
-{
-	int e = (h >> 10) & 31, m = h & 1023;
-	double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-	if (e == 31)
-		v = m ? NAN : INFINITY;
-	return (h & 0x8000) ? -v : v;
-}
-
-static uint16_t enc_bf16(double v)
-{
-	float f = (float)v;
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	return (uint16_t)(x >> 16);
-}
-
-static double dec_bf16(uint16_t h)
-{
-	uint32_t x = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &x, 4);
-	return f;
-}
-
-static void store(coll_dtype dt, void *buf, size_t i, double v)
-{
-	switch (dt) {
-	case COLL_INT8: ((int8_t *)buf)[i] = (int8_t)(int64_t)v; break;
-	case COLL_UINT8: ((uint8_t *)buf)[i] = (uint8_t)(int64_t)v; break;
-	case COLL_INT32: ((int32_t *)buf)[i] = (int32_t)(int64_t)v; break;
-	case COLL_UINT32: ((uint32_t *)buf)[i] = (uint32_t)(int64_t)v; break;
-	case COLL_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
-	case COLL_UINT64: ((uint64_t *)buf)[i] = (uint64_t)(int64_t)v; break;
-	case COLL_FLOAT16: ((uint16_t *)buf)[i] = enc_half(v); break;
-	case COLL_BFLOAT16: ((uint16_t *)buf)[i] = enc_bf16(v); break;
-	case COLL_FLOAT32: ((float *)buf)[i] = (float)v; break;
-	default: ((double *)buf)[i] = v; break;
-	}
-}
-
-static double load(coll_dtype dt, const void *buf, size_t i)
-{
-	switch (dt) {
-	case COLL_INT8: return ((const int8_t *)buf)[i];
-	case COLL_UINT8: return ((const uint8_t *)buf)[i];
-	case COLL_INT32: return ((const int32_t *)buf)[i];
-	case COLL_UINT32: return ((const uint32_t *)buf)[i];
-	case COLL_INT64: return (double)((const int64_t *)buf)[i];
-	case COLL_UINT64: return (double)((const uint64_t *)buf)[i];
-	case COLL_FLOAT16: return dec_half(((const uint16_t *)buf)[i]);
-	case COLL_BFLOAT16: return dec_bf16(((const uint16_t *)buf)[i]);
-	case COLL_FLOAT32: return ((const float *)buf)[i];
-	default: return ((const double *)buf)[i];
-	}
-}
-
-static uint64_t wrap(coll_dtype dt, uint64_t v)
-{
-	switch (dt) {
-	case COLL_INT8: return (uint64_t)(int64_t)(int8_t)v;
-	case COLL_UINT8: return (uint8_t)v;
-	case COLL_INT32: return (uint64_t)(int64_t)(int32_t)v;
-	case COLL_UINT32: return (uint32_t)v;
-	default: return v;
-	}
-}
+/* --- values and the reference (refdata.c) ------------------------------------- */
 
 static void store_int(coll_dtype dt, void *buf, size_t i, uint64_t v)
 {
@@ -556,49 +446,24 @@ static void store_int(coll_dtype dt, void *buf, size_t i, uint64_t v)
 /* Per residue: the expected element (bytes) and, for float sums and
  * products, the reference in double and the error bound. */
 typedef struct {
-	char exact[M * 8];      /* expected bytes (integers, min/max, copies) */
-	double fv[M], tol[M];
+	char exact[REF_M * 8];  /* expected bytes (integers, min/max, copies) */
+	double fv[REF_M], tol[REF_M];
 	int tolerant;           /* compare fv within tol instead of bytes */
 } refs;
 
-static double unit_roundoff(coll_dtype dt)
-{
-	switch (dt) {
-	case COLL_FLOAT16: return ldexp(1, -11);
-	case COLL_BFLOAT16: return ldexp(1, -8);
-	case COLL_FLOAT32: return ldexp(1, -24);
-	default: return ldexp(1, -53);
-	}
-}
-
 static void make_reduced_refs(refs *R, coll_dtype dt, coll_op op)
 {
-	R->tolerant = is_float(dt) && (op == COLL_SUM || op == COLL_PROD);
-	double tu = 2.0 * (nranks - 1) * unit_roundoff(dt);
-	for (int j = 0; j < M; j++) {
-		uint64_t acc = 0;
-		double f = 0, mag = 0;
-		for (int r = 0; r < nranks; r++) {
-			double v = value(dt, op, residue(r, (uint64_t)j));
-			uint64_t x = (uint64_t)(int64_t)v;
-			if (r == 0) {
-				acc = x, f = v, mag = fabs(v);
-				continue;
-			}
-			mag += fabs(v);
-			switch (op) {
-			case COLL_SUM: acc += x, f += v; break;
-			case COLL_PROD: acc *= x, f *= v; break;
-			case COLL_MIN: f = v < f ? v : f, acc = (int64_t)x < (int64_t)acc ? x : acc; break;
-			default: f = v > f ? v : f, acc = (int64_t)x > (int64_t)acc ? x : acc; break;
-			}
-		}
-		if (is_float(dt))
-			store(dt, R->exact, (size_t)j, f);
+	R->tolerant = ref_is_float(dt) && (op == COLL_SUM || op == COLL_PROD);
+	double tu = 2.0 * (nranks - 1) * ref_unit_roundoff(dt);
+	for (int j = 0; j < REF_M; j++) {
+		uint64_t iv;
+		double mag;
+		ref_reduce(dt, op, nranks, j, &iv, &R->fv[j], &mag);
+		if (ref_is_float(dt))
+			ref_store(dt, R->exact, (size_t)j, R->fv[j]);
 		else
-			store_int(dt, R->exact, (size_t)j, wrap(dt, acc));
-		R->fv[j] = f;
-		R->tol[j] = tu * (op == COLL_PROD ? fabs(f) : mag);
+			store_int(dt, R->exact, (size_t)j, iv);
+		R->tol[j] = tu * mag;
 	}
 }
 
@@ -606,12 +471,12 @@ static void make_reduced_refs(refs *R, coll_dtype dt, coll_op op)
 static void fill(void *buf, uint64_t off, uint64_t len, coll_dtype dt, const char *vals, int r)
 {
 	size_t es = coll_dtype_size(dt);
-	int k = residue(r, off);
+	int k = ref_residue(r, off);
 	char *p = buf;
 	for (uint64_t j = 0; j < len; j++) {
 		memcpy(p + j * es, vals + (size_t)k * es, es);
-		if ((k += 17) >= M)
-			k -= M;
+		if ((k += REF_STEP) >= REF_M)
+			k -= REF_M;
 	}
 }
 
@@ -630,16 +495,16 @@ static long check_reduced(const char *what, const void *buf, uint64_t off, uint6
 {
 	size_t es = coll_dtype_size(dt);
 	long bad = 0;
-	int k = (int)(off % M);   /* the reduction at i depends on i mod M only */
+	int k = (int)(off % REF_M);   /* the reduction at i depends on i mod REF_M only */
 	for (uint64_t j = 0; j < len; j++) {
 		const char *p = (const char *)buf + j * es;
-		int ok = R->tolerant ? fabs(load(dt, buf, j) - R->fv[k]) <= R->tol[k]
+		int ok = R->tolerant ? fabs(ref_load(dt, buf, j) - R->fv[k]) <= R->tol[k]
 		                     : memcmp(p, R->exact + (size_t)k * es, es) == 0;
 		if (!ok) {
 			bad++;
-			report_wrong(what, off + j, load(dt, buf, j), R->tolerant ? R->fv[k] : load(dt, R->exact, (size_t)k));
+			report_wrong(what, off + j, ref_load(dt, buf, j), R->tolerant ? R->fv[k] : ref_load(dt, R->exact, (size_t)k));
 		}
-		if (++k == M)
+		if (++k == REF_M)
 			k = 0;
 	}
 	return bad;
@@ -651,14 +516,14 @@ static long check_copy(const char *what, const void *buf, uint64_t srcoff, uint6
 {
 	size_t es = coll_dtype_size(dt);
 	long bad = 0;
-	int k = residue(src, srcoff);
+	int k = ref_residue(src, srcoff);
 	for (uint64_t j = 0; j < len; j++) {
 		if (memcmp((const char *)buf + j * es, vals + (size_t)k * es, es) != 0) {
 			bad++;
-			report_wrong(what, dstoff + j, load(dt, buf, j), load(dt, vals, (size_t)k));
+			report_wrong(what, dstoff + j, ref_load(dt, buf, j), ref_load(dt, vals, (size_t)k));
 		}
-		if ((k += 17) >= M)
-			k -= M;
+		if ((k += REF_STEP) >= REF_M)
+			k -= REF_M;
 	}
 	return bad;
 }
@@ -1357,7 +1222,7 @@ static int run_device(void)
 	}
 	maxb += 64;
 	/* host: the inputs and the results copied back; device: send and receive buffers */
-	char *sbuf = malloc(maxb), *rbuf = malloc(maxb), *vals = malloc(M * 8);
+	char *sbuf = malloc(maxb), *rbuf = malloc(maxb), *vals = malloc(REF_M * 8);
 	refs *R = malloc(sizeof *R);
 	void *dsb = NULL, *drb = NULL;
 	if (!sbuf || !rbuf || !vals || !R) {
@@ -1387,8 +1252,8 @@ static int run_device(void)
 		int ns = sizes(sz, 512, es, 0);
 		for (int o = 0; o < opt.nops; o++) {
 			coll_op op = opt.ops[o];
-			for (int k = 0; k < M; k++)
-				store(dt, vals, (size_t)k, value(dt, op, k));
+			for (int k = 0; k < REF_M; k++)
+				ref_store(dt, vals, (size_t)k, ref_value(dt, op, k));
 			if (opt.check)
 				make_reduced_refs(R, dt, op);
 			for (int si = 0; si < ns; si++) {
@@ -1541,7 +1406,7 @@ int main(int argc, char **argv)
 			maxb = sz[i] > maxb ? sz[i] : maxb;
 	}
 	maxb += 64;
-	char *sbuf = malloc(maxb), *rbuf = malloc(maxb), *vals = malloc(M * 8);
+	char *sbuf = malloc(maxb), *rbuf = malloc(maxb), *vals = malloc(REF_M * 8);
 	refs *R = malloc(sizeof *R);
 	if (!sbuf || !rbuf || !vals || !R) {
 		fprintf(stderr, "collbench: rank %d: out of memory for %llu-byte buffers\n", rank, (unsigned long long)maxb);
@@ -1568,8 +1433,8 @@ int main(int argc, char **argv)
 		for (int o = 0; o < nops; o++) {
 			coll_op op = reduces ? opt.ops[o] : COLL_SUM;
 			/* Input values per residue for this (dtype, op); copies use the sum inputs. */
-			for (int k = 0; k < M; k++)
-				store(dt, vals, (size_t)k, value(dt, reduces ? op : COLL_SUM, k));
+			for (int k = 0; k < REF_M; k++)
+				ref_store(dt, vals, (size_t)k, ref_value(dt, reduces ? op : COLL_SUM, k));
 			if (opt.check && reduces)
 				make_reduced_refs(R, dt, op);
 			for (int si = 0; si < ns; si++) {

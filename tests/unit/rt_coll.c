@@ -8,22 +8,12 @@
  *   rt_coll badsecret        rank 1 presents the wrong secret
  *   rt_coll bench [MAXMiB]   allreduce busbw table (ring, fp32 sum)
  *
- * Plans are built in memory for the job's n (rt_plans.c).  Inputs are a
- * function of (rank, index mod M) with M = 1021 (prime, so chunk and
- * segment edges never line up with it), which lets each rank precompute
- * the reference for M residues and check every element of every output.
- *
- * Exactness: integer results must be bit-exact (sums/products wrap mod
- * 2^bits in both).  min/max of floats must be bit-exact.  Float inputs are
- * exactly representable in every float dtype; a float sum or product over
- * n ranks, in any order and association, with rounding to precision u
- * after each of the n-1 operations, is within gamma_{n-1} ~ (n-1)u of the
- * exact value, relative to sum|x_i| (sums) or |prod x_i| (products)
- * (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 3.1
- * and 4.2).  The reference is computed in double, itself within that
- * bound for fp64, so we allow 2(n-1)u with u = 2^-11 (fp16), 2^-8 (bf16),
- * 2^-24 (fp32), 2^-53 (fp64).  Inputs are in [-1, 1] for sums and
- * [0.5, 1.5] for products, so nothing overflows or goes subnormal.
+ * Plans are built in memory for the job's n (rt_plans.c).  Inputs and the
+ * reference come from runtime/tools/refdata.c, shared with collbench -c:
+ * a function of (rank, index mod REF_M), so each rank precomputes the
+ * reference for REF_M residues and checks every element of every output;
+ * integers and float min/max bit-exact, float sums and products within
+ * 2(n-1)u (refdata.h says why that bound).
  */
 #include <math.h>
 #include <signal.h>
@@ -34,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "refdata.h"
 #include "rt_test.h"
 
-#define M 1021
 
 static int rank, n, checks, fails;
 static coll_comm *comm;
@@ -48,172 +38,16 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* --- values ---------------------------------------------------------------- */
+/* --- values (refdata.c) ----------------------------------------------------- */
 
-static int is_float(coll_dtype dt) { return dt >= COLL_FLOAT16; }
-static int is_signed(coll_dtype dt) { return dt == COLL_INT8 || dt == COLL_INT32 || dt == COLL_INT64; }
-
-/* Input value for residue k (exactly representable in every dtype). */
-static double value(coll_dtype dt, coll_op op, int k)
-{
-	if (is_float(dt)) {
-		switch (op) {
-		case COLL_SUM: return (k % 128) / 64.0 - 1.0;
-		case COLL_PROD: return 0.5 + (k % 64) / 64.0;
-		default: return (k % 256 - 128) / 4.0;
-		}
-	}
-	int sgn = is_signed(dt);
-	switch (op) {
-	case COLL_SUM: return sgn ? k % 251 - 125 : k % 251;
-	case COLL_PROD: return (sgn && k % 7 == 0) ? -(k % 3 + 1) : k % 3 + 1;
-	default: return sgn ? k % 201 - 100 : k % 201;
-	}
-}
-
-static int residue(int r, size_t i) { return (int)((i * 17 + (size_t)r * 131) % M); }
-
-/* fp16/bf16 encodings, written independently of the runtime's. */
-static uint16_t enc_half(double v)
-{
-	if (v == 0)
-		return signbit(v) ? 0x8000 : 0;
-	uint16_t s = v < 0 ? 0x8000 : 0;
-	v = fabs(v);
-	int e;
-	frexp(v, &e);                 /* v = f * 2^e, f in [0.5, 1) */
-	e -= 1;                       /* v = 1.xxx * 2^e */
-	if (e < -14)
-		return (uint16_t)(s | (uint16_t)nearbyint(v / ldexp(1, -24)));
-	double m = nearbyint(v / ldexp(1, e - 10));
-	if (m >= 2048)
-		m /= 2, e++;
-	if (e > 15)
-		return s | 0x7c00;
-	return (uint16_t)(s | ((e + 15) << 10) | ((int)m - 1024));
-}
-
-static double dec_half(uint16_t h)
-{
-	int e = (h >> 10) & 31, m = h & 1023;
-	double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-	if (e == 31)
-		v = m ? NAN : INFINITY;
-	return (h & 0x8000) ? -v : v;
-}
-
-static uint16_t enc_bf16(double v)
-{
-	float f = (float)v;   /* exact for our inputs */
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	return (uint16_t)(x >> 16);
-}
-
-static double dec_bf16(uint16_t h)
-{
-	uint32_t x = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &x, 4);
-	return f;
-}
-
-static void store(coll_dtype dt, void *buf, size_t i, double v)
-{
-	switch (dt) {
-	case COLL_INT8: ((int8_t *)buf)[i] = (int8_t)(int64_t)v; break;
-	case COLL_UINT8: ((uint8_t *)buf)[i] = (uint8_t)(int64_t)v; break;
-	case COLL_INT32: ((int32_t *)buf)[i] = (int32_t)(int64_t)v; break;
-	case COLL_UINT32: ((uint32_t *)buf)[i] = (uint32_t)(int64_t)v; break;
-	case COLL_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
-	case COLL_UINT64: ((uint64_t *)buf)[i] = (uint64_t)(int64_t)v; break;
-	case COLL_FLOAT16: ((uint16_t *)buf)[i] = enc_half(v); break;
-	case COLL_BFLOAT16: ((uint16_t *)buf)[i] = enc_bf16(v); break;
-	case COLL_FLOAT32: ((float *)buf)[i] = (float)v; break;
-	default: ((double *)buf)[i] = v; break;
-	}
-}
-
-/* Integers as raw 64-bit patterns (sign-extended), floats as double. */
-static uint64_t load_int(coll_dtype dt, const void *buf, size_t i)
-{
-	switch (dt) {
-	case COLL_INT8: return (uint64_t)(int64_t)((const int8_t *)buf)[i];
-	case COLL_UINT8: return ((const uint8_t *)buf)[i];
-	case COLL_INT32: return (uint64_t)(int64_t)((const int32_t *)buf)[i];
-	case COLL_UINT32: return ((const uint32_t *)buf)[i];
-	default: return ((const uint64_t *)buf)[i];
-	}
-}
-
-static double load_float(coll_dtype dt, const void *buf, size_t i)
-{
-	switch (dt) {
-	case COLL_FLOAT16: return dec_half(((const uint16_t *)buf)[i]);
-	case COLL_BFLOAT16: return dec_bf16(((const uint16_t *)buf)[i]);
-	case COLL_FLOAT32: return ((const float *)buf)[i];
-	default: return ((const double *)buf)[i];
-	}
-}
-
-/* Truncate a wrapped 64-bit result to the dtype, sign-extended. */
-static uint64_t wrap(coll_dtype dt, uint64_t v)
-{
-	switch (dt) {
-	case COLL_INT8: return (uint64_t)(int64_t)(int8_t)v;
-	case COLL_UINT8: return (uint8_t)v;
-	case COLL_INT32: return (uint64_t)(int64_t)(int32_t)v;
-	case COLL_UINT32: return (uint32_t)v;
-	default: return v;
-	}
-}
-
-/* Reference over all n ranks for each residue class of i (mod M): the
- * result at i depends only on i mod M. */
-typedef struct { uint64_t iv[M]; double fv[M], mag[M]; } refs;
+/* Reference over all n ranks for each residue class of i (mod REF_M): the
+ * result at i depends only on i mod REF_M. */
+typedef struct { uint64_t iv[REF_M]; double fv[REF_M], mag[REF_M]; } refs;
 
 static void make_refs(refs *R, coll_dtype dt, coll_op op)
 {
-	for (int j = 0; j < M; j++) {
-		uint64_t acc = 0;
-		double f = 0, mag = 0;
-		for (int r = 0; r < n; r++) {
-			double v = value(dt, op, residue(r, (size_t)j));
-			uint64_t x = (uint64_t)(int64_t)v;
-			if (!is_signed(dt) && !is_float(dt))
-				x = (uint64_t)(int64_t)v;
-			if (r == 0) {
-				acc = x, f = v, mag = fabs(v);
-				continue;
-			}
-			mag += fabs(v);
-			switch (op) {
-			case COLL_SUM: acc += x, f += v; break;
-			case COLL_PROD: acc *= x, f *= v; break;
-			case COLL_MIN:
-				f = v < f ? v : f;
-				acc = (int64_t)x < (int64_t)acc ? x : acc;
-				break;
-			default:
-				f = v > f ? v : f;
-				acc = (int64_t)x > (int64_t)acc ? x : acc;
-				break;
-			}
-		}
-		R->iv[j] = wrap(dt, acc);
-		R->fv[j] = f;
-		R->mag[j] = op == COLL_PROD ? fabs(f) : mag;
-	}
-}
-
-static double unit(coll_dtype dt)
-{
-	switch (dt) {
-	case COLL_FLOAT16: return ldexp(1, -11);
-	case COLL_BFLOAT16: return ldexp(1, -8);
-	case COLL_FLOAT32: return ldexp(1, -24);
-	default: return ldexp(1, -53);
-	}
+	for (int j = 0; j < REF_M; j++)
+		ref_reduce(dt, op, n, j, &R->iv[j], &R->fv[j], &R->mag[j]);
 }
 
 static void fail(const char *what, size_t i, double got, double want)
@@ -228,15 +62,15 @@ static void check_reduced(const char *what, const void *buf, size_t off, size_t 
 {
 	checks++;
 	int bad = 0;
-	double tol_u = 2.0 * (n - 1) * unit(dt);
+	double tol_u = 2.0 * (n - 1) * ref_unit_roundoff(dt);
 	for (size_t j = 0; j < len && bad < 3; j++) {
-		int k = (int)((off + j) % M);
-		if (!is_float(dt)) {
-			uint64_t got = load_int(dt, buf, j);
+		int k = (int)((off + j) % REF_M);
+		if (!ref_is_float(dt)) {
+			uint64_t got = ref_load_int(dt, buf, j);
 			if (got != R->iv[k])
 				fail(what, off + j, (double)(int64_t)got, (double)(int64_t)R->iv[k]), bad++;
 		} else {
-			double got = load_float(dt, buf, j), want = R->fv[k];
+			double got = ref_load_float(dt, buf, j), want = R->fv[k];
 			double tol = (op == COLL_SUM || op == COLL_PROD) ? tol_u * R->mag[k] : 0;
 			if (!(fabs(got - want) <= tol))
 				fail(what, off + j, got, want), bad++;
@@ -251,10 +85,10 @@ static void check_input(const char *what, const void *buf, size_t off, size_t le
 	checks++;
 	int bad = 0;
 	for (size_t j = 0; j < len && bad < 3; j++) {
-		double want = value(dt, COLL_SUM, residue(src, srcoff + j));
-		double got = is_float(dt) ? load_float(dt, buf, j) : (double)(int64_t)load_int(dt, buf, j);
-		if (!is_float(dt))
-			want = (double)(int64_t)wrap(dt, (uint64_t)(int64_t)want);
+		double want = ref_value(dt, COLL_SUM, ref_residue(src, srcoff + j));
+		double got = ref_load(dt, buf, j);
+		if (!ref_is_float(dt))
+			want = (double)(int64_t)ref_wrap(dt, (uint64_t)(int64_t)want);
 		if (got != want)
 			fail(what, off + j, got, want), bad++;
 	}
@@ -263,7 +97,7 @@ static void check_input(const char *what, const void *buf, size_t off, size_t le
 static void fill(void *buf, size_t off, size_t len, coll_dtype dt, coll_op op, int r)
 {
 	for (size_t j = 0; j < len; j++)
-		store(dt, buf, j, value(dt, op, residue(r, off + j)));
+		ref_store(dt, buf, j, ref_value(dt, op, ref_residue(r, off + j)));
 }
 
 static void expect_ok(coll_result rc, const char *what)
