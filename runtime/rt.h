@@ -74,6 +74,31 @@ typedef struct rt_req {
 	rt_hdr hdr;             /* executor: header storage for sends; transport: for streamed recvs */
 } rt_req;
 
+/* A FIFO of requests: a transport's send or receive queue towards one
+ * peer, linked through rt_req.next. */
+typedef struct {
+	rt_req *head, *tail;
+} rt_reqq;
+
+static inline void rt_reqq_push(rt_reqq *q, rt_req *r)
+{
+	r->next = NULL;
+	if (q->tail)
+		q->tail->next = r;
+	else
+		q->head = r;
+	q->tail = r;
+}
+
+/* Remove the head (which must exist). */
+static inline rt_req *rt_reqq_pop(rt_reqq *q)
+{
+	rt_req *r = q->head;
+	if (!(q->head = r->next))
+		q->tail = NULL;
+	return r;
+}
+
 typedef struct rt_tp rt_tp;
 
 /* A transport: a name, the size of this struct as the transport file was

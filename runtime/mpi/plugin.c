@@ -177,8 +177,8 @@ static void mpi_close_boot(coll_comm *c)
 typedef struct mbuf { struct mbuf *next; } mbuf;
 
 typedef struct {
-	rt_req *sq, *sq_tail;     /* sends in flight, in post order */
-	rt_req *rq, *rq_tail;     /* receives in flight, in post order */
+	rt_reqq sq;               /* sends in flight, in post order */
+	rt_reqq rq;               /* receives in flight, in post order */
 } mpi_peer;
 
 /* The two MPI requests of one rt_req live in a slot; rt_req.tpseq indexes it. */
@@ -312,14 +312,8 @@ static int mpi_post_send(rt_tp *tp, rt_req *req)
 	                   &s->r[1])) != MPI_SUCCESS)
 		return mpi_fail(tp->comm, COLL_ERR_PEER, "MPI_Isend", e);
 	req->tpseq = (uint64_t)i;
-	req->next = NULL;
 	req->done = 0;
-	mpi_peer *p = &t->peers[req->peer];
-	if (p->sq_tail)
-		p->sq_tail->next = req;
-	else
-		p->sq = req;
-	p->sq_tail = req;
+	rt_reqq_push(&t->peers[req->peer].sq, req);
 	return COLL_OK;
 }
 
@@ -348,14 +342,8 @@ static int mpi_post_recv(rt_tp *tp, rt_req *req)
 	}
 	req->tpseq = (uint64_t)i;
 	req->tpbuf = buf;
-	req->next = NULL;
 	req->done = 0;
-	mpi_peer *p = &t->peers[req->peer];
-	if (p->rq_tail)
-		p->rq_tail->next = req;
-	else
-		p->rq = req;
-	p->rq_tail = req;
+	rt_reqq_push(&t->peers[req->peer].rq, req);
 	return COLL_OK;
 }
 
@@ -377,8 +365,8 @@ static int test_pass(mpi_tp *t, int *moved)
 	int flag, e;
 	for (int r = 0; r < t->n; r++) {
 		mpi_peer *p = &t->peers[r];
-		while (p->sq) {
-			rt_req *q = p->sq;
+		while (p->sq.head) {
+			rt_req *q = p->sq.head;
 			if ((e = MPI_Testall(2, t->slots[q->tpseq].r, &flag, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
 				return mpi_fail(t->base.comm, COLL_ERR_PEER, "MPI_Testall (send)", e);
 			if (!flag)
@@ -386,11 +374,10 @@ static int test_pass(mpi_tp *t, int *moved)
 			put_slot(t, (int)q->tpseq);
 			q->done = 1;
 			*moved = 1;
-			if (!(p->sq = q->next))
-				p->sq_tail = NULL;
+			rt_reqq_pop(&p->sq);
 		}
-		while (p->rq) {
-			rt_req *q = p->rq;
+		while (p->rq.head) {
+			rt_req *q = p->rq.head;
 			if ((e = MPI_Testall(2, t->slots[q->tpseq].r, &flag, st)) != MPI_SUCCESS)
 				return mpi_fail(t->base.comm, COLL_ERR_PEER, "MPI_Testall (receive)", e);
 			if (!flag)
@@ -402,8 +389,7 @@ static int test_pass(mpi_tp *t, int *moved)
 			q->len = sizeof(rt_hdr) + (size_t)got;
 			q->done = 1;
 			*moved = 1;
-			if (!(p->rq = q->next))
-				p->rq_tail = NULL;
+			rt_reqq_pop(&p->rq);
 		}
 	}
 	if (t->abort_req != MPI_REQUEST_NULL) {

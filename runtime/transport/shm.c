@@ -94,8 +94,8 @@ typedef struct {
 typedef struct {
 	shm_ring *out, *in;
 	shm_seghdr *hdr;                       /* the peer's segment header */
-	rt_req *sq, *sq_tail;                  /* sends waiting for a slot */
-	rt_req *rq, *rq_tail;                  /* posted receives */
+	rt_reqq sq;                            /* sends waiting for a slot */
+	rt_reqq rq;                            /* posted receives */
 	uint64_t next_seq, tail_local;
 	uint8_t *rel;                          /* nslots: slot released out of order */
 	int pidfd;
@@ -271,11 +271,11 @@ static int shm_connect(coll_comm *c, rt_tp **out)
 static void push_sends(shm_tp *t, shm_peer *p, int *moved)
 {
 	int pushed = 0;
-	while (p->sq) {
+	while (p->sq.head) {
 		uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
 		if (h - atomic_load_explicit(&p->out->tail, memory_order_acquire) >= t->nslots)
 			break;
-		rt_req *q = p->sq;
+		rt_req *q = p->sq.head;
 		shm_slot *s = slot_of(t, p->out, h);
 		size_t off = 0;
 		for (int i = 0; i < q->iovcnt; i++) {
@@ -284,9 +284,7 @@ static void push_sends(shm_tp *t, shm_peer *p, int *moved)
 		}
 		s->len = off;
 		atomic_store_explicit(&p->out->head, h + 1, memory_order_release);
-		p->sq = q->next;
-		if (!p->sq)
-			p->sq_tail = NULL;
+		rt_reqq_pop(&p->sq);
 		q->done = 1;
 		pushed = 1;
 	}
@@ -298,19 +296,16 @@ static void push_sends(shm_tp *t, shm_peer *p, int *moved)
 
 static void match_recvs(shm_tp *t, shm_peer *p, int *moved)
 {
-	if (!p->rq)
+	if (!p->rq.head)
 		return;
 	uint64_t h = atomic_load_explicit(&p->in->head, memory_order_acquire);
-	while (p->rq && p->next_seq < h) {
-		rt_req *q = p->rq;
+	while (p->rq.head && p->next_seq < h) {
+		rt_req *q = rt_reqq_pop(&p->rq);
 		shm_slot *s = slot_of(t, p->in, p->next_seq);
 		q->data = s->data;
 		q->len = s->len;
 		q->tpseq = p->next_seq++;
 		q->done = 1;
-		p->rq = q->next;
-		if (!p->rq)
-			p->rq_tail = NULL;
 		*moved = 1;
 	}
 }
@@ -352,7 +347,7 @@ static int check_alive(shm_tp *t)
 		}
 		/* A peer that finished and left is fine unless we still need it:
 		 * its messages stay readable in our mapping of its segment. */
-		if (dead && (p->sq || (p->rq && atomic_load(&p->in->head) == p->next_seq)))
+		if (dead && (p->sq.head || (p->rq.head && atomic_load(&p->in->head) == p->next_seq)))
 			return rt_err(t->base.comm, COLL_ERR_PEER, "rank %d (pid %d) died", r, (int)p->pid);
 	}
 	return COLL_OK;
@@ -367,13 +362,8 @@ static int shm_post_send(rt_tp *tp, rt_req *req)
 	if (len > tp->max_msg || req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
 		return rt_err(tp->comm, COLL_ERR_INVALID, "shm: bad send (%zu bytes to rank %d)", len, req->peer);
 	shm_peer *p = &t->peers[req->peer];
-	req->next = NULL;
 	req->done = 0;
-	if (p->sq_tail)
-		p->sq_tail->next = req;
-	else
-		p->sq = req;
-	p->sq_tail = req;
+	rt_reqq_push(&p->sq, req);
 	int moved = 0;
 	push_sends(t, p, &moved);
 	return COLL_OK;
@@ -393,7 +383,7 @@ static int shm_send_reserve(rt_tp *tp, rt_req *req, size_t len, void **buf)
 		              req->peer);
 	shm_peer *p = &t->peers[req->peer];
 	uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
-	if (p->sq || h - atomic_load_explicit(&p->out->tail, memory_order_acquire) >= t->nslots)
+	if (p->sq.head || h - atomic_load_explicit(&p->out->tail, memory_order_acquire) >= t->nslots)
 		return COLL_OK;
 	shm_slot *s = slot_of(t, p->out, h);
 	memcpy(s->data, req->iov[0].iov_base, hlen);
@@ -420,13 +410,8 @@ static int shm_post_recv(rt_tp *tp, rt_req *req)
 	if (req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
 		return rt_err(tp->comm, COLL_ERR_INVALID, "shm: bad receive from rank %d", req->peer);
 	shm_peer *p = &t->peers[req->peer];
-	req->next = NULL;
 	req->done = 0;
-	if (p->rq_tail)
-		p->rq_tail->next = req;
-	else
-		p->rq = req;
-	p->rq_tail = req;
+	rt_reqq_push(&p->rq, req);
 	int moved = 0;
 	match_recvs(t, p, &moved);
 	return COLL_OK;

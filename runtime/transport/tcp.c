@@ -55,10 +55,10 @@ typedef struct tcp_buf { struct tcp_buf *next; } tcp_buf;
 
 typedef struct {
 	int fd;
-	rt_req *sq, *sq_tail;       /* sends; the head is being written */
+	rt_reqq sq;                 /* sends; the head is being written */
 	uint32_t sfh[2];            /* frame header of the head send */
 	size_t soff;                /* bytes of the head frame written */
-	rt_req *rq, *rq_tail;       /* posted receives */
+	rt_reqq rq;                 /* posted receives */
 	rt_req *cur;                /* the receive the frame being read belongs to */
 	int rstate;
 	uint32_t rfh[2];
@@ -174,8 +174,8 @@ static int peer_err(tcp_tp *t, int r, int err)
 static int do_write(tcp_tp *t, int r, int *moved)
 {
 	tcp_peer *p = &t->peers[r];
-	while (p->sq) {
-		rt_req *q = p->sq;
+	while (p->sq.head) {
+		rt_req *q = p->sq.head;
 		struct iovec iov[4];
 		int cnt = 0;
 		size_t skip = p->soff, total = sizeof p->sfh;
@@ -205,13 +205,11 @@ static int do_write(tcp_tp *t, int r, int *moved)
 			return COLL_OK;
 		q->done = 1;
 		p->soff = 0;
-		p->sq = q->next;
-		if (!p->sq)
-			p->sq_tail = NULL;
-		else {
+		rt_reqq_pop(&p->sq);
+		if (p->sq.head) {
 			size_t len = 0;
-			for (int i = 0; i < p->sq->iovcnt; i++)
-				len += p->sq->iov[i].iov_len;
+			for (int i = 0; i < p->sq.head->iovcnt; i++)
+				len += p->sq.head->iov[i].iov_len;
 			p->sfh[0] = (uint32_t)len;
 			p->sfh[1] = FR_DATA;
 		}
@@ -241,12 +239,9 @@ static int do_read(tcp_tp *t, int r, int *moved)
 		if (p->rstate == RD_STREAM)
 			return COLL_OK;   /* the executor takes the payload (tcp_read) */
 		if (p->rstate == RD_HELD) {
-			if (!p->rq)
+			if (!p->rq.head)
 				return COLL_OK;
-			p->cur = p->rq;
-			p->rq = p->cur->next;
-			if (!p->rq)
-				p->rq_tail = NULL;
+			p->cur = rt_reqq_pop(&p->rq);
 			p->rgot = 0;
 			if (p->rfh[0] >= sizeof(rt_hdr)) {
 				p->rstate = RD_EXH;
@@ -256,7 +251,7 @@ static int do_read(tcp_tp *t, int r, int *moved)
 					return rt_err(t->base.comm, COLL_ERR_NOMEM, "out of memory");
 			}
 		}
-		if (p->rstate == RD_HDR && p->rgot == 0 && !p->rq)
+		if (p->rstate == RD_HDR && p->rgot == 0 && !p->rq.head)
 			return COLL_OK;   /* nothing expected: EOF here is a peer that is done */
 		char *dst;
 		size_t want;
@@ -372,19 +367,15 @@ static int tcp_post_send(rt_tp *tp, rt_req *req)
 	if (len > tp->max_msg || req->iovcnt > 3 || req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
 		return rt_err(tp->comm, COLL_ERR_INVALID, "tcp: bad send (%zu bytes to rank %d)", len, req->peer);
 	tcp_peer *p = &t->peers[req->peer];
-	req->next = NULL;
 	req->done = 0;
-	if (p->sq_tail) {
-		p->sq_tail->next = req;
-	} else {
-		p->sq = req;
-		p->sfh[0] = (uint32_t)len;
-		p->sfh[1] = FR_DATA;
-		p->soff = 0;
-	}
-	p->sq_tail = req;
+	rt_reqq_push(&p->sq, req);
+	if (p->sq.head != req)
+		return COLL_OK;
+	p->sfh[0] = (uint32_t)len;
+	p->sfh[1] = FR_DATA;
+	p->soff = 0;
 	int moved = 0;
-	return p->sq == req ? do_write(t, req->peer, &moved) : COLL_OK;
+	return do_write(t, req->peer, &moved);
 }
 
 static int tcp_post_recv(rt_tp *tp, rt_req *req)
@@ -393,13 +384,8 @@ static int tcp_post_recv(rt_tp *tp, rt_req *req)
 	if (req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
 		return rt_err(tp->comm, COLL_ERR_INVALID, "tcp: bad receive from rank %d", req->peer);
 	tcp_peer *p = &t->peers[req->peer];
-	req->next = NULL;
 	req->done = 0;
-	if (p->rq_tail)
-		p->rq_tail->next = req;
-	else
-		p->rq = req;
-	p->rq_tail = req;
+	rt_reqq_push(&p->rq, req);
 	return COLL_OK;
 }
 
@@ -424,11 +410,11 @@ static int io_pass(tcp_tp *t, int timeout_ms, int *moved, int *ready)
 		if (p->fd < 0)
 			continue;
 		short ev = 0;
-		if (p->sq)
+		if (p->sq.head)
 			ev |= POLLOUT;
 		/* Read only while data is expected: an EOF from a peer that
 		 * finished and left is not an error until we need its data. */
-		if (p->rq || p->cur || (p->rstate == RD_HDR && p->rgot))
+		if (p->rq.head || p->cur || (p->rstate == RD_HDR && p->rgot))
 			ev |= POLLIN;
 		if (!p->eof_seen)
 			ev |= POLLRDHUP;
