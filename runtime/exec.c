@@ -65,8 +65,8 @@
  * write of ring's allreduce is such a write.  Together, on the 2-core
  * development VM (ring, 64 MiB, 8 interleaved runs, README "Tuning"):
  * busbw 4.40 -> 5.22 GB/s at n = 2, 2.06 -> 2.53 at n = 4, 16% less CPU.
- * Below 16 MiB streaming stores measured slower there (n = 4, 4-8 MiB:
- * 10-20%): the whole job's buffers still fit in its last-level cache.
+ * Below 16 MiB streaming stores measured up to 20% slower there (n = 4,
+ * 4 and 8 MiB): the whole job's buffers still fit in its last-level cache.
  *
  * Buffers: each chunk has a *home* (where its final value goes: recvbuf,
  * or scratch for chunks a rank does not output) and an *init* (where its
@@ -154,6 +154,16 @@ static void seg_range(const ex_state *e, const ex_chunk *k, int s, uint64_t *off
 	uint64_t o = (uint64_t)s * e->seg_elems;
 	*off = o;
 	*len = o >= k->len ? 0 : (k->len - o < e->seg_elems ? k->len - o : e->seg_elems);
+}
+
+/* Write len bytes of a final value to a home: past the cache (streaming
+ * stores) when nt, see "Non-temporal results" above. */
+static void put_home(char *home, const void *src, size_t len, int nt)
+{
+	if (nt)
+		rt_copy_nt(home, src, len);
+	else
+		memcpy(home, src, len);
 }
 
 /* Where the current value of segment s of chunk k lives. */
@@ -498,11 +508,8 @@ static int send_on(ex_state *e, const rt_xstep *x, const ex_chunk *k, int s, uin
 	*done = 1;
 	/* The peer may have the message already; buf stays ours to read until
 	 * the next send to it. */
-	char *home = k->home + off * e->esz;
-	if (x->after == RT_AFTER_NONE && e->nt)
-		rt_copy_nt(home, buf, bytes);
-	else if (x->after != RT_AFTER_OVERWRITE)
-		memcpy(home, buf, bytes);
+	if (x->after != RT_AFTER_OVERWRITE)
+		put_home(k->home + off * e->esz, buf, bytes, e->nt && x->after == RT_AFTER_NONE);
 	return COLL_OK;
 }
 
@@ -540,10 +547,8 @@ static void fold(ex_state *e, const rt_xstep *x, const ex_chunk *k, int s, uint6
 	if (!el)
 		return;
 	if (x->kind == COLL_STEP_RECV_COPY) {
-		if (home != src && nt)
-			rt_copy_nt(home, src, len);
-		else if (home != src)
-			memcpy(home, src, len);
+		if (home != src)
+			put_home(home, src, len, nt);
 		return;
 	}
 	const char *cur = seg_loc(e, k, s, off) + byteoff;
@@ -786,12 +791,8 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 			for (int s = 0; s < k->nseg; s++) {
 				uint64_t off, len;
 				seg_range(&e, k, s, &off, &len);
-				if (!len || e.rapp[k->base + s] > 0)
-					continue;
-				if (e.nt)
-					rt_copy_nt(k->home + off * e.esz, k->init + off * e.esz, len * e.esz);
-				else
-					memcpy(k->home + off * e.esz, k->init + off * e.esz, len * e.esz);
+				if (len && e.rapp[k->base + s] == 0)
+					put_home(k->home + off * e.esz, k->init + off * e.esz, len * e.esz, e.nt);
 			}
 		}
 	} else {

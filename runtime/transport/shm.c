@@ -268,22 +268,37 @@ static int shm_connect(coll_comm *c, rt_tp **out)
 	return COLL_OK;
 }
 
+/* The next slot towards p, if the receiver has released it; it is ours
+ * to fill until publish(). */
+static shm_slot *free_slot(shm_tp *t, shm_peer *p)
+{
+	uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
+	if (h - atomic_load_explicit(&p->out->tail, memory_order_acquire) >= t->nslots)
+		return NULL;
+	return slot_of(t, p->out, h);
+}
+
+/* Hand the slot free_slot() gave to the receiver (the doorbell is the
+ * caller's: push_sends rings it once for a batch). */
+static void publish(shm_peer *p)
+{
+	uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
+	atomic_store_explicit(&p->out->head, h + 1, memory_order_release);
+}
+
 static void push_sends(shm_tp *t, shm_peer *p, int *moved)
 {
 	int pushed = 0;
-	while (p->sq.head) {
-		uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
-		if (h - atomic_load_explicit(&p->out->tail, memory_order_acquire) >= t->nslots)
-			break;
+	shm_slot *s;
+	while (p->sq.head && (s = free_slot(t, p))) {
 		rt_req *q = p->sq.head;
-		shm_slot *s = slot_of(t, p->out, h);
 		size_t off = 0;
 		for (int i = 0; i < q->iovcnt; i++) {
 			memcpy(s->data + off, q->iov[i].iov_base, q->iov[i].iov_len);
 			off += q->iov[i].iov_len;
 		}
 		s->len = off;
-		atomic_store_explicit(&p->out->head, h + 1, memory_order_release);
+		publish(p);
 		rt_reqq_pop(&p->sq);
 		q->done = 1;
 		pushed = 1;
@@ -382,10 +397,9 @@ static int shm_send_reserve(rt_tp *tp, rt_req *req, size_t len, void **buf)
 		return rt_err(tp->comm, COLL_ERR_INVALID, "shm: bad reserved send (%zu bytes to rank %d)", len,
 		              req->peer);
 	shm_peer *p = &t->peers[req->peer];
-	uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
-	if (p->sq.head || h - atomic_load_explicit(&p->out->tail, memory_order_acquire) >= t->nslots)
+	shm_slot *s = p->sq.head ? NULL : free_slot(t, p);
+	if (!s)
 		return COLL_OK;
-	shm_slot *s = slot_of(t, p->out, h);
 	memcpy(s->data, req->iov[0].iov_base, hlen);
 	s->len = hlen + len;
 	*buf = s->data + hlen;
@@ -396,8 +410,7 @@ static int shm_send_commit(rt_tp *tp, rt_req *req)
 {
 	shm_tp *t = (shm_tp *)tp;
 	shm_peer *p = &t->peers[req->peer];
-	uint64_t h = atomic_load_explicit(&p->out->head, memory_order_relaxed);
-	atomic_store_explicit(&p->out->head, h + 1, memory_order_release);
+	publish(p);
 	ring_doorbell(p->hdr);
 	req->next = NULL;
 	req->done = 1;
