@@ -265,12 +265,20 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 	case OP_ADD:
 		if (a.t == V_STR && b.t == V_STR) {
 			vstr *x = v_strobj(a), *y = v_strobj(b);
-			value s = v_newstr(x->s, x->len + y->len);
-			memcpy(v_strobj(s)->s + x->len, y->s, y->len + 1);
-			return s;
+			if ((int64_t)x->len + y->len > V_MAX_LEN) {
+				fail(c, e->pos, "string too long: '+' of %d and %d characters exceeds %d", (int)x->len,
+				     (int)y->len, V_MAX_LEN);
+				return V_NILV;
+			}
+			return v_strcat(x, y);
 		}
 		if (a.t == V_LIST && b.t == V_LIST) {
 			vlist *x = v_list(a), *y = v_list(b);
+			if ((int64_t)x->n + y->n > V_MAX_LEN) {
+				fail(c, e->pos, "list too long: '+' of %d and %d elements exceeds %d", (int)x->n, (int)y->n,
+				     V_MAX_LEN);
+				return V_NILV;
+			}
 			value l = v_newlist(V_LIST, x->n + y->n);
 			for (int i = 0; i < x->n; i++) v_push(v_list(l), v_ref(x->v[i]));
 			for (int i = 0; i < y->n; i++) v_push(v_list(l), v_ref(y->v[i]));

@@ -39,6 +39,17 @@ value v_newstr(const char *s, size_t len)
 	return (value){ .t = V_STR, .o = &o->h };
 }
 
+value v_strcat(const vstr *x, const vstr *y)
+{
+	size_t a = (size_t)x->len, b = (size_t)y->len;
+	vstr *o = xrealloc(NULL, sizeof *o + a + b + 1);
+	o->h = (vobj){ 1, V_STR };
+	o->len = (int32_t)(a + b);
+	memcpy(o->s, x->s, a);
+	memcpy(o->s + a, y->s, b + 1);
+	return (value){ .t = V_STR, .o = &o->h };
+}
+
 value v_newlist(vtype t, int cap)
 {
 	vlist *l = xrealloc(NULL, sizeof *l);

@@ -52,7 +52,14 @@ static inline void v_unref(value v)
 	if (v_isobj(v) && --v.o->rc == 0)
 		v_free(v);
 }
+/* The longest string, list, set or map the evaluator builds: element
+ * counts are int32 everywhere, and a bound well below INT32_MAX keeps
+ * sums of two lengths from overflowing. */
+#define V_MAX_LEN (1 << 30)
+/* A new string of the len bytes at s. */
 value v_newstr(const char *s, size_t len);
+/* A new string x followed by y; the caller checks the sum against V_MAX_LEN. */
+value v_strcat(const vstr *x, const vstr *y);
 /* An empty list or set (t = V_LIST or V_SET) with room for cap items. */
 value v_newlist(vtype t, int cap);
 value v_newmap(void);
