@@ -35,20 +35,9 @@
 
 #include "cluster.h"
 #include "cmd_build.h"
+#include "subproc.h"
 
 static bool verbose;
-
-static int run(const char *cmd)
-{
-	if (verbose)
-		fprintf(stderr, "%s\n", cmd);
-	int st = system(cmd);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "collc: error: command failed: %s\n", cmd);
-		return -1;
-	}
-	return 0;
-}
 
 /* The directory holding the running collc. */
 static void exe_dir(char *buf, size_t len)
@@ -83,33 +72,6 @@ static int copy_file(const char *from, const char *to)
 		rc = -1;
 	if (rc)
 		fprintf(stderr, "collc: error: cannot copy '%s' to '%s': %s\n", from, to, strerror(errno));
-	return rc;
-}
-
-/* Run two shell commands at once (nvcc is slow; the two .cu files are
- * independent).  Returns 0 when both succeed. */
-static int run2(const char *a, const char *b)
-{
-	const char *cmds[2] = { a, b };
-	pid_t pid[2];
-	int rc = 0;
-	for (int i = 0; i < 2; i++) {
-		if (verbose)
-			fprintf(stderr, "%s\n", cmds[i]);
-		fflush(NULL);
-		pid[i] = fork();
-		if (pid[i] == 0) {
-			execl("/bin/sh", "sh", "-c", cmds[i], (char *)NULL);
-			_exit(127);
-		}
-	}
-	for (int i = 0; i < 2; i++) {
-		int st = 0;
-		if (pid[i] < 0 || waitpid(pid[i], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			fprintf(stderr, "collc: error: command failed: %s\n", cmds[i]);
-			rc = -1;
-		}
-	}
 	return rc;
 }
 
@@ -227,23 +189,68 @@ static int build_gpu(const cluster *c, const char *out, const char *lib, const c
 			return -1;
 	}
 	const char *arch = getenv("COLL_CUDA_ARCH") && *getenv("COLL_CUDA_ARCH") ? getenv("COLL_CUDA_ARCH") : "sm_80";
-	char flags[PATH_MAX * 3];
-	snprintf(flags, sizeof flags, "'%s' -std=c++17 -O3 -arch=%s -Werror all-warnings "
-		 "-Xcompiler -Wall,-Wextra,-Werror,-fPIC -I'%s'%s%s%s%s", t->nvcc, arch, out,
-		 nccl ? " -DCOLL_GPU_NCCL=1 -I'" : "", nccl ? t->ncclinc : "", nccl ? "'" : "", "");
-	char c1[PATH_MAX * 6], c2[PATH_MAX * 6];
-	snprintf(c1, sizeof c1, "%s -c '%s/coll_gpu.cu' -o '%s/coll_gpu.o'", flags, t->gpusrc, out);
-	snprintf(c2, sizeof c2, "%s -c '%s/%s_gpu.cu' -o '%s/%s_gpu.o'", flags, out, c->name, out, c->name);
-	if (run2(c1, c2) != 0)
+	/* the two .cu files are independent and nvcc is slow: compile both at once */
+	subproc_argv cu[2] = { { 0 } };
+	const char *srcdir[2] = { t->gpusrc, out }, *base[2] = { "coll_gpu", c->name };
+	for (int i = 0; i < 2; i++) {
+		subproc_argv *a = &cu[i];
+		subproc_arg(a, t->nvcc);
+		subproc_arg(a, "-std=c++17");
+		subproc_arg(a, "-O3");
+		subproc_argf(a, "-arch=%s", arch);
+		subproc_arg(a, "-Werror");
+		subproc_arg(a, "all-warnings");
+		subproc_arg(a, "-Xcompiler");
+		subproc_arg(a, "-Wall,-Wextra,-Werror,-fPIC");
+		subproc_argf(a, "-I%s", out);
+		if (nccl) {
+			subproc_arg(a, "-DCOLL_GPU_NCCL=1");
+			subproc_argf(a, "-I%s", t->ncclinc);
+		}
+		subproc_arg(a, "-c");
+		subproc_argf(a, "%s/%s%s.cu", srcdir[i], base[i], i ? "_gpu" : "");
+		subproc_arg(a, "-o");
+		subproc_argf(a, "%s/%s%s.o", out, base[i], i ? "_gpu" : "");
+	}
+	pid_t pid[2];
+	int rc = 0;
+	for (int i = 0; i < 2; i++)
+		pid[i] = subproc_start(&cu[i], false, verbose);
+	for (int i = 0; i < 2; i++)
+		if (pid[i] < 0 || subproc_wait(pid[i], &cu[i]) != 0)
+			rc = -1;
+	subproc_argv_free(&cu[0]);
+	subproc_argv_free(&cu[1]);
+	if (rc != 0)
 		return -1;
-	char ncl[PATH_MAX * 3] = "";
-	if (nccl)
-		snprintf(ncl, sizeof ncl, "-L'%s' -Xlinker -rpath,'%s' -lnccl", t->nccllib, t->nccllib);
-	snprintf(c1, sizeof c1, "'%s' -shared -o '%s/lib%s.so' '%s/%s_plans.o' '%s/%s_gpu.o' '%s/coll_gpu.o' "
-		 "-Xlinker --whole-archive '%s' -Xlinker --no-whole-archive %s -L'%s' -Xlinker -rpath,'%s' "
-		 "-cudart shared -lm", t->nvcc, out, c->name, out, c->name, out, c->name, out, lib, ncl, t->cudalib,
-		 t->cudalib);
-	return run(c1);
+	subproc_argv a = { 0 };
+	subproc_arg(&a, t->nvcc);
+	subproc_arg(&a, "-shared");
+	subproc_arg(&a, "-o");
+	subproc_argf(&a, "%s/lib%s.so", out, c->name);
+	subproc_argf(&a, "%s/%s_plans.o", out, c->name);
+	subproc_argf(&a, "%s/%s_gpu.o", out, c->name);
+	subproc_argf(&a, "%s/coll_gpu.o", out);
+	subproc_arg(&a, "-Xlinker");
+	subproc_arg(&a, "--whole-archive");
+	subproc_arg(&a, lib);
+	subproc_arg(&a, "-Xlinker");
+	subproc_arg(&a, "--no-whole-archive");
+	if (nccl) {
+		subproc_argf(&a, "-L%s", t->nccllib);
+		subproc_arg(&a, "-Xlinker");
+		subproc_argf(&a, "-rpath,%s", t->nccllib);
+		subproc_arg(&a, "-lnccl");
+	}
+	subproc_argf(&a, "-L%s", t->cudalib);
+	subproc_arg(&a, "-Xlinker");
+	subproc_argf(&a, "-rpath,%s", t->cudalib);
+	subproc_arg(&a, "-cudart");
+	subproc_arg(&a, "shared");
+	subproc_arg(&a, "-lm");
+	rc = subproc_run(&a, false, verbose);
+	subproc_argv_free(&a);
+	return rc;
 }
 
 /* The summary line of `straggler auto`: the critical delay at a few sizes. */
@@ -341,26 +348,57 @@ int cmd_build(int argc, char **argv)
 			goto free_cluster;
 	}
 	const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
-	char cmd[PATH_MAX * 4];
+	subproc_argv a = { 0 };
 	/* the generated C must be warning-free; -Werror keeps it so */
-	snprintf(cmd, sizeof cmd, "%s -std=c11 -O2 -Wall -Wextra -Werror -fPIC -I'%s' -c '%s/%s_plans.c' -o '%s/%s_plans.o'",
-		 cc, out, out, c.name, out, c.name);
-	if (run(cmd) != 0)
+	subproc_arg(&a, cc);
+	subproc_arg(&a, "-std=c11");
+	subproc_arg(&a, "-O2");
+	subproc_arg(&a, "-Wall");
+	subproc_arg(&a, "-Wextra");
+	subproc_arg(&a, "-Werror");
+	subproc_arg(&a, "-fPIC");
+	subproc_argf(&a, "-I%s", out);
+	subproc_arg(&a, "-c");
+	subproc_argf(&a, "%s/%s_plans.c", out, c.name);
+	subproc_arg(&a, "-o");
+	subproc_argf(&a, "%s/%s_plans.o", out, c.name);
+	int st = subproc_run(&a, false, verbose);
+	subproc_argv_free(&a);
+	if (st != 0)
 		goto free_cluster;
-	snprintf(cmd, sizeof cmd, "%s -shared -o '%s/lib%s.so' '%s/%s_plans.o' -Wl,--whole-archive '%s' "
-		 "-Wl,--no-whole-archive -lm", cc, out, c.name, out, c.name, lib);
-	if (gpu ? build_gpu(&c, out, lib, &tools) != 0 : run(cmd) != 0)
+	if (gpu) {
+		st = build_gpu(&c, out, lib, &tools);
+	} else {
+		subproc_arg(&a, cc);
+		subproc_arg(&a, "-shared");
+		subproc_arg(&a, "-o");
+		subproc_argf(&a, "%s/lib%s.so", out, c.name);
+		subproc_argf(&a, "%s/%s_plans.o", out, c.name);
+		subproc_arg(&a, "-Wl,--whole-archive");
+		subproc_arg(&a, lib);
+		subproc_arg(&a, "-Wl,--no-whole-archive");
+		subproc_arg(&a, "-lm");
+		st = subproc_run(&a, false, verbose);
+		subproc_argv_free(&a);
+	}
+	if (st != 0)
 		goto free_cluster;
 	snprintf(to, sizeof to, "%s/lib%s.a", out, c.name);
 	unlink(to);
 	if (copy_file(lib, to) != 0)
 		goto free_cluster;
-	if (gpu)   /* the static library then also needs -lcudart (-lnccl) -lstdc++ */
-		snprintf(cmd, sizeof cmd, "ar rs '%s/lib%s.a' '%s/%s_plans.o' '%s/%s_gpu.o' '%s/coll_gpu.o' 2>/dev/null",
-			 out, c.name, out, c.name, out, c.name, out);
-	else
-		snprintf(cmd, sizeof cmd, "ar rs '%s/lib%s.a' '%s/%s_plans.o' 2>/dev/null", out, c.name, out, c.name);
-	if (run(cmd) != 0)
+	/* the static library of a GPU cluster then also needs -lcudart (-lnccl) -lstdc++ */
+	subproc_arg(&a, "ar");
+	subproc_arg(&a, "rs");
+	subproc_arg(&a, to);
+	subproc_argf(&a, "%s/%s_plans.o", out, c.name);
+	if (gpu) {
+		subproc_argf(&a, "%s/%s_gpu.o", out, c.name);
+		subproc_argf(&a, "%s/coll_gpu.o", out);
+	}
+	st = subproc_run(&a, true, verbose);   /* quiet: ar's "creating" notes */
+	subproc_argv_free(&a);
+	if (st != 0)
 		goto free_cluster;
 	printf("%s: %d ranks, transport %s, %d algorithm%s -> %s/lib%s.so, %s/lib%s.a, %s/%s%s.h\n", c.name, c.ranks,
 	       c.transport, c.nalgos, c.nalgos == 1 ? "" : "s", out, c.name, out, c.name, out, c.name,

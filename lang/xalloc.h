@@ -14,5 +14,6 @@ void *xmalloc(size_t n);
 /* Zeroed; n or size 0 still returns a unique pointer. */
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
 
 #endif
