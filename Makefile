@@ -53,7 +53,9 @@ $(B)/.deps:
 GEN       := $(B)/gen
 LANG_SRC  := $(wildcard lang/*.c)
 CG_SRC    := $(wildcard codegen/*.c)
-COLLC_OBJ := $(patsubst %.c,$(B)/%.o,$(LANG_SRC) $(CG_SRC)) $(GEN)/lex.o $(GEN)/parse.o
+# runtime/lower.c is the one lowering of a schedule to rank plans; collc
+# links it to print the plan tables it generates (codegen/emit_c.c).
+COLLC_OBJ := $(patsubst %.c,$(B)/%.o,$(LANG_SRC) $(CG_SRC) runtime/lower.c) $(GEN)/lex.o $(GEN)/parse.o
 
 $(GEN)/lex.c: lang/lex.re $(GEN)/parse.h | $(B)/.deps
 	@mkdir -p $(GEN)
@@ -82,11 +84,11 @@ include runtime/Makefile.frag
 UNIT_BIN := $(B)/tests/test_matching $(B)/tests/test_verify
 $(B)/tests/test_matching: tests/unit/test_matching.c $(B)/lang/matching.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ilang -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -Ilang -Iruntime/include -o $@ $^ $(LDLIBS)
 $(B)/tests/test_verify: tests/unit/test_verify.c $(B)/lang/state.o $(B)/lang/verify.o $(B)/lang/ir.o \
 		$(B)/lang/diag.o $(B)/lang/xalloc.o $(B)/codegen/export.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ilang -Icodegen -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -Ilang -Icodegen -Iruntime/include -o $@ $^ $(LDLIBS)
 
 # --- demo, tests, benchmarks ------------------------------------------------
 # The main job: verify the standard library, show StragglAR, predict its

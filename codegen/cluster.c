@@ -266,8 +266,7 @@ static int collective(drv_prog *p, cluster *c, ast *coll)
 {
 	int kind = ir_kind_from_name(coll->str);
 	if (kind < 0) {
-		diag_error(coll->pos, "unknown collective '%s' (expected allreduce, reduce_scatter, allgather, "
-			   "broadcast or reduce)", coll->str);
+		diag_error(coll->pos, "unknown collective '%s' (expected %s)", coll->str, ir_kind_list());
 		return -1;
 	}
 	for (int j = 0; j < c->nchoices; j++)

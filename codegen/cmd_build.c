@@ -340,8 +340,9 @@ int cmd_build(int argc, char **argv)
 	if (emit_c(&host, out, files[0]) != 0 || (gpu && emit_cuda(&c, out, files[0]) != 0))
 		goto free_cluster;
 	char from[PATH_MAX * 2], to[PATH_MAX * 2];
-	const char *hdrs[] = { "coll.h", "coll_plan.h" };
-	for (int i = 0; i < 2; i++) {
+	/* the public headers, so that DIR alone is the include path */
+	const char *hdrs[] = { "coll.h", "coll_plan.h", "coll_kinds.h", "coll_kinds.def" };
+	for (int i = 0; i < 4; i++) {
 		snprintf(from, sizeof from, "%s/%s", inc, hdrs[i]);
 		snprintf(to, sizeof to, "%s/%s", out, hdrs[i]);
 		if (copy_file(from, to) != 0)

@@ -50,6 +50,7 @@ cost_plan *cost_plan_new(const ir_sched *s, link_error *err)
 	p->s = s;
 	p->n = s->n;
 	p->chunks = s->chunks;
+	p->work = coll_kind_work_per_size(ir_kind_info(s->kind), s->n);
 	p->nrounds = s->nrounds;
 	p->ports_send = s->ports_send;
 	p->ports_recv = s->ports_recv;
@@ -177,15 +178,7 @@ int cost_check(const cost_plan *p, const cost_params *q, link_error *err)
 
 double cost_busbw_factor(ir_kind kind, int n)
 {
-	switch (kind) {
-	case IR_ALLREDUCE:
-		return 2.0 * (n - 1) / n;
-	case IR_REDUCE_SCATTER:
-	case IR_ALLGATHER:
-		return (double)(n - 1) / n;
-	default:
-		return 1;
-	}
+	return coll_kind_busbw(ir_kind_info(kind), n);
 }
 
 static void finish(const cost_plan *p, const cost_params *q, cost_result *r)
@@ -243,7 +236,7 @@ int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_e
 		free(recvf);
 		return link_errorf(err, "out of memory");
 	}
-	double cb = q->bytes / p->chunks, tpre = 0, tmain = 0;
+	double cb = q->bytes * p->work / p->chunks, tpre = 0, tmain = 0;
 	for (int k = 0; k < p->nrounds; k++) {
 		double t = round_time(p, k, q, cb, sendf, recvf);
 		if (p->pre[k])
@@ -315,7 +308,7 @@ static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim
 {
 	const int n = p->n, C = p->chunks, S = q->segments, R = p->nrounds;
 	const int ps = p->ports_send, pr = p->ports_recv;
-	const double cb = q->bytes / C / S;
+	const double cb = q->bytes * p->work / C / S;
 	size_t cells = (size_t)n * (size_t)C * (size_t)S;
 	for (size_t i = 0; i < cells; i++) {
 		st->ready[i] = 0;

@@ -10,7 +10,9 @@
  * (tests/unit/test_cost.c), not its source.
  *
  * Shared conventions of both models:
- * - Chunk bytes = buffer bytes / chunks.  Transfers of one round between
+ * - Chunk bytes = working buffer bytes / chunks, where the working buffer
+ *   is the size asked for (nccl-tests' size: the larger of a rank's send
+ *   and receive buffers), times n for alltoall (coll_kinds.h).  Transfers of one round between
  *   the same ordered pair travel as one message (one alpha, their bytes
  *   summed), as the language defines; a message from i to j of b bytes
  *   takes alpha_ij + b * beta_ij and holds one send port of i and one
@@ -69,6 +71,7 @@ typedef struct {
 typedef struct {
 	const ir_sched *s;
 	int n, chunks, nrounds;
+	int work;              /* working buffer / asked size: n for alltoall, else 1 */
 	int ports_send, ports_recv;
 	int nmsgs;
 	cost_pmsg *msgs;       /* round by round, in program order within a round */

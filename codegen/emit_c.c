@@ -6,8 +6,9 @@
  *
  * The output is meant to be read: per algorithm and rank, one line per
  * step, in the order the rank executes them, with the round and what moves.
- * A schedule transfer (src, dst, chunk, op) in round r becomes a SEND on
- * src and a RECV_COPY or RECV_REDUCE on dst; both are appended in the IR's
+ * The steps come from the runtime's own lowering (runtime/lower.c, linked
+ * into collc): a schedule transfer (src, dst, chunk, op) in round r becomes
+ * a SEND on src and a RECV_COPY or RECV_REDUCE on dst, both in the IR's
  * transfer order, so every pair of ranks lists its sends and the matching
  * receives in the same order, which is what the runtime pairs them by.
  * Chunk numbers, not byte offsets, are stored: the runtime computes chunk
@@ -25,10 +26,8 @@
 #include <string.h>
 
 #include "cluster.h"
-
-static const char *const kind_enum[IR_NKINDS] = {
-	"COLL_ALLREDUCE", "COLL_REDUCE_SCATTER", "COLL_ALLGATHER", "COLL_BROADCAST", "COLL_REDUCE",
-};
+#include "coll_plan.h"
+#include "xalloc.h"
 
 /* C identifier for an algorithm's tables: <collective>_<name>. */
 static void ident(char *buf, size_t len, const cluster_algo *a)
@@ -36,47 +35,64 @@ static void ident(char *buf, size_t len, const cluster_algo *a)
 	snprintf(buf, len, "%s_%s", ir_kind_names[a->s->kind], a->label);
 }
 
-static void emit_algo(FILE *f, const cluster_algo *a)
+/* The rank plans of s, lowered by the runtime's own lowering (lower.c),
+ * or NULL when out of memory. */
+static coll_algo *lower(const ir_sched *s, const char *label)
+{
+	coll_xfer *x = xcalloc((size_t)s->nxfers + 1, sizeof *x);
+	for (int k = 0; k < s->nrounds; k++) {
+		const ir_round *rd = &s->rounds[k];
+		for (int i = rd->first; i < rd->first + rd->count; i++)
+			x[i] = (coll_xfer){ k, s->xfers[i].src, s->xfers[i].dst, s->xfers[i].chunk,
+					    s->xfers[i].op == IR_REDUCE_OP };
+	}
+	coll_algo *a = coll_algo_build(label, (coll_kind)s->kind, s->n, s->chunks, s->root, x, s->nxfers);
+	free(x);
+	return a;
+}
+
+static int emit_algo(FILE *f, const cluster_algo *a)
 {
 	const ir_sched *s = a->s;
+	const coll_kind_info *ki = ir_kind_info(s->kind);
+	coll_algo *lo = lower(s, a->label);
+	if (!lo) {
+		fprintf(stderr, "%s: error: cannot lower %s '%s' to rank plans (out of memory)\n", diag_tool, ki->name,
+			a->label);
+		diag_errors++;
+		return -1;
+	}
 	char id[256];
 	ident(id, sizeof id, a);
 	fprintf(f, "/*\n * %s \"%s\": %d chunks, %d rounds, %d transfers; verified for %d ranks%s.\n",
-		ir_kind_names[s->kind], a->label, s->chunks, s->nrounds, s->nxfers, s->n,
-		s->kind == IR_BROADCAST || s->kind == IR_REDUCE ? " (written for root 0; the runtime relabels ranks for other roots)" : "");
+		ki->name, a->label, s->chunks, s->nrounds, s->nxfers, s->n,
+		ki->rooted ? " (written for root 0; the runtime relabels ranks for other roots)" : "");
 	fprintf(f, " */\n");
 	for (int r = 0; r < s->n; r++) {
-		int steps = 0;
-		for (int i = 0; i < s->nxfers; i++)
-			steps += (s->xfers[i].src == r) + (s->xfers[i].dst == r);
-		if (steps == 0)
+		const coll_rank_plan *rp = &lo->ranks[r];
+		if (rp->nsteps == 0)
 			continue;
 		fprintf(f, "static const coll_step %s_rank%d[] = {\n", id, r);
-		for (int k = 0; k < s->nrounds; k++) {
-			const ir_round *rd = &s->rounds[k];
-			for (int i = rd->first; i < rd->first + rd->count; i++) {
-				const ir_xfer *x = &s->xfers[i];
-				char step[64];
-				if (x->src == r) {
-					snprintf(step, sizeof step, "COLL_SEND(%d, %d, %d),", k, x->dst, x->chunk);
-					fprintf(f, "\t%-30s /* round %d: chunk %d -> rank %d */\n", step, k, x->chunk, x->dst);
-				}
-				if (x->dst == r) {
-					snprintf(step, sizeof step, "%s(%d, %d, %d),",
-						 x->op == IR_REDUCE_OP ? "COLL_RECV_REDUCE" : "COLL_RECV_COPY", k, x->src, x->chunk);
-					fprintf(f, "\t%-30s /* round %d: chunk %d %s rank %d */\n", step, k, x->chunk,
-						x->op == IR_REDUCE_OP ? "reduced from" : "copied from", x->src);
-				}
+		for (int i = 0; i < rp->nsteps; i++) {
+			const coll_step *st = &rp->steps[i];
+			char step[64];
+			if (st->kind == COLL_STEP_SEND) {
+				snprintf(step, sizeof step, "COLL_SEND(%d, %d, %d),", st->round, st->peer, st->chunk);
+				fprintf(f, "\t%-30s /* round %d: chunk %d -> rank %d */\n", step, st->round, st->chunk,
+					st->peer);
+			} else {
+				bool red = st->kind == COLL_STEP_RECV_REDUCE;
+				snprintf(step, sizeof step, "%s(%d, %d, %d),", red ? "COLL_RECV_REDUCE" : "COLL_RECV_COPY",
+					 st->round, st->peer, st->chunk);
+				fprintf(f, "\t%-30s /* round %d: chunk %d %s rank %d */\n", step, st->round, st->chunk,
+					red ? "reduced from" : "copied from", st->peer);
 			}
 		}
 		fprintf(f, "};\n");
 	}
 	fprintf(f, "static const coll_rank_plan %s_ranks[] = {\n", id);
 	for (int r = 0; r < s->n; r++) {
-		bool any = false;
-		for (int i = 0; i < s->nxfers && !any; i++)
-			any = s->xfers[i].src == r || s->xfers[i].dst == r;
-		if (any)
+		if (lo->ranks[r].nsteps)
 			fprintf(f, "\tCOLL_RANK_PLAN(%s_rank%d),\n", id, r);
 		else
 			fprintf(f, "\t{ NULL, 0 },   /* rank %d takes no part */\n", r);
@@ -86,7 +102,9 @@ static void emit_algo(FILE *f, const cluster_algo *a)
 		fprintf(f, "/* straggler role: rank %d (absent from the precondition rounds); the runtime\n"
 			" * swaps the cluster's straggler into it. */\n", a->straggler_role);
 	fprintf(f, "static const coll_algo %s = { \"%s\", %s, %d, %d, %d, %d, %s_ranks, %d };\n\n", id, a->label,
-		kind_enum[s->kind], s->n, s->chunks, s->nrounds, s->root, id, a->straggler_role + 1);
+		ki->cname, s->n, s->chunks, s->nrounds, s->root, id, a->straggler_role + 1);
+	coll_algo_free(lo);
+	return 0;
 }
 
 static FILE *open_out(const char *dir, const char *name, const char *suffix, char *path, size_t len)
@@ -135,7 +153,10 @@ int emit_c(const cluster *c, const char *dir, const char *source)
 		c->name, c->name, source);
 	fprintf(f, "#include <stdlib.h>\n\n#include \"%s.h\"\n\n", c->name);
 	for (int i = 0; i < c->nalgos; i++)
-		emit_algo(f, &c->algos[i]);
+		if (emit_algo(f, &c->algos[i]) != 0) {
+			fclose(f);
+			return -1;
+		}
 	fprintf(f, "static const coll_algo *const %s_algos[] = {\n", c->name);
 	for (int i = 0; i < c->nalgos; i++) {
 		char id[256];
@@ -148,9 +169,9 @@ int emit_c(const cluster *c, const char *dir, const char *source)
 	for (int i = 0; i < c->nchoices; i++) {
 		const cluster_choice *ch = &c->choices[i];
 		if (ch->max_bytes == UINT64_MAX)
-			fprintf(f, "\t{ %s, COLL_BYTES_MAX, \"%s\" },\n", kind_enum[ch->kind], c->algos[ch->algo].label);
+			fprintf(f, "\t{ %s, COLL_BYTES_MAX, \"%s\" },\n", ir_kind_info(ch->kind)->cname, c->algos[ch->algo].label);
 		else
-			fprintf(f, "\t{ %s, %lluu, \"%s\" },\n", kind_enum[ch->kind], (unsigned long long)ch->max_bytes,
+			fprintf(f, "\t{ %s, %lluu, \"%s\" },\n", ir_kind_info(ch->kind)->cname, (unsigned long long)ch->max_bytes,
 				c->algos[ch->algo].label);
 	}
 	if (c->straggler == CLUSTER_STRAGGLER_NONE)

@@ -167,7 +167,7 @@ int drv_algo_params(const drv_prog *p, int i, const char **names, int max)
 	for (int j = 0; j < a->b->list.n; j++)
 		if (a->b->list.v[j]->kind == A_PARAM && k < max)
 			names[k++] = a->b->list.v[j]->str;
-	if (k < max && (a->kindof == IR_BROADCAST || a->kindof == IR_REDUCE))
+	if (k < max && ir_kind_info((ir_kind)a->kindof)->rooted)
 		names[k++] = "root";
 	return k;
 }

@@ -2,6 +2,7 @@
  * ir.c - building the schedule IR (see ir.h).  The evaluator appends
  * rounds and transfers; everything downstream only reads.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,8 +10,38 @@
 #include "xalloc.h"
 
 const char *const ir_kind_names[IR_NKINDS] = {
-	"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
+#define COLL_KIND(id, name, ...) name,
+#include "coll_kinds.def"
+#undef COLL_KIND
 };
+
+/* "a, b, c <last> d" of the names of the kinds with (rooted == want or
+ * want < 0) into buf. */
+static const char *kind_list(char *buf, size_t len, int want, const char *last)
+{
+	int k[IR_NKINDS], m = 0;
+	for (int i = 0; i < IR_NKINDS; i++)
+		if (want < 0 || ir_kind_info((ir_kind)i)->rooted == want)
+			k[m++] = i;
+	size_t at = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < m && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i == 0 ? "" : i == m - 1 ? last : ", ",
+				       ir_kind_names[k[i]]);
+	return buf;
+}
+
+const char *ir_kind_list(void)
+{
+	static char buf[256];
+	return buf[0] ? buf : kind_list(buf, sizeof buf, -1, " or ");
+}
+
+const char *ir_rooted_list(void)
+{
+	static char buf[128];
+	return buf[0] ? buf : kind_list(buf, sizeof buf, 1, " and ");
+}
 
 int ir_kind_from_name(const char *name)
 {

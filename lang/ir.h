@@ -14,17 +14,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "coll_kinds.h"
 #include "diag.h"
 
-/* The collectives a schedule can implement.  Chunk ownership for
- * reduce_scatter and allgather: with C chunks and n ranks, C must be a
- * multiple of n and rank r owns chunks [r*C/n, (r+1)*C/n). */
+/* The collectives a schedule can implement: the rows of the table the
+ * runtime reads too (runtime/include/coll_kinds.def), in its order, so an
+ * ir_kind is a coll_kind.  What each one is (root, reduction, units,
+ * pre- and post-state, buffer layout) comes from coll_kinds.h through
+ * ir_kind_info and ir_shape below; no stage tests kinds by name. */
 typedef enum {
-	IR_ALLREDUCE,
-	IR_REDUCE_SCATTER,
-	IR_ALLGATHER,
-	IR_BROADCAST,
-	IR_REDUCE,
+#define COLL_KIND(id, ...) IR_##id,
+#include "coll_kinds.def"
+#undef COLL_KIND
 	IR_NKINDS
 } ir_kind;
 
@@ -68,7 +69,12 @@ typedef struct {
 } ir_sched;
 
 /* ir.c */
+/* Collective names by kind ("allreduce", ...), from the table. */
 extern const char *const ir_kind_names[IR_NKINDS];
+/* "allreduce, reduce_scatter, ... or alltoall": every kind, for messages. */
+const char *ir_kind_list(void);
+/* "broadcast and reduce": the kinds with a root, for messages. */
+const char *ir_rooted_list(void);
 /* Map a collective name to its kind; returns -1 when unknown. */
 int ir_kind_from_name(const char *name);
 /* Allocate an empty schedule; aborts only on out-of-memory. */
@@ -104,7 +110,12 @@ static inline void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, sr
 static inline srcpos ir_xfer_pos(const ir_sched *s, const ir_xfer *x) { return s->poss[x->pos]; }
 /* Drop trailing rounds that ended up empty (a round with no transfers). */
 void ir_end_round(ir_sched *s);
-/* Owner of chunk c for reduce_scatter/allgather (see ir_kind). */
-static inline int ir_owner(const ir_sched *s, int c) { return c / (s->chunks / s->n); }
+/* What collective k is (coll_kinds.h); k must be a kind. */
+static inline const coll_kind_info *ir_kind_info(ir_kind k) { return coll_kind_get((int)k); }
+/* s's collective at s's shape, for the rules of coll_kinds.h. */
+static inline coll_shape ir_shape(const ir_sched *s)
+{
+	return (coll_shape){ coll_kind_get((int)s->kind), s->n, s->chunks, s->root };
+}
 
 #endif

@@ -7,6 +7,7 @@
  * sense in some places (return, break, param, round) are checked here,
  * before anything runs, so such mistakes are reported for every n alike.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,9 +61,13 @@ static ast *find_decl(ast_prog *p, ast_kind kind, const char *name)
 	return NULL;
 }
 
-static void err(srcpos pos, const char *fmt, const char *a, const char *b)
+static void err(srcpos pos, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void err(srcpos pos, const char *fmt, ...)
 {
-	diag_error(pos, fmt, a, b);
+	va_list ap;
+	va_start(ap, fmt);
+	diag_verror(pos, fmt, ap);
+	va_end(ap);
 	errors++;
 }
 
@@ -105,8 +110,8 @@ static void name(resolver *r, ast *e)
 		e->bind = B_N;
 	} else if (strcmp(e->str, "root") == 0) {
 		int k = r->unit->kind == A_ALGO ? r->unit->kindof : -1;
-		if (k >= 0 && k != IR_BROADCAST && k != IR_REDUCE)
-			err(e->pos, "'root' is only defined in broadcast and reduce algorithms, not in %s '%s'",
+		if (k >= 0 && !ir_kind_info((ir_kind)k)->rooted)
+			err(e->pos, "'root' is only defined in %s algorithms, not in %s '%s'", ir_rooted_list(),
 			    ir_kind_names[k], r->unit->str);
 		e->bind = B_ROOT;
 	} else {
@@ -398,8 +403,7 @@ int resolve_prog(ast_prog *p)
 		if (d->kind == A_ALGO) {
 			d->kindof = ir_kind_from_name(d->a->str);
 			if (d->kindof < 0)
-				err(d->a->pos, "unknown collective '%s' (expected allreduce, reduce_scatter, allgather, "
-				    "broadcast or reduce)%s", d->a->str, "");
+				err(d->a->pos, "unknown collective '%s' (expected %s)", d->a->str, ir_kind_list());
 		}
 	}
 	for (int i = 0; i < p->decls.n; i++)

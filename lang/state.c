@@ -536,20 +536,18 @@ char *state_set_fmt(const bstate *st, const state_set *a, char *buf, size_t len)
 bstate *state_new(const ir_sched *s)
 {
 	int n = s->n, C = s->chunks;
-	if (n < 1 || C < 1 || (uint64_t)n * (uint64_t)C >= UINT32_MAX)
+	const coll_kind_info *k = coll_kind_get((int)s->kind);
+	if (!k || n < 1 || C < 1 || (uint64_t)n * (uint64_t)C >= UINT32_MAX)
 		return NULL;
-	if ((s->kind == IR_REDUCE_SCATTER || s->kind == IR_ALLGATHER) && C % n != 0)
+	if ((uint64_t)C % coll_kind_units(k, n) != 0)
 		return NULL;
-	if ((s->kind == IR_BROADCAST || s->kind == IR_REDUCE) && (s->root < 0 || s->root >= n))
-		return NULL;
-	if ((int)s->kind < 0 || s->kind >= IR_NKINDS)
+	if (k->rooted && (s->root < 0 || s->root >= n))
 		return NULL;
 
 	bstate *st = xcalloc(1, sizeof *st);
-	st->kind = s->kind;
+	st->shape = (coll_shape){ k, n, C, k->rooted ? s->root : 0 };
 	st->n = n;
 	st->chunks = C;
-	st->root = (s->kind == IR_BROADCAST || s->kind == IR_REDUCE) ? s->root : 0;
 	st->nwords = (n + 63) / 64;
 	st->freelist = xcalloc((size_t)st->nwords + 1, sizeof *st->freelist);
 	st->ta = xmalloc((size_t)st->nwords * sizeof(uint64_t));
@@ -574,21 +572,9 @@ bstate *state_new(const ir_sched *s)
 
 	for (int c = 0; c < C; c++) {
 		uintptr_t *row = st->cell + (size_t)c * n;
-		for (int rk = 0; rk < n; rk++) {
-			state_set *v;
-			switch (st->kind) {
-			case IR_ALLGATHER:
-				v = ir_owner(s, c) == rk ? st->single[rk] : st->empty;
-				break;
-			case IR_BROADCAST:
-				v = rk == st->root ? st->single[rk] : st->empty;
-				break;
-			default:
-				v = st->single[rk];
-				break;
-			}
-			row[rk] = (uintptr_t)state_set_ref(v);
-		}
+		int w = coll_shape_contributor(&st->shape, c);   /* -1: every rank contributes */
+		for (int rk = 0; rk < n; rk++)
+			row[rk] = (uintptr_t)state_set_ref(w < 0 || w == rk ? st->single[rk] : st->empty);
 	}
 	return st;
 }

@@ -61,8 +61,8 @@ typedef struct {
 typedef struct slab { struct slab *next; } slab;
 
 struct bstate {
-	ir_kind kind;
-	int n, chunks, root;
+	coll_shape shape;         /* the collective: pre- and post-state rules */
+	int n, chunks;
 	int nwords;               /* 64-bit words of an n-bit bitset */
 	/* [chunk * n + rank]: a state_set *, low bit set while a write to the
 	 * slot is staged (sets are 8-aligned), so "is this slot written this
@@ -96,8 +96,8 @@ struct bstate {
 
 /* state.c */
 /* The pre-state of s's collective (s->kind, n, chunks, root); NULL when
- * those are unusable (n < 1, chunks < 1, reduce_scatter/allgather chunks not
- * a multiple of n, root out of range).  Allocation failure aborts. */
+ * those are unusable (n < 1, chunks < 1 or not a multiple of the
+ * collective's units, root out of range).  Allocation failure aborts. */
 bstate *state_new(const ir_sched *s);
 /* Free the state and every set in it (NULL is fine). */
 void state_free(bstate *st);
@@ -126,14 +126,8 @@ static inline state_set *state_get(const bstate *st, int rank, int chunk)
 /* The "complete" set of chunk c (see state_complete). */
 static inline state_set *state_need(const bstate *st, int chunk)
 {
-	switch (st->kind) {
-	case IR_ALLGATHER:
-		return st->single[chunk / (st->chunks / st->n)];
-	case IR_BROADCAST:
-		return st->single[st->root];
-	default:
-		return st->full;
-	}
+	int w = coll_shape_contributor(&st->shape, chunk);
+	return w < 0 ? st->full : st->single[w];
 }
 /* Number of ranks in a. */
 static inline int state_set_count(const state_set *a) { return (int)a->count; }
@@ -144,8 +138,9 @@ bool state_set_disjoint(const bstate *st, const state_set *a, const state_set *b
 /* Is a a subset of b? */
 bool state_set_subset(const bstate *st, const state_set *a, const state_set *b);
 /* Does (rank, chunk) hold exactly what the collective needs at the end
- * ("complete": all n for reductions, {owner} for allgather, {root} for
- * broadcast)?  Out-of-range arguments answer false.  Inline: the
+ * ("complete": the union of the chunk's contributors, coll_kinds.h: all n
+ * for reductions, {owner} for allgather, {root} for broadcast, {source}
+ * for alltoall)?  Out-of-range arguments answer false.  Inline: the
  * verifier's final check asks it of every (rank, chunk). */
 static inline bool state_complete(const bstate *st, int rank, int chunk)
 {

@@ -262,9 +262,12 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 		state_stage(st, x->dst, x->chunk, state_set_ref(a), t);
 		return;
 	}
-	if (state_set_count(b) == 0) {
-		verr(v, xpos(v, x, rd), "%s: %s: rank %d holds no data for chunk %d to reduce into (use copy)",
-		     round_name(v), xdesc(x, d, sizeof d), x->dst, x->chunk);
+	/* Only collectives that copy start a rank without data for a chunk
+	 * (coll_kinds.h: every rank contributes to those that reduce), so this
+	 * also covers reducing into a slot that holds nothing. */
+	if (!st->shape.k->reduces) {
+		verr(v, xpos(v, x, rd), "%s: %s: %s only copies data, there is no op to reduce with (use copy)",
+		     round_name(v), xdesc(x, d, sizeof d), st->shape.k->name);
 		return;
 	}
 	/* a and b are disjoint when their union has both counts: one set
@@ -342,26 +345,14 @@ static void check_destroyed(vctx *v, const ir_round *rd)
 	}
 }
 
-/* Does the collective constrain (rank, chunk) at the end? */
-static bool post_needed(const ir_sched *s, int r, int c)
-{
-	switch (s->kind) {
-	case IR_REDUCE_SCATTER:
-		return ir_owner(s, c) == r;
-	case IR_REDUCE:
-		return r == s->root;
-	default:
-		return true;
-	}
-}
-
 static int check_post(const ir_sched *s, bstate *st)
 {
+	const coll_shape *sh = &st->shape;
 	int fr = -1, fc = -1;
 	long long more = 0;
 	for (int r = 0; r < s->n; r++)
 		for (int c = 0; c < s->chunks; c++)
-			if (post_needed(s, r, c) && !state_complete(st, r, c)) {
+			if (coll_shape_targets(sh, r, c) && !state_complete(st, r, c)) {
 				if (fr < 0)
 					fr = r, fc = c;
 				else
@@ -386,11 +377,12 @@ static int check_post(const ir_sched *s, bstate *st)
 static int check_header(const ir_sched *s)
 {
 	const char *a = s->algo ? s->algo : "?";
-	if ((int)s->kind < 0 || s->kind >= IR_NKINDS) {
+	const coll_kind_info *ki = (int)s->kind >= 0 && s->kind < IR_NKINDS ? ir_kind_info(s->kind) : NULL;
+	if (!ki) {
 		diag_error(s->pos, "algorithm %s: unknown collective kind %d", a, (int)s->kind);
 		return 1;
 	}
-	const char *k = ir_kind_names[s->kind];
+	const char *k = ki->name;
 	if (s->n < 1) {
 		diag_error(s->pos, "algorithm %s: rank count n = %d, must be at least 1", a, s->n);
 		return 1;
@@ -399,12 +391,12 @@ static int check_header(const ir_sched *s)
 		diag_error(s->pos, "algorithm %s: chunk count %d, must be at least 1", a, s->chunks);
 		return 1;
 	}
-	if ((s->kind == IR_REDUCE_SCATTER || s->kind == IR_ALLGATHER) && s->chunks % s->n != 0) {
-		diag_error(s->pos, "algorithm %s: %s needs the chunk count to be a multiple of n, got %d chunks for n = %d",
-			   a, k, s->chunks, s->n);
+	if ((uint64_t)s->chunks % coll_kind_units(ki, s->n) != 0) {
+		diag_error(s->pos, "algorithm %s: %s needs the chunk count to be a multiple of %s, got %d chunks for n = %d",
+			   a, k, ki->units == COLL_UNITS_PAIR ? "n*n" : "n", s->chunks, s->n);
 		return 1;
 	}
-	if ((s->kind == IR_BROADCAST || s->kind == IR_REDUCE) && (s->root < 0 || s->root >= s->n)) {
+	if (ki->rooted && (s->root < 0 || s->root >= s->n)) {
 		diag_error(s->pos, "algorithm %s: %s root %d is out of range 0..%d", a, k, s->root, s->n - 1);
 		return 1;
 	}

@@ -6,9 +6,12 @@
  * identities and plan fingerprints, picks and connects the transport
  * ("auto": shm when every rank shares this kernel and network namespace,
  * else mpi on an MPI-bootstrapped communicator, else tcp).  Under mpirun
- * (and no COLL_RANK) the rendezvous goes through MPI instead (mpiboot.c).  The coll_<collective> calls check arguments, map the NCCL
+ * (and no COLL_RANK) the rendezvous goes through MPI instead (mpiboot.c).
+ * The coll_<collective> calls check arguments, map the NCCL
  * buffer conventions to one full working count, pick an algorithm by size
- * (or by name) and hand over to the executor (exec.c).
+ * (or by name) and hand over to the executor (exec.c).  What every file
+ * below uses (rt_err, the environment readers, names of dtypes, ops and
+ * collectives) is in base.c, so that no file calls back up into this one.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,89 +21,6 @@
 #include <unistd.h>
 
 #include "rt.h"
-
-static _Thread_local char init_err[320];
-
-int rt_err(coll_comm *c, int code, const char *fmt, ...)
-{
-	char *buf = c ? c->err : init_err;
-	size_t len = c ? sizeof c->err : sizeof init_err;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-long rt_env_long(const char *name, long dflt)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return dflt;
-	char *end;
-	long x = strtol(v, &end, 0);
-	return *end ? dflt : x;
-}
-
-double rt_env_double(const char *name, double dflt)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return dflt;
-	char *end;
-	double x = strtod(v, &end);
-	return *end ? dflt : x;
-}
-
-const char *coll_strerror(coll_result r)
-{
-	switch (r) {
-	case COLL_OK: return "success";
-	case COLL_ERR_INVALID: return "invalid argument";
-	case COLL_ERR_NOMEM: return "out of memory";
-	case COLL_ERR_SYSTEM: return "system call failed";
-	case COLL_ERR_TIMEOUT: return "timed out";
-	case COLL_ERR_PEER: return "peer process failed or closed its connection";
-	case COLL_ERR_AUTH: return "authentication failed (wrong secret)";
-	case COLL_ERR_MISMATCH: return "ranks disagree on the collective's arguments";
-	case COLL_ERR_NOALGO: return "no algorithm for this collective";
-	case COLL_ERR_BOOTSTRAP: return "bootstrap failed";
-	case COLL_ERR_TRANSPORT: return "transport unavailable";
-	case COLL_ERR_PLAN: return "malformed or inconsistent plan";
-	case COLL_ERR_ABORTED: return "communicator aborted";
-	case COLL_ERR_PROTOCOL: return "protocol error";
-	case COLL_ERR_UNSUPPORTED: return "not supported by this build";
-	}
-	return "unknown error";
-}
-
-const char *coll_last_error(const coll_comm *c) { return c ? c->err : init_err; }
-
-size_t coll_dtype_size(coll_dtype dt)
-{
-	static const unsigned char sz[COLL_NDTYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
-	return (unsigned)dt < COLL_NDTYPES ? sz[dt] : 0;
-}
-
-const char *coll_dtype_name(coll_dtype dt)
-{
-	static const char *const nm[COLL_NDTYPES] = {"int8",    "uint8",  "int32", "uint32",  "int64",
-	                                             "uint64", "fp16",   "bf16",  "fp32",    "fp64"};
-	return (unsigned)dt < COLL_NDTYPES ? nm[dt] : "?";
-}
-
-const char *coll_op_name(coll_op op)
-{
-	static const char *const nm[COLL_NOPS] = {"sum", "prod", "min", "max"};
-	return (unsigned)op < COLL_NOPS ? nm[op] : "?";
-}
-
-const char *coll_kind_name(coll_kind k)
-{
-	static const char *const nm[COLL_NCOLLS] = {"allreduce", "reduce_scatter", "allgather", "broadcast",
-	                                            "reduce"};
-	return (unsigned)k < COLL_NCOLLS ? nm[k] : "?";
-}
 
 int coll_rank(const coll_comm *c) { return c ? c->rank : -1; }
 int coll_nranks(const coll_comm *c) { return c ? c->n : 0; }
@@ -289,9 +209,9 @@ coll_result coll_barrier(coll_comm *c)
 /* A plan for one rank with nothing to do: n == 1 without a plan set. */
 static const coll_rank_plan solo_rank = {NULL, 0};
 static const coll_algo solo_algos[COLL_NCOLLS] = {
-	{"solo", COLL_ALLREDUCE, 1, 1, 0, 0, &solo_rank, 0},      {"solo", COLL_REDUCE_SCATTER, 1, 1, 0, 0, &solo_rank, 0},
-	{"solo", COLL_ALLGATHER, 1, 1, 0, 0, &solo_rank, 0},      {"solo", COLL_BROADCAST, 1, 1, 0, 0, &solo_rank, 0},
-	{"solo", COLL_REDUCE, 1, 1, 0, 0, &solo_rank, 0},
+#define COLL_KIND(id, ...) {"solo", COLL_##id, 1, 1, 0, 0, &solo_rank, 0},
+#include "coll_kinds.def"
+#undef COLL_KIND
 };
 
 static const coll_algo *find_algo(const coll_comm *c, coll_kind k, const char *name)
@@ -368,12 +288,15 @@ static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char
 		return rt_err(c, COLL_ERR_INVALID, "%s: bad dtype %d", coll_kind_name(k), (int)dt);
 	if ((unsigned)op >= COLL_NOPS)
 		return rt_err(c, COLL_ERR_INVALID, "%s: bad op %d", coll_kind_name(k), (int)op);
+	const coll_kind_info *ki = coll_kind_get((int)k);
 	if (root < 0 || root >= c->n)
-		return rt_err(c, COLL_ERR_INVALID, "%s: root %d out of range 0..%d", coll_kind_name(k), root, c->n - 1);
-	if (count && ((k != COLL_BROADCAST || c->rank == root) && !sb))
-		return rt_err(c, COLL_ERR_INVALID, "%s: NULL sendbuf", coll_kind_name(k));
-	if (count && ((k != COLL_REDUCE || c->rank == root) && !rb))
-		return rt_err(c, COLL_ERR_INVALID, "%s: NULL recvbuf", coll_kind_name(k));
+		return rt_err(c, COLL_ERR_INVALID, "%s: root %d out of range 0..%d", ki->name, root, c->n - 1);
+	/* a buffer is needed where the rank holds chunks of it: everywhere but
+	 * off the root when only the root sends (broadcast) or receives (reduce) */
+	if (count && (ki->contrib != COLL_WHO_ROOT || c->rank == root) && !sb)
+		return rt_err(c, COLL_ERR_INVALID, "%s: NULL sendbuf", ki->name);
+	if (count && (ki->target != COLL_WHO_ROOT || c->rank == root) && !rb)
+		return rt_err(c, COLL_ERR_INVALID, "%s: NULL recvbuf", ki->name);
 	size_t esz = coll_dtype_size(dt);
 	if (count > SIZE_MAX / esz)
 		return rt_err(c, COLL_ERR_INVALID, "%s: count %zu too large", coll_kind_name(k), count);
@@ -398,7 +321,7 @@ static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char
 		return rt_err(c, COLL_ERR_NOALGO, "algorithm '%s' is a %s for %d ranks, not a %s for %d", a->name,
 		              coll_kind_name((coll_kind)a->kind), a->nranks, coll_kind_name(k), c->n);
 	int role = c->rank;
-	if (k == COLL_BROADCAST || k == COLL_REDUCE)
+	if (ki->rooted)
 		role = ((c->rank - root + a->root) % c->n + c->n) % c->n;
 	if (k != COLL_ALLREDUCE || a->straggler <= 0 || strag < 0)
 		strag = -1;
@@ -422,38 +345,50 @@ static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char
 	return rc;
 }
 
+coll_result coll_collective(coll_comm *c, coll_kind k, const char *algo, const void *sb, void *rb, size_t count,
+                            coll_dtype dt, coll_op op, int root)
+{
+	const coll_kind_info *ki = coll_kind_get((int)k);
+	if (!c)
+		return COLL_ERR_INVALID;
+	if (!ki)
+		return rt_err(c, COLL_ERR_INVALID, "bad collective kind %d", (int)k);
+	/* the API's count is per unit (coll_kinds.h): the working count is units times it */
+	uint64_t u = coll_kind_units(ki, c->n);
+	if (count > SIZE_MAX / u)
+		return rt_err(c, COLL_ERR_INVALID, "%s: count %zu too large", ki->name, count);
+	return run(c, k, NULL, algo, sb, rb, count * (size_t)u, dt, ki->reduces ? op : COLL_SUM, ki->rooted ? root : 0,
+	           1);
+}
+
 coll_result coll_allreduce_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t count,
                                 coll_dtype dt, coll_op op)
 {
-	return run(c, COLL_ALLREDUCE, NULL, algo, sb, rb, count, dt, op, 0, 1);
+	return coll_collective(c, COLL_ALLREDUCE, algo, sb, rb, count, dt, op, 0);
 }
 
 coll_result coll_reduce_scatter_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t recvcount,
                                      coll_dtype dt, coll_op op)
 {
-	if (c && recvcount > SIZE_MAX / (size_t)c->n)
-		return rt_err(c, COLL_ERR_INVALID, "reduce_scatter: count too large");
-	return run(c, COLL_REDUCE_SCATTER, NULL, algo, sb, rb, c ? recvcount * (size_t)c->n : 0, dt, op, 0, 1);
+	return coll_collective(c, COLL_REDUCE_SCATTER, algo, sb, rb, recvcount, dt, op, 0);
 }
 
 coll_result coll_allgather_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t sendcount,
                                 coll_dtype dt)
 {
-	if (c && sendcount > SIZE_MAX / (size_t)c->n)
-		return rt_err(c, COLL_ERR_INVALID, "allgather: count too large");
-	return run(c, COLL_ALLGATHER, NULL, algo, sb, rb, c ? sendcount * (size_t)c->n : 0, dt, COLL_SUM, 0, 1);
+	return coll_collective(c, COLL_ALLGATHER, algo, sb, rb, sendcount, dt, COLL_SUM, 0);
 }
 
 coll_result coll_broadcast_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t count,
                                 coll_dtype dt, int root)
 {
-	return run(c, COLL_BROADCAST, NULL, algo, sb, rb, count, dt, COLL_SUM, root, 1);
+	return coll_collective(c, COLL_BROADCAST, algo, sb, rb, count, dt, COLL_SUM, root);
 }
 
 coll_result coll_reduce_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t count,
                              coll_dtype dt, coll_op op, int root)
 {
-	return run(c, COLL_REDUCE, NULL, algo, sb, rb, count, dt, op, root, 1);
+	return coll_collective(c, COLL_REDUCE, algo, sb, rb, count, dt, op, root);
 }
 
 coll_result coll_allreduce(coll_comm *c, const void *sb, void *rb, size_t count, coll_dtype dt, coll_op op)
@@ -487,9 +422,13 @@ coll_result coll_run_algo(coll_comm *c, const coll_algo *a, const void *sb, void
 {
 	if (!c || !a)
 		return COLL_ERR_INVALID;
-	if ((a->kind == COLL_REDUCE_SCATTER || a->kind == COLL_ALLGATHER) && count % (size_t)c->n)
-		return rt_err(c, COLL_ERR_INVALID, "%s: count %zu is not a multiple of %d ranks",
-		              coll_kind_name((coll_kind)a->kind), count, c->n);
+	const coll_kind_info *ki = coll_kind_get(a->kind);
+	if (!ki)
+		return rt_err(c, COLL_ERR_PLAN, "algorithm '%s': bad kind %d", a->name ? a->name : "?", (int)a->kind);
+	uint64_t units = coll_kind_units(ki, c->n);
+	if (count % units)
+		return rt_err(c, COLL_ERR_INVALID, "%s: count %zu is not a multiple of %s%d ranks", ki->name, count,
+		              units == (uint64_t)c->n ? "" : "the square of ", c->n);
 	if (rt_algo_check(a, c->err, sizeof c->err))
 		return COLL_ERR_PLAN;
 	return run(c, (coll_kind)a->kind, a, NULL, sb, rb, count, dt, op, a->root, 0);

@@ -97,6 +97,7 @@ typedef struct {
 	uint64_t lo, len;    /* element range in the working buffer */
 	int nseg, base;      /* segments, index of the first in the counters */
 	int out;             /* part of this rank's output */
+	int64_t scr;         /* layout(): its home's element offset in scratch, -1: none */
 } ex_chunk;
 
 typedef struct {
@@ -186,59 +187,97 @@ static int need_scratch(coll_comm *c, size_t bytes)
 	return COLL_OK;
 }
 
-/* Homes and inits per chunk, from the collective's buffer conventions. */
+/* Does some chunk's home overlap another chunk's init (in-place calls
+ * whose layout would overwrite data before it is sent: alltoall with
+ * sendbuf == recvbuf)?  Homes and inits each rise with the chunk number
+ * (coll_kinds.h packs buffers in chunk order), so one merge pass tells. */
+static int homes_clobber_inits(const ex_state *e)
+{
+	int C = e->a->chunks, j = 0;
+	size_t esz = e->esz;
+	for (int i = 0; i < C; i++) {
+		const ex_chunk *h = &e->ch[i];
+		if (!h->out || !h->len)
+			continue;
+		while (j < C && (!e->ch[j].init || !e->ch[j].len || e->ch[j].init + e->ch[j].len * esz <= h->home))
+			j++;
+		for (int t = j; t < C; t++) {
+			const ex_chunk *d = &e->ch[t];
+			if (!d->init || !d->len)
+				continue;
+			if (d->init >= h->home + h->len * esz)
+				break;
+			if (t != i)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Homes and inits per chunk, from the collective's buffer layout
+ * (coll_kinds.h): a chunk's init is where this rank's sendbuf holds it
+ * (chunks it contributes), its home where its recvbuf takes it (chunks
+ * it targets), or scratch for chunks it only passes on (received but not
+ * targeted: a reduce_scatter's partial sums, a reduce off the root, an
+ * alltoall block forwarded by Bruck).  Which chunks a rank contributes
+ * and targets is the plan's (role, the algorithm's root): relabelling
+ * preserves it, and per-rank units are never relabelled.  When a home
+ * would overwrite another chunk's init (alltoall in place), the rank's
+ * send region is first copied to scratch. */
 static int layout(ex_state *e, const void *sb_, void *rb_)
 {
 	coll_comm *c = e->c;
 	const char *sb = sb_;
 	char *rb = rb_;
-	int C = e->a->chunks, n = c->n, role = e->p->role, rk = c->rank;
+	int C = e->a->chunks, n = c->n, role = e->p->role;
+	const coll_kind_info *ki = coll_kind_get(e->a->kind);
+	const coll_shape sh = { ki, n, C, e->a->root };
 	size_t esz = e->esz;
-	uint64_t per = e->count / (uint64_t)n;   /* reduce_scatter / allgather share */
-	int inplace_rs = e->kind == COLL_REDUCE_SCATTER && sb && rb == sb + per * rk * esz;
-	int rc;
-	if ((e->kind == COLL_REDUCE_SCATTER && !inplace_rs) || (e->kind == COLL_REDUCE && rk != e->root))
-		if ((rc = need_scratch(c, e->count * esz + 64)))
-			return rc;
-	char *scr = c->scratch;
+	uint64_t ucount = e->count / coll_kind_units(ki, n);
+	/* chunks received here need a home even where none is targeted */
+	for (int i = 0; i < e->p->nsteps; i++)
+		if (e->p->steps[i].kind != COLL_STEP_SEND)
+			e->ch[e->p->steps[i].chunk].out = -1;   /* mark; set properly below */
+	uint64_t scratch = 0, sendlen = 0;   /* elements */
 	int seg = 0;
 	for (int i = 0; i < C; i++) {
 		ex_chunk *k = &e->ch[i];
-		uint64_t lo = rt_chunk_lo(e->count, C, i), hi = rt_chunk_lo(e->count, C, i + 1);
-		int owned = i >= role * (C / n) && i < (role + 1) * (C / n);
+		int recvd = k->out == -1;
+		uint64_t lo = coll_chunk_lo(e->count, C, i), hi = coll_chunk_lo(e->count, C, i + 1);
 		k->lo = lo;
 		k->len = hi - lo;
 		k->nseg = k->len ? (int)((k->len + e->seg_elems - 1) / e->seg_elems) : 1;
 		k->base = seg;
 		seg += k->nseg;
-		k->out = 1;
-		switch (e->kind) {
-		case COLL_ALLREDUCE:
-			k->home = rb + lo * esz;
-			k->init = sb + lo * esz;
-			break;
-		case COLL_REDUCE_SCATTER:
-			k->init = sb + lo * esz;
-			k->out = owned;
-			if (inplace_rs)
-				k->home = (char *)(uintptr_t)(sb + lo * esz);
-			else
-				k->home = owned ? rb + (lo - per * rk) * esz : scr + lo * esz;
-			break;
-		case COLL_ALLGATHER:
-			k->home = rb + lo * esz;
-			k->init = owned ? sb + (lo - per * rk) * esz : NULL;
-			break;
-		case COLL_BROADCAST:
-			k->home = rb + lo * esz;
-			k->init = rk == e->root ? sb + lo * esz : NULL;
-			break;
-		default: /* COLL_REDUCE */
-			k->home = rk == e->root ? rb + lo * esz : scr + lo * esz;
-			k->init = sb + lo * esz;
-			k->out = rk == e->root;
-			break;
+		int64_t so = coll_shape_send_offset(&sh, role, i, lo, ucount);
+		int64_t ro = coll_shape_recv_offset(&sh, role, i, lo, ucount);
+		k->out = ro >= 0;
+		k->init = so >= 0 ? sb + (uint64_t)so * esz : NULL;
+		if (so >= 0 && (uint64_t)so + k->len > sendlen)
+			sendlen = (uint64_t)so + k->len;
+		k->home = ro >= 0 ? rb + (uint64_t)ro * esz : NULL;
+		k->scr = -1;
+		if (ro < 0 && recvd) {
+			k->scr = (int64_t)scratch;
+			scratch += k->len;
 		}
+	}
+	int restage = sb && rb && homes_clobber_inits(e);
+	size_t need = (size_t)(scratch + (restage ? sendlen : 0)) * esz;
+	if (need) {
+		int rc = need_scratch(c, need + 64);
+		if (rc)
+			return rc;
+	}
+	char *scr = c->scratch, *copy = scr + scratch * esz;
+	if (restage)
+		memcpy(copy, sb, sendlen * esz);
+	for (int i = 0; i < C; i++) {
+		ex_chunk *k = &e->ch[i];
+		if (k->scr >= 0)
+			k->home = scr + (uint64_t)k->scr * esz;
+		if (restage && k->init)
+			k->init = copy + (k->init - sb);
 		if (k->init == k->home)
 			k->init = NULL;
 	}
@@ -286,10 +325,9 @@ static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
 		return rt_err(c, COLL_ERR_MISMATCH, "rank %d called %s but rank %d called %s", from,
 		              coll_kind_name((coll_kind)h->kind), c->rank, kn);
 	if (h->count != e->count) {
-		int per = e->kind == COLL_REDUCE_SCATTER || e->kind == COLL_ALLGATHER;
+		uint64_t u = coll_kind_units(coll_kind_get(e->kind), n);   /* the API's count is per unit */
 		return rt_err(c, COLL_ERR_MISMATCH, "%s: count mismatch: rank %d passed %llu, rank %d passed %llu", kn,
-		              from, (unsigned long long)(per ? h->count / (uint64_t)n : h->count), c->rank,
-		              (unsigned long long)(per ? e->count / (uint64_t)n : e->count));
+		              from, (unsigned long long)(h->count / u), c->rank, (unsigned long long)(e->count / u));
 	}
 	if (h->dtype != e->dt)
 		return rt_err(c, COLL_ERR_MISMATCH, "%s: dtype mismatch: rank %d passed %s, rank %d passed %s", kn, from,

@@ -2,9 +2,8 @@
  * plan.c - plan tables: build them from a schedule, check them, and
  * preprocess one rank's steps for the executor.
  *
- * coll_algo_build lowers a global transfer list (the compiler IR's shape)
- * to per-rank step lists, as `collc build` does when it writes tables.
- * coll_plan_set_check / rt_algo_check enforce the invariants listed in
+ * coll_plan_set_build makes a plan set at run time (coll_algo_build, which
+ * lowers a schedule to rank plans, is in lower.c).  coll_plan_set_check / rt_algo_check enforce the invariants listed in
  * coll_plan.h, so a bad generated table fails at coll_init with a reason
  * instead of hanging at run time.  rt_prep_build turns one rank's steps
  * into dependency counts (see exec.c for how they are used).
@@ -15,75 +14,7 @@
 
 #include "rt.h"
 
-/* --- building -------------------------------------------------------------- */
-
-coll_algo *coll_algo_build(const char *name, coll_kind kind, int n, int chunks, int root, const coll_xfer *x,
-                           int nx)
-{
-	if (!name || n < 1 || chunks < 1 || nx < 0 || (nx && !x) || (unsigned)kind >= COLL_NCOLLS || root < 0 ||
-	    root >= n)
-		return NULL;
-	int maxround = -1;
-	for (int i = 0; i < nx; i++) {
-		if (x[i].src < 0 || x[i].src >= n || x[i].dst < 0 || x[i].dst >= n || x[i].src == x[i].dst ||
-		    x[i].chunk < 0 || x[i].chunk >= chunks || x[i].round < 0)
-			return NULL;
-		if (x[i].round > maxround)
-			maxround = x[i].round;
-	}
-	/* One block: algo, rank plans, 2*nx steps, name. */
-	size_t nl = strlen(name) + 1;
-	size_t sz = sizeof(coll_algo) + sizeof(coll_rank_plan) * (size_t)n + sizeof(coll_step) * 2 * (size_t)nx + nl;
-	char *blk = calloc(1, sz);
-	int *cnt = calloc((size_t)n, sizeof(int));
-	int *byround = malloc(sizeof(int) * (size_t)(nx ? nx : 1));
-	int *rstart = calloc((size_t)maxround + 2, sizeof(int));
-	if (!blk || !cnt || !byround || !rstart) {
-		free(blk), free(cnt), free(byround), free(rstart);
-		return NULL;
-	}
-	coll_algo *a = (coll_algo *)blk;
-	coll_rank_plan *rp = (coll_rank_plan *)(a + 1);
-	coll_step *steps = (coll_step *)(rp + n);
-	char *nm = (char *)(steps + 2 * nx);
-	memcpy(nm, name, nl);
-	/* Stable counting sort of transfers by round. */
-	for (int i = 0; i < nx; i++)
-		rstart[x[i].round + 1]++;
-	for (int r = 0; r <= maxround; r++)
-		rstart[r + 1] += rstart[r];
-	for (int i = 0; i < nx; i++)
-		byround[rstart[x[i].round]++] = i;
-	/* Per-rank step counts, then slices of `steps`. */
-	for (int i = 0; i < nx; i++)
-		cnt[x[i].src]++, cnt[x[i].dst]++;
-	coll_step *p = steps;
-	for (int r = 0; r < n; r++) {
-		rp[r].steps = p;
-		p += cnt[r];
-		cnt[r] = 0;
-	}
-	for (int k = 0; k < nx; k++) {
-		const coll_xfer *t = &x[byround[k]];
-		coll_step *s = (coll_step *)rp[t->src].steps + cnt[t->src]++;
-		*s = (coll_step){t->round, COLL_STEP_SEND, t->dst, t->chunk};
-		s = (coll_step *)rp[t->dst].steps + cnt[t->dst]++;
-		*s = (coll_step){t->round, t->reduce ? COLL_STEP_RECV_REDUCE : COLL_STEP_RECV_COPY, t->src, t->chunk};
-	}
-	for (int r = 0; r < n; r++)
-		rp[r].nsteps = cnt[r];
-	a->name = nm;
-	a->kind = kind;
-	a->nranks = n;
-	a->chunks = chunks;
-	a->rounds = maxround + 1;
-	a->root = root;
-	a->ranks = rp;
-	free(cnt), free(byround), free(rstart);
-	return a;
-}
-
-void coll_algo_free(coll_algo *a) { free(a); }
+/* --- building (coll_algo_build is in lower.c) ------------------------------ */
 
 coll_plan_set *coll_plan_set_build(const char *name, int nranks, const coll_algo *const *algos, int nalgos,
                                    const coll_choice *choices, int nchoices)
@@ -124,10 +55,12 @@ int rt_algo_check(const coll_algo *a, char *why, size_t whylen)
 		return WHY("algorithm with no name or no rank plans");
 	const char *nm = a->name;
 	int n = a->nranks, C = a->chunks;
-	if ((unsigned)a->kind >= COLL_NCOLLS || n < 1 || C < 1 || a->root < 0 || a->root >= n)
+	const coll_kind_info *ki = coll_kind_get(a->kind);
+	if (!ki || n < 1 || C < 1 || a->root < 0 || a->root >= n)
 		return WHY("algorithm '%s': bad kind, rank count, chunk count or root", nm);
-	if ((a->kind == COLL_REDUCE_SCATTER || a->kind == COLL_ALLGATHER) && C % n)
-		return WHY("algorithm '%s': %d chunks is not a multiple of %d ranks", nm, C, n);
+	if ((uint64_t)C % coll_kind_units(ki, n))
+		return WHY("algorithm '%s': %d chunks is not a multiple of %llu (%s of %d ranks)", nm, C,
+		           (unsigned long long)coll_kind_units(ki, n), ki->name, n);
 	if (a->straggler < 0 || a->straggler > n)
 		return WHY("algorithm '%s': straggler role %d out of range (1 + role, 0: none)", nm, a->straggler);
 	size_t total = 0;

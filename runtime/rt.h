@@ -7,9 +7,11 @@
  * algorithm choice) -> exec.c (runs one rank's plan) -> a transport
  * (transport/shm.c, transport/tcp.c) that moves messages between ranks.
  * straggler.c emulates and detects persistent stragglers (arrival times
- * ride on every message header).  bootstrap.c builds the communicator's first links; auth.c and net.c are
- * the helpers under it.  Internal externs use the rt_ prefix (shm_/tcp_ in
- * the transports); the static library is partially linked with everything
+ * ride on every message header).  bootstrap.c builds the communicator's
+ * first links; auth.c and net.c are the helpers under it, and base.c
+ * (errors, environment, names) is under everything.  What each collective
+ * is comes from coll_kinds.h, shared with the compiler.  Internal externs
+ * use the rt_ prefix (shm_/tcp_ in the transports); the static library is partially linked with everything
  * but coll_* made local, see Makefile.frag and check_syms.sh.
  *
  * Error convention: internal functions return a coll_result (0 = OK) and
@@ -25,6 +27,7 @@
 #include <sys/uio.h>
 
 #include "coll.h"
+#include "coll_kinds.h"
 #include "coll_plan.h"
 
 #define RT_UNUSED(x) ((void)(x))
@@ -265,7 +268,7 @@ struct coll_comm {
 	double detected_delay;
 };
 
-/* --- comm.c --------------------------------------------------------------- */
+/* --- base.c --------------------------------------------------------------- */
 /* Record an error detail on comm (or the thread's init slot when comm is
  * NULL) and return code. */
 int rt_err(coll_comm *comm, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -407,10 +410,6 @@ uint32_t rt_algo_hash(const coll_algo *a);
 uint32_t rt_planset_hash(const coll_plan_set *s);
 /* Check one algorithm (see coll_plan_set_check).  COLL_OK or COLL_ERR_PLAN. */
 int rt_algo_check(const coll_algo *a, char *why, size_t whylen);
-/* chunk c of count elements split in C chunks: [lo, hi). */
-static inline uint64_t rt_chunk_lo(uint64_t count, int C, int c) {
-	return (uint64_t)(((unsigned __int128)count * (unsigned)c) / (unsigned)C);
-}
 
 /* --- exec.c --------------------------------------------------------------- */
 #define RT_STAGE_BYTES (64 * 1024)

@@ -82,13 +82,14 @@ typedef enum {
 
 typedef enum { COLL_SUM = 0, COLL_PROD = 1, COLL_MIN = 2, COLL_MAX = 3, COLL_NOPS } coll_op;
 
-/* The collectives a plan can implement (same order as the compiler's IR). */
+/* The collectives a plan can implement, from the table the compiler reads
+ * too (coll_kinds.def; coll_kinds.h has what each one is): COLL_ALLREDUCE
+ * = 0, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_BROADCAST, COLL_REDUCE = 4.
+ * The numbers are part of the ABI. */
 typedef enum {
-	COLL_ALLREDUCE = 0,
-	COLL_REDUCE_SCATTER = 1,
-	COLL_ALLGATHER = 2,
-	COLL_BROADCAST = 3,
-	COLL_REDUCE = 4,
+#define COLL_KIND(id, ...) COLL_##id,
+#include "coll_kinds.def"
+#undef COLL_KIND
 	COLL_NCOLLS
 } coll_kind;
 
@@ -200,6 +201,16 @@ COLL_API coll_result coll_broadcast_algo(coll_comm *comm, const char *algo, cons
 COLL_API coll_result coll_reduce_algo(coll_comm *comm, const char *algo, const void *sendbuf,
                                       void *recvbuf, size_t count, coll_dtype dt, coll_op op,
                                       int root);
+
+/* Any collective by kind, as the typed calls above make it (they call
+ * this): count is what the typed call takes (allreduce, broadcast and
+ * reduce: the buffer's count; reduce_scatter: recvcount; allgather:
+ * sendcount), op is ignored by collectives that
+ * do not reduce and root by those without one; algo as for the _algo
+ * calls.  For tools and bindings that serve every collective through one
+ * entry point.  Errors: as the typed calls, and INVALID for a bad kind. */
+COLL_API coll_result coll_collective(coll_comm *comm, coll_kind kind, const char *algo, const void *sendbuf,
+                                     void *recvbuf, size_t count, coll_dtype dt, coll_op op, int root);
 
 /* The name of the algorithm the size table picks for `bytes` of payload
  * (the full buffer: count * dtype size), or NULL when none fits. */

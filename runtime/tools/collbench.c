@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "coll.h"
+#include "coll_kinds.h"
 #include "coll_plan.h"
 #include "collbench_dev.h"
 #include "json.h"
@@ -528,6 +529,73 @@ static long check_copy(const char *what, const void *buf, uint64_t srcoff, uint6
 	return bad;
 }
 
+/* This rank's buffers for a call whose units hold ulen bytes: where
+ * sendbuf and recvbuf start (in place as coll.h defines it with --inplace)
+ * and how many units each holds. */
+typedef struct {
+	char *sb, *rb;
+	uint64_t slen, rlen;   /* units */
+} bufs;
+
+static bufs rank_bufs(const coll_kind_info *ki, char *sbuf, char *rbuf, uint64_t ulen)
+{
+	const coll_shape sh = { ki, nranks, (int)coll_kind_units(ki, nranks), opt.root };
+	bufs b = { sbuf, rbuf, 0, 0 };
+	uint64_t first_s = UINT64_MAX, first_r = UINT64_MAX;
+	for (int u = 0; u < sh.chunks; u++) {
+		if (coll_shape_contributes(&sh, rank, u)) {
+			b.slen++;
+			if (first_s == UINT64_MAX)   /* where recvbuf holds my first unit */
+				first_s = (uint64_t)coll_shape_recv_offset(&sh, rank, u, (uint64_t)u, 1);
+		}
+		if (coll_shape_targets(&sh, rank, u)) {
+			b.rlen++;
+			if (first_r == UINT64_MAX)   /* where sendbuf holds my first target */
+				first_r = (uint64_t)coll_shape_send_offset(&sh, rank, u, (uint64_t)u, 1);
+		}
+	}
+	if (!opt.inplace)
+		return b;
+	/* in place: where one buffer holds a part of the other (reduce_scatter's
+	 * recvbuf inside sendbuf, allgather's sendbuf inside recvbuf), that
+	 * part is at the rank's own position; otherwise they coincide */
+	int swhole = ki->contrib == COLL_WHO_ALL || ki->contrib == COLL_WHO_ROOT;
+	int rwhole = ki->target == COLL_WHO_ALL || ki->target == COLL_WHO_ROOT;
+	if (swhole && !rwhole && first_r != UINT64_MAX)
+		b.rb = sbuf + first_r * ulen;
+	else if (!swhole && rwhole && first_s != UINT64_MAX)
+		b.sb = rbuf + first_s * ulen;
+	else
+		b.rb = sbuf;
+	return b;
+}
+
+/* Check this rank's recvbuf after a call with units of cnt elements:
+ * every unit it targets holds the reduction of every rank's input at its
+ * place in the working buffer, or for copies the one contributor's input
+ * at the unit's place in that rank's sendbuf.  Returns wrong elements. */
+static long check_result(const char *what, const coll_kind_info *ki, const char *rb, uint64_t cnt, coll_dtype dt,
+                         const char *vals, const refs *R)
+{
+	const coll_shape sh = { ki, nranks, (int)coll_kind_units(ki, nranks), opt.root };
+	size_t es = coll_dtype_size(dt);
+	long wrong = 0;
+	for (int u = 0; u < sh.chunks; u++) {
+		uint64_t lo = (uint64_t)u * cnt;
+		int64_t ro = coll_shape_recv_offset(&sh, rank, u, lo, cnt);
+		if (ro < 0)
+			continue;
+		if (ki->reduces) {
+			wrong += check_reduced(what, rb + (uint64_t)ro * es, lo, cnt, dt, R);
+		} else {
+			int src = coll_shape_contributor(&sh, u);
+			int64_t so = coll_shape_send_offset(&sh, src, u, lo, cnt);
+			wrong += check_copy(what, rb + (uint64_t)ro * es, (uint64_t)so, cnt, dt, vals, src, lo);
+		}
+	}
+	return wrong;
+}
+
 /* --- running collc and building the plan -------------------------------------- */
 
 static char *read_fd_all(int fd, size_t *len)
@@ -777,16 +845,6 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static double busbw_factor(coll_kind k, int n)
-{
-	switch (k) {
-	case COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
-	case COLL_REDUCE_SCATTER:
-	case COLL_ALLGATHER: return (double)(n - 1) / n;
-	default: return 1;
-	}
-}
-
 static long iters_for(uint64_t bytes)
 {
 	long it = opt.iters;
@@ -801,12 +859,15 @@ static long iters_for(uint64_t bytes)
 }
 
 /* The sizes (full-buffer bytes) of the sweep, for element size es. */
-static int sizes(uint64_t *out, int max, size_t es, int per_rank)
+/* The sizes to sweep, in bytes: -b/-e/-f (or -i), or --counts, whose
+ * counts are the calls' own (per unit, coll_kinds.h) and so make
+ * counts * per_count elements of size. */
+static int sizes(uint64_t *out, int max, size_t es, uint64_t per_count)
 {
 	int k = 0;
 	if (opt.ncounts) {
 		for (int i = 0; i < opt.ncounts && k < max; i++)
-			out[k++] = opt.counts[i] * es * (uint64_t)(per_rank ? nranks : 1);
+			out[k++] = opt.counts[i] * es * per_count;
 		return k;
 	}
 	for (uint64_t b = opt.minb; b <= opt.maxb && k < max;) {
@@ -949,7 +1010,7 @@ static void print_sweep_end(long total_wrong)
 static int run_memcpy(void)
 {
 	uint64_t sz[512];
-	int ns = sizes(sz, 512, 1, 0);
+	int ns = sizes(sz, 512, 1, 1);
 	uint64_t maxb = 0;
 	for (int i = 0; i < ns; i++)
 		maxb = sz[i] > maxb ? sz[i] : maxb;
@@ -1110,13 +1171,7 @@ static coll_result call(coll_kind k, const char *algo, const void *sb, void *rb,
 static coll_result call1(coll_kind k, const char *algo, const void *sb, void *rb, uint64_t count, coll_dtype dt,
                          coll_op op)
 {
-	switch (k) {
-	case COLL_ALLREDUCE: return coll_allreduce_algo(comm, algo, sb, rb, count, dt, op);
-	case COLL_REDUCE_SCATTER: return coll_reduce_scatter_algo(comm, algo, sb, rb, count, dt, op);
-	case COLL_ALLGATHER: return coll_allgather_algo(comm, algo, sb, rb, count, dt);
-	case COLL_BROADCAST: return coll_broadcast_algo(comm, algo, sb, rb, count, dt, opt.root);
-	default: return coll_reduce_algo(comm, algo, sb, rb, count, dt, op, opt.root);
-	}
+	return coll_collective(comm, k, algo, sb, rb, count, dt, op, opt.root);
 }
 
 /* --- device buffers (--device) ----------------------------------------------------- */
@@ -1216,7 +1271,7 @@ static int run_device(void)
 
 	uint64_t sz[512], maxb = 0;
 	for (int i = 0; i < opt.ndts; i++) {
-		int ns = sizes(sz, 512, coll_dtype_size(opt.dts[i]), 0);
+		int ns = sizes(sz, 512, coll_dtype_size(opt.dts[i]), 1);
 		for (int k = 0; k < ns; k++)
 			maxb = sz[k] > maxb ? sz[k] : maxb;
 	}
@@ -1249,7 +1304,7 @@ static int run_device(void)
 	for (int di = 0; di < opt.ndts; di++) {
 		coll_dtype dt = opt.dts[di];
 		size_t es = coll_dtype_size(dt);
-		int ns = sizes(sz, 512, es, 0);
+		int ns = sizes(sz, 512, es, 1);
 		for (int o = 0; o < opt.nops; o++) {
 			coll_op op = opt.ops[o];
 			for (int k = 0; k < REF_M; k++)
@@ -1301,7 +1356,7 @@ static int run_device(void)
 					const char *aname = opt.algo ? opt.algo : dev_choose_algo(d, bytes);
 					row r = {aname ? aname : "?", tpname, coll_dtype_name(dt), coll_op_name(op), bytes, cnt, 0,
 					         it, tmax, opt.check ? wsum : -1, -1, -1, tbmax};
-					print_row(&r, "allreduce", busbw_factor(COLL_ALLREDUCE, nranks));
+					print_row(&r, "allreduce", coll_kind_busbw(coll_kind_get(COLL_ALLREDUCE), nranks));
 				}
 				continue;
 failed:
@@ -1395,13 +1450,17 @@ int main(int argc, char **argv)
 			usage_error("out of memory");
 	}
 
-	int per_rank = kind == COLL_REDUCE_SCATTER || kind == COLL_ALLGATHER;
-	int reduces = kind == COLL_ALLREDUCE || kind == COLL_REDUCE_SCATTER || kind == COLL_REDUCE;
+	/* What the collective is (coll_kinds.h) drives the whole sweep: how a
+	 * size becomes the call's count, which buffers hold what, what to check. */
+	const coll_kind_info *ki = coll_kind_get(kind);
+	int reduces = ki->reduces;
+	uint64_t units = coll_kind_units(ki, nranks), work = (uint64_t)coll_kind_work_per_size(ki, nranks);
+	uint64_t per_count = units / work;   /* elements of size per unit of the call's count */
 	int nops = reduces ? opt.nops : 1;
 	uint64_t sz[512];
 	uint64_t maxb = 0;
 	for (int d = 0; d < opt.ndts; d++) {
-		int ns = sizes(sz, 512, coll_dtype_size(opt.dts[d]), per_rank);
+		int ns = sizes(sz, 512, coll_dtype_size(opt.dts[d]), per_count);
 		for (int i = 0; i < ns; i++)
 			maxb = sz[i] > maxb ? sz[i] : maxb;
 	}
@@ -1417,19 +1476,20 @@ int main(int argc, char **argv)
 
 	const char *tpname = coll_transport_name(comm);
 	if (rank == 0) {
-		char what[512];
+		char what[512], rootw[32] = "";
+		if (ki->rooted)
+			snprintf(rootw, sizeof rootw, ", root %d", opt.root);
 		snprintf(what, sizeof what, "%s '%s' from %s, n=%d, transport %s, %s%s, iters %ld, warmup %ld%s",
 		         coll_kind_name(kind), opt.algo ? opt.algo : "(chosen by size)", source, nranks, tpname,
-		         opt.inplace ? "in-place" : "out-of-place",
-		         kind == COLL_BROADCAST || kind == COLL_REDUCE ? (opt.root ? ", root set" : ", root 0") : "",
-		         opt.iters, opt.warmup, opt.check ? ", checked" : "");
+		         opt.inplace ? "in-place" : "out-of-place", rootw, opt.iters, opt.warmup,
+		         opt.check ? ", checked" : "");
 		print_header(what);
 	}
 	long total_wrong = 0;
 	for (int d = 0; d < opt.ndts; d++) {
 		coll_dtype dt = opt.dts[d];
 		size_t es = coll_dtype_size(dt);
-		int ns = sizes(sz, 512, es, per_rank);
+		int ns = sizes(sz, 512, es, per_count);
 		for (int o = 0; o < nops; o++) {
 			coll_op op = reduces ? opt.ops[o] : COLL_SUM;
 			/* Input values per residue for this (dtype, op); copies use the sum inputs. */
@@ -1438,54 +1498,26 @@ int main(int argc, char **argv)
 			if (opt.check && reduces)
 				make_reduced_refs(R, dt, op);
 			for (int si = 0; si < ns; si++) {
-				uint64_t bytes = sz[si] - sz[si] % (es * (uint64_t)(per_rank ? nranks : 1));
-				uint64_t total = bytes / es;                          /* full working count */
-				uint64_t cnt = per_rank ? total / (uint64_t)nranks : total;   /* as the call takes it */
-				char *sb = sbuf, *rb = rbuf;
-				if (opt.inplace) {
-					if (kind == COLL_REDUCE_SCATTER)
-						rb = sbuf + (uint64_t)rank * cnt * es;
-					else if (kind == COLL_ALLGATHER)
-						sb = rbuf + (uint64_t)rank * cnt * es;
-					else
-						rb = sbuf;
-				}
+				uint64_t bytes = sz[si] - sz[si] % (es * per_count);
+				uint64_t total = bytes / es * work;   /* full working count */
+				uint64_t cnt = total / units;          /* as the call takes it */
+				bufs b = rank_bufs(ki, sbuf, rbuf, cnt * es);
+				char *sb = b.sb, *rb = b.rb;
 				long it = iters_for(bytes);
 				long wrong = -1;
 				char what[192];
 				snprintf(what, sizeof what, "%s '%s' n=%d count=%llu %s%s%s", coll_kind_name(kind),
 				         opt.algo ? opt.algo : "auto", nranks, (unsigned long long)cnt, coll_dtype_name(dt),
 				         reduces ? " " : "", reduces ? coll_op_name(op) : "");
-				/* Poison what the call must write, then the inputs: allgather
-				 * cnt elements, broadcast the root's buffer, else all of them. */
-				if (opt.check) {
-					if (kind == COLL_ALLGATHER || (kind == COLL_BROADCAST && rank != opt.root))
-						memset(rb, 0xa5, bytes);
-					else if (!opt.inplace)
-						memset(rb, 0xa5, kind == COLL_REDUCE_SCATTER ? cnt * es : bytes);
-				}
-				if (kind != COLL_BROADCAST || rank == opt.root)
-					fill(sb, 0, kind == COLL_ALLGATHER ? cnt : total, dt, vals, rank);
+				/* Poison what the call must write, then write the inputs
+				 * (in place, over the poison where they share memory). */
+				if (opt.check)
+					memset(rb, 0xa5, b.rlen * cnt * es);
+				fill(sb, 0, b.slen * cnt, dt, vals, rank);
 				if (opt.check) {
 					if ((rc = call(kind, opt.algo, sb, rb, cnt, dt, op)))
 						goto failed;
-					wrong = 0;
-					switch (kind) {
-					case COLL_ALLREDUCE: wrong = check_reduced(what, rb, 0, total, dt, R); break;
-					case COLL_REDUCE_SCATTER:
-						wrong = check_reduced(what, rb, (uint64_t)rank * cnt, cnt, dt, R);
-						break;
-					case COLL_ALLGATHER:
-						for (int r = 0; r < nranks; r++)
-							wrong += check_copy(what, rb + (uint64_t)r * cnt * es, 0, cnt, dt, vals, r,
-							                    (uint64_t)r * cnt);
-						break;
-					case COLL_BROADCAST: wrong = check_copy(what, rb, 0, total, dt, vals, opt.root, 0); break;
-					default:
-						if (rank == opt.root)
-							wrong = check_reduced(what, rb, 0, total, dt, R);
-						break;
-					}
+					wrong = check_result(what, ki, rb, cnt, dt, vals, R);
 				}
 				double t = -1, t_others = -1, t_strag = -1;
 				if (it > 0) {
@@ -1533,8 +1565,8 @@ int main(int argc, char **argv)
 				if (rank == 0) {
 					const char *aname = opt.algo ? opt.algo : coll_choose_algo(comm, kind, bytes);
 					row r = {aname ? aname : "?", tpname, coll_dtype_name(dt), reduces ? coll_op_name(op) : "-",
-					         bytes, total, opt.root, it, tmax, opt.check ? wsum : -1, t_others, t_strag, -1};
-					print_row(&r, coll_kind_name(kind), busbw_factor(kind, nranks));
+					         bytes, bytes / es, opt.root, it, tmax, opt.check ? wsum : -1, t_others, t_strag, -1};
+					print_row(&r, coll_kind_name(kind), coll_kind_busbw(coll_kind_get(kind), nranks));
 				}
 				continue;
 failed:

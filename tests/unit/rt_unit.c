@@ -263,8 +263,8 @@ static void t_nt(void)
 
 static void t_misc(void)
 {
-	CHECK(rt_chunk_lo(0, 3, 2) == 0 && rt_chunk_lo(7, 3, 1) == 2 && rt_chunk_lo(7, 3, 3) == 7, "chunk bounds");
-	CHECK(rt_chunk_lo(UINT64_MAX, 7, 7) == UINT64_MAX, "chunk bounds do not overflow");
+	CHECK(coll_chunk_lo(0, 3, 2) == 0 && coll_chunk_lo(7, 3, 1) == 2 && coll_chunk_lo(7, 3, 3) == 7, "chunk bounds");
+	CHECK(coll_chunk_lo(UINT64_MAX, 7, 7) == UINT64_MAX, "chunk bounds do not overflow");
 	for (int r = 0; r <= COLL_ERR_UNSUPPORTED; r++)
 		CHECK(strcmp(coll_strerror((coll_result)r), "unknown error") != 0, "strerror(%d)", r);
 	CHECK(sizeof(rt_hdr) == 64, "wire header is 64 bytes");

@@ -449,7 +449,7 @@ static int verify(const ir_sched *s)
 		for (int c = 0; c < C && ok; c++) {
 			int need = 1;
 			if (s->kind == IR_REDUCE_SCATTER)
-				need = ir_owner(s, c) == r;
+				need = c / (s->chunks / s->n) == r;
 			else if (s->kind == IR_REDUCE)
 				need = r == s->root;
 			if (need && memcmp(CELL(r, c), full, sizeof *full * W) != 0) {

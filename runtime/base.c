@@ -1,0 +1,96 @@
+/*
+ * base.c - the bottom of libcollrt: recording error details (rt_err),
+ * reading COLL_* environment variables, and the names and sizes of result
+ * codes, dtypes, ops and collectives.  Every other file may call these;
+ * they call nothing else in the runtime, so the runtime's files form
+ * layers without a cycle (coll.h's API on top in comm.c, transports and
+ * the executor below it, this file at the bottom).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rt.h"
+
+static _Thread_local char init_err[320];
+
+int rt_err(coll_comm *c, int code, const char *fmt, ...)
+{
+	char *buf = c ? c->err : init_err;
+	size_t len = c ? sizeof c->err : sizeof init_err;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+long rt_env_long(const char *name, long dflt)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	long x = strtol(v, &end, 0);
+	return *end ? dflt : x;
+}
+
+double rt_env_double(const char *name, double dflt)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	double x = strtod(v, &end);
+	return *end ? dflt : x;
+}
+
+const char *coll_strerror(coll_result r)
+{
+	switch (r) {
+	case COLL_OK: return "success";
+	case COLL_ERR_INVALID: return "invalid argument";
+	case COLL_ERR_NOMEM: return "out of memory";
+	case COLL_ERR_SYSTEM: return "system call failed";
+	case COLL_ERR_TIMEOUT: return "timed out";
+	case COLL_ERR_PEER: return "peer process failed or closed its connection";
+	case COLL_ERR_AUTH: return "authentication failed (wrong secret)";
+	case COLL_ERR_MISMATCH: return "ranks disagree on the collective's arguments";
+	case COLL_ERR_NOALGO: return "no algorithm for this collective";
+	case COLL_ERR_BOOTSTRAP: return "bootstrap failed";
+	case COLL_ERR_TRANSPORT: return "transport unavailable";
+	case COLL_ERR_PLAN: return "malformed or inconsistent plan";
+	case COLL_ERR_ABORTED: return "communicator aborted";
+	case COLL_ERR_PROTOCOL: return "protocol error";
+	case COLL_ERR_UNSUPPORTED: return "not supported by this build";
+	}
+	return "unknown error";
+}
+
+const char *coll_last_error(const coll_comm *c) { return c ? c->err : init_err; }
+
+size_t coll_dtype_size(coll_dtype dt)
+{
+	static const unsigned char sz[COLL_NDTYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+	return (unsigned)dt < COLL_NDTYPES ? sz[dt] : 0;
+}
+
+const char *coll_dtype_name(coll_dtype dt)
+{
+	static const char *const nm[COLL_NDTYPES] = {"int8",    "uint8",  "int32", "uint32",  "int64",
+	                                             "uint64", "fp16",   "bf16",  "fp32",    "fp64"};
+	return (unsigned)dt < COLL_NDTYPES ? nm[dt] : "?";
+}
+
+const char *coll_op_name(coll_op op)
+{
+	static const char *const nm[COLL_NOPS] = {"sum", "prod", "min", "max"};
+	return (unsigned)op < COLL_NOPS ? nm[op] : "?";
+}
+
+const char *coll_kind_name(coll_kind k)
+{
+	const coll_kind_info *ki = coll_kind_get((int)k);
+	return ki ? ki->name : "?";
+}
+
