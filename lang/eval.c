@@ -6,12 +6,10 @@
  * compiled on first use into flat programs (see "the fast path") that
  * fall back on the walker for everything they do not cover.
  * Variables live in per-call frames indexed by the slots resolve.c
- * assigned.  Transfers are appended to the IR as they execute; the
- * symbolic buffer state (state.c) is brought up to date lazily, only when
- * an algorithm asks a state query, so algorithms that never ask pay
- * nothing.  Composition (`run`) evaluates another algorithm in a child
- * instance whose rank and chunk maps translate into the top-level
- * schedule's numbering.
+ * assigned.  Transfers are appended to the IR as they execute.  Builtin
+ * calls, the state queries among them, are builtins.c's.  Composition
+ * (`run`) evaluates another algorithm in a child instance whose rank and
+ * chunk maps translate into the top-level schedule's numbering.
  *
  * Error handling: the first error is printed (with a note naming the
  * algorithm and n), sets `failed`, and every evaluation function returns
@@ -21,51 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "matching.h"
+#include "eval_int.h"
 #include "state.h"
 #include "value.h"
 #include "xalloc.h"
 
-/* One running algorithm: the top level or a composed `run`. */
-typedef struct inst {
-	ast *algo;
-	int kind;             /* ir_kind of this algorithm's collective */
-	int n, root;
-	int *rmap;            /* local rank -> top-level rank (owned) */
-	int *cmap;            /* local chunk -> top-level chunk (owned); NULL: identity */
-	int ncmap;            /* entries in cmap, or the parent's chunk count when cmap is NULL */
-	int *rinv;            /* top-level rank -> local rank or -1 (owned) */
-	int chunks;
-	bool chunks_set, emitted, top;
-	ast_list *with;       /* `run ... with` bindings (evaluated in withv) */
-	value *withv;
-} inst;
-
-typedef struct {
-	ast_prog *prog;
-	ir_sched *s;
-	bstate *st;
-	int applied;          /* rounds of s already applied to st */
-	int *buf;             /* scratch of s->n ranks for state queries */
-	eval_opts *opts;
-	long long steps, max_steps;
-	int depth;            /* function call depth */
-	bool in_round;
-	int phase;
-	bool failed;
-	value ret;            /* value of the last `return` */
-	const drv_define *defs;
-	int ndefs;
-} ctx;
-
-enum { FLOW_NEXT, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN, FLOW_ERROR };
-
 #define MAX_DEPTH 1000
 #define MAX_RANGE 100000000LL
 
-static void fail(ctx *c, srcpos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(ctx *c, srcpos p, const char *fmt, ...)
+void ev_fail(ctx *c, srcpos p, const char *fmt, ...)
 {
 	if (c->failed)
 		return;
@@ -77,8 +39,6 @@ static void fail(ctx *c, srcpos p, const char *fmt, ...)
 	diag_note(c->s->pos, "while evaluating algorithm '%s' for n = %d", c->s->algo, c->s->n);
 }
 
-static const char *tname(value v) { return v_type_names[v.t]; }
-
 /* "an int", "a list": the type with its article, for messages. */
 static const char *a_tname(value v)
 {
@@ -86,31 +46,12 @@ static const char *a_tname(value v)
 	return with_article[v.t];
 }
 
-/* Check that v is an int; `what` names it in the message. */
-static bool want_int(ctx *c, value v, ast *e, const char *what, int64_t *out)
-{
-	if (v.t == V_INT) {
-		*out = v.i;
-		return true;
-	}
-	fail(c, e->pos, "%s must be an int, found %s", what, tname(v));
-	return false;
-}
-
-static bool want_bool(ctx *c, value v, ast *e, const char *what)
-{
-	if (v.t == V_BOOL)
-		return v.i != 0;
-	fail(c, e->pos, "%s must be a bool, found %s", what, tname(v));
-	return false;
-}
-
 static inline bool step(ctx *c, ast *at)
 {
 	if (__builtin_expect(++c->steps <= c->max_steps, 1))
 		return true;
-	fail(c, at->pos, "step limit exceeded (%lld steps); is there a runaway loop? (raise it with --max-steps)",
-	     c->max_steps);
+	ev_fail(c, at->pos, "step limit exceeded (%lld steps); is there a runaway loop? (raise it with --max-steps)",
+	        c->max_steps);
 	return false;
 }
 
@@ -124,57 +65,6 @@ static int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
 static int block(ctx *c, inst *in, value *fr, ast *b);
 static void run_inst(ctx *c, inst *in);
 
-/* ---- symbolic state queries -------------------------------------------- */
-
-/* Bring the buffer state up to the last closed round. */
-static bstate *state(ctx *c)
-{
-	if (!c->st) {
-		c->st = state_new(c->s);
-		c->applied = 0;
-	}
-	int closed = c->s->nrounds - (c->in_round ? 1 : 0);
-	while (c->applied < closed)
-		state_apply_round(c->st, c->s, c->applied++);
-	return c->st;
-}
-
-/* Contributions of local (r, ch) as local ranks, into c->buf; count. */
-static int contrib(ctx *c, inst *in, int r, int ch)
-{
-	int gc = in->cmap ? in->cmap[ch] : ch;
-	int k = state_contrib(state(c), in->rmap[r], gc, c->buf);
-	if (in->top)
-		return k;
-	int m = 0;
-	for (int i = 0; i < k; i++)
-		if (in->rinv[c->buf[i]] >= 0)
-			c->buf[m++] = in->rinv[c->buf[i]];
-	/* local order follows the rank map, which need not be ascending */
-	for (int i = 1; i < m; i++)
-		for (int j = i; j > 0 && c->buf[j - 1] > c->buf[j]; j--) {
-			int t = c->buf[j]; c->buf[j] = c->buf[j - 1]; c->buf[j - 1] = t;
-		}
-	return m;
-}
-
-/* Does local (r, ch) hold everything this instance's collective needs? */
-static bool holds(ctx *c, inst *in, int r, int ch)
-{
-	if (in->top)
-		return state_complete(state(c), r, in->cmap ? in->cmap[ch] : ch);
-	int k = contrib(c, in, r, ch);
-	switch (in->kind) {
-	case IR_ALLGATHER:
-		return k == 1 && c->buf[0] == ch / (in->chunks / in->n);
-	case IR_BROADCAST:
-		return k == 1 && c->buf[0] == in->root;
-	default:
-		return k == in->n;
-	}
-}
-
-/* ---- arithmetic ---------------------------------------------------------- */
 
 static int64_t floordiv(int64_t a, int64_t b)
 {
@@ -233,7 +123,7 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 		case OP_MUL: if (__builtin_mul_overflow(a.i, b.i, &r)) goto overflow; return v_int(r);
 		case OP_DIV: case OP_MOD:
 			if (b.i == 0) {
-				fail(c, e->pos, "%s by zero", op == OP_DIV ? "division" : "modulo");
+				ev_fail(c, e->pos, "%s by zero", op == OP_DIV ? "division" : "modulo");
 				return V_NILV;
 			}
 			if (a.i == INT64_MIN && b.i == -1)
@@ -253,7 +143,7 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 		bool ok, m = member(b, a, &ok);
 		if (ok)
 			return v_bool(op == OP_IN ? m : !m);
-		fail(c, e->pos, "'%s' needs a list, set or map on its right, found %s", opname(op), tname(b));
+		ev_fail(c, e->pos, "'%s' needs a list, set or map on its right, found %s", opname(op), tname(b));
 		return V_NILV;
 	}
 	case OP_LT: case OP_LE: case OP_GT: case OP_GE:
@@ -266,8 +156,8 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 		if (a.t == V_STR && b.t == V_STR) {
 			vstr *x = v_strobj(a), *y = v_strobj(b);
 			if ((int64_t)x->len + y->len > V_MAX_LEN) {
-				fail(c, e->pos, "string too long: '+' of %d and %d characters exceeds %d", (int)x->len,
-				     (int)y->len, V_MAX_LEN);
+				ev_fail(c, e->pos, "string too long: '+' of %d and %d characters exceeds %d", (int)x->len,
+				        (int)y->len, V_MAX_LEN);
 				return V_NILV;
 			}
 			return v_strcat(x, y);
@@ -275,8 +165,8 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 		if (a.t == V_LIST && b.t == V_LIST) {
 			vlist *x = v_list(a), *y = v_list(b);
 			if ((int64_t)x->n + y->n > V_MAX_LEN) {
-				fail(c, e->pos, "list too long: '+' of %d and %d elements exceeds %d", (int)x->n, (int)y->n,
-				     V_MAX_LEN);
+				ev_fail(c, e->pos, "list too long: '+' of %d and %d elements exceeds %d", (int)x->n, (int)y->n,
+				        V_MAX_LEN);
 				return V_NILV;
 			}
 			value l = v_newlist(V_LIST, x->n + y->n);
@@ -298,17 +188,12 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 			return v_set_inter(v_list(a), v_list(b));
 		break;
 	}
-	fail(c, e->pos, "operator '%s' cannot combine %s and %s", opname(op), tname(a), tname(b));
+	ev_fail(c, e->pos, "operator '%s' cannot combine %s and %s", opname(op), tname(a), tname(b));
 	return V_NILV;
 overflow:
-	fail(c, e->pos, "integer overflow in '%s' (%lld %s %lld)", opname(op), (long long)a.i, opname(op),
-	     (long long)b.i);
+	ev_fail(c, e->pos, "integer overflow in '%s' (%lld %s %lld)", opname(op), (long long)a.i, opname(op),
+	        (long long)b.i);
 	return V_NILV;
-}
-
-static int cmp_values(const void *a, const void *b)
-{
-	return v_cmp(*(const value *)a, *(const value *)b);
 }
 
 /* ---- the fast path ----------------------------------------------------------
@@ -1354,300 +1239,6 @@ static value *peek(ctx *c, inst *in, value *fr, ast *e)
 	return NULL;
 }
 
-/* ---- builtins ------------------------------------------------------------ */
-
-static bool is_key(value v) { return v.t == V_INT || v.t == V_BOOL || v.t == V_STR; }
-
-/* Elements of a list, set or map (keys) as a borrowed array. */
-static bool elems(ctx *c, ast *e, value v, const char *fn, value **out, int *n)
-{
-	if (v.t == V_LIST || v.t == V_SET) {
-		*out = v_list(v)->v;
-		*n = v_list(v)->n;
-		return true;
-	}
-	if (v.t == V_MAP) {
-		*out = v_map(v)->k;
-		*n = v_map(v)->n;
-		return true;
-	}
-	fail(c, e->pos, "%s() needs a list, set or map, found %s", fn, tname(v));
-	return false;
-}
-
-/* Check a local rank / chunk argument of a state query. */
-static bool want_rank(ctx *c, inst *in, value v, ast *e, int *out)
-{
-	int64_t i;
-	if (!want_int(c, v, e, "rank", &i))
-		return false;
-	if (i < 0 || i >= in->n) {
-		fail(c, e->pos, "rank %lld out of range 0..%d", (long long)i, in->n - 1);
-		return false;
-	}
-	*out = (int)i;
-	return true;
-}
-
-static bool want_chunk(ctx *c, inst *in, value v, ast *e, int *out)
-{
-	int64_t i;
-	if (!want_int(c, v, e, "chunk", &i))
-		return false;
-	if (i < 0 || i >= in->chunks) {
-		fail(c, e->pos, "chunk %lld out of range 0..%d", (long long)i, in->chunks - 1);
-		return false;
-	}
-	*out = (int)i;
-	return true;
-}
-
-static value set_of_buf(const int *b, int k)
-{
-	value s = v_newlist(V_SET, k);
-	for (int i = 0; i < k; i++)
-		v_push(v_list(s), v_int(b[i]));
-	return s;
-}
-
-static value matching(ctx *c, ast *e, value edges, bool maxcard)
-{
-	if (edges.t != V_LIST) {
-		fail(c, e->pos, "max_weight_matching() needs a list of [u, v, w] edges, found %s", tname(edges));
-		return V_NILV;
-	}
-	vlist *l = v_list(edges);
-	int ne = l->n, nv = 0;
-	int *eu = malloc((ne + 1) * sizeof *eu), *evv = malloc((ne + 1) * sizeof *evv);
-	int64_t *w = malloc((ne + 1) * sizeof *w);
-	value res = V_NILV;
-	for (int i = 0; i < ne; i++) {
-		value t = l->v[i];
-		vlist *q = t.t == V_LIST ? v_list(t) : NULL;
-		if (!q || q->n != 3 || q->v[0].t != V_INT || q->v[1].t != V_INT || q->v[2].t != V_INT) {
-			char *s = v_repr(t, 60);
-			fail(c, e->pos, "max_weight_matching(): edge %d is %s, expected [u, v, w] of ints", i, s);
-			free(s);
-			goto out;
-		}
-		int64_t u = q->v[0].i, v = q->v[1].i;
-		if (u < 0 || v < 0 || u > 1000000 || v > 1000000 || q->v[2].i < 0 ||
-		    q->v[2].i >= MATCH_MAX_WEIGHT) {
-			fail(c, e->pos, "max_weight_matching(): edge %d has a vertex outside 0..1000000 or a weight outside 0..2^40", i);
-			goto out;
-		}
-		eu[i] = (int)u;
-		evv[i] = (int)v;
-		w[i] = q->v[2].i;
-		if (u + 1 > nv) nv = (int)u + 1;
-		if (v + 1 > nv) nv = (int)v + 1;
-	}
-	int *mate = malloc((nv + 1) * sizeof *mate);
-	char err[200];
-	if (match_max_weight(nv, ne, eu, evv, w, maxcard, mate, err, sizeof err) != 0) {
-		fail(c, e->pos, "max_weight_matching(): %s", err);
-	} else {
-		res = v_newlist(V_LIST, 0);
-		for (int u = 0; u < nv; u++) {
-			if (mate[u] > u) {
-				value p = v_newlist(V_LIST, 2);
-				v_push(v_list(p), v_int(u));
-				v_push(v_list(p), v_int(mate[u]));
-				v_push(v_list(res), p);
-			}
-		}
-	}
-	free(mate);
-out:
-	free(eu);
-	free(evv);
-	free(w);
-	return res;
-}
-
-static value builtin(ctx *c, inst *in, ast *e, value *a, int na)
-{
-	const char *fn = e->str;
-	int r, ch;
-	int64_t x;
-	switch (e->slot) {
-	case BI_LEN:
-		switch (a[0].t) {
-		case V_STR: return v_int(v_strobj(a[0])->len);
-		case V_LIST: case V_SET: return v_int(v_list(a[0])->n);
-		case V_MAP: return v_int(v_map(a[0])->n);
-		default: break;
-		}
-		fail(c, e->pos, "len() needs a list, set, map or string, found %s", tname(a[0]));
-		return V_NILV;
-	case BI_MIN: case BI_MAX: {
-		value *v = a;
-		int n = na;
-		if (na == 1 && !elems(c, e, a[0], fn, &v, &n))
-			return V_NILV;
-		if (n == 0) {
-			fail(c, e->pos, "%s() of an empty collection", fn);
-			return V_NILV;
-		}
-		value best = v[0];
-		for (int i = 0; i < n; i++) {
-			if (v[i].t != v[0].t || (v[i].t != V_INT && v[i].t != V_STR)) {
-				fail(c, e->pos, "%s() compares ints or strings, found %s", fn, tname(v[i]));
-				return V_NILV;
-			}
-			int k = v_cmp(v[i], best);
-			if (e->slot == BI_MIN ? k < 0 : k > 0)
-				best = v[i];
-		}
-		return v_ref(best);
-	}
-	case BI_ABS:
-		if (!want_int(c, a[0], e->list.v[0], "abs() argument", &x))
-			return V_NILV;
-		if (x == INT64_MIN) {
-			fail(c, e->pos, "integer overflow in abs()");
-			return V_NILV;
-		}
-		return v_int(x < 0 ? -x : x);
-	case BI_LOG2: case BI_CLOG2: case BI_ISPOW2: {
-		if (!want_int(c, a[0], e->list.v[0], "argument", &x))
-			return V_NILV;
-		if (e->slot == BI_ISPOW2)
-			return v_bool(x > 0 && (x & (x - 1)) == 0);
-		if (x < 1) {
-			fail(c, e->pos, "%s() of %lld; it needs an int >= 1", fn, (long long)x);
-			return V_NILV;
-		}
-		int l = 63 - __builtin_clzll((unsigned long long)x);
-		if (e->slot == BI_CLOG2 && (x & (x - 1)) != 0)
-			l++;
-		return v_int(l);
-	}
-	case BI_SORTED: case BI_LIST: case BI_KEYS: case BI_SET: {
-		value *v = NULL;
-		int n = 0;
-		if (na == 1) {
-			if (e->slot == BI_KEYS && a[0].t != V_MAP) {
-				fail(c, e->pos, "keys() needs a map, found %s", tname(a[0]));
-				return V_NILV;
-			}
-			if (!elems(c, e, a[0], fn, &v, &n))
-				return V_NILV;
-		}
-		if (e->slot == BI_SET) {
-			value s = v_newlist(V_SET, n);
-			for (int i = 0; i < n; i++) {
-				if (!is_key(v[i])) {
-					fail(c, e->pos, "set elements must be ints, bools or strings, found %s", tname(v[i]));
-					v_unref(s);
-					return V_NILV;
-				}
-				v_set_add(v_list(s), v_ref(v[i]));
-			}
-			return s;
-		}
-		value l = v_newlist(V_LIST, n);
-		for (int i = 0; i < n; i++)
-			v_push(v_list(l), v_ref(v[i]));
-		if (e->slot == BI_SORTED && a[0].t == V_LIST) {
-			/* insertion sort is stable and fast on the nearly sorted lists
-			 * schedules produce; fall back to qsort for long ones */
-			vlist *q = v_list(l);
-			if (q->n > 64) {
-				qsort(q->v, q->n, sizeof *q->v, cmp_values);
-			} else {
-				for (int i = 1; i < q->n; i++)
-					for (int j = i; j > 0 && v_cmp(q->v[j - 1], q->v[j]) > 0; j--) {
-						value t = q->v[j]; q->v[j] = q->v[j - 1]; q->v[j - 1] = t;
-					}
-			}
-		}
-		return l;
-	}
-	case BI_PUSH:
-		if (a[0].t != V_LIST) {
-			fail(c, e->pos, "push() needs a list, found %s", tname(a[0]));
-			return V_NILV;
-		}
-		v_push(v_list(a[0]), v_ref(a[1]));
-		return V_NILV;
-	case BI_POP:
-		if (a[0].t != V_LIST || v_list(a[0])->n == 0) {
-			fail(c, e->pos, a[0].t != V_LIST ? "pop() needs a list, found %s" : "pop() from an empty %s",
-			     tname(a[0]));
-			return V_NILV;
-		}
-		return v_list(a[0])->v[--v_list(a[0])->n];   /* the list's reference moves to the caller */
-	case BI_ADD:
-		if (a[0].t != V_SET || !is_key(a[1])) {
-			fail(c, e->pos, a[0].t != V_SET ? "add() needs a set, found %s"
-			     : "set elements must be ints, bools or strings, found %s",
-			     tname(a[0].t != V_SET ? a[0] : a[1]));
-			return V_NILV;
-		}
-		v_set_add(v_list(a[0]), v_ref(a[1]));
-		return V_NILV;
-	case BI_REMOVE:
-		if (a[0].t == V_SET)
-			return v_bool(v_set_remove(v_list(a[0]), a[1]));
-		if (a[0].t == V_MAP)
-			return v_bool(v_map_remove(v_map(a[0]), a[1]));
-		fail(c, e->pos, "remove() needs a set or a map, found %s", tname(a[0]));
-		return V_NILV;
-	case BI_STR: {
-		char *s = v_show(a[0], 1 << 20);
-		value v = v_newstr(s, strlen(s));
-		free(s);
-		return v;
-	}
-	case BI_PRINT:
-		for (int i = 0; i < na; i++) {
-			char *s = v_show(a[i], 1 << 20);
-			fprintf(stderr, "%s%s", i ? " " : "", s);
-			free(s);
-		}
-		fputc('\n', stderr);
-		return V_NILV;
-	case BI_MATCHING:
-		if (na == 2 && a[1].t != V_BOOL) {
-			fail(c, e->pos, "max_weight_matching(): the second argument (max cardinality) must be a bool, found %s",
-			     tname(a[1]));
-			return V_NILV;
-		}
-		return matching(c, e, a[0], na == 2 && a[1].i);
-	case BI_HOLDS: case BI_HAS: case BI_CONTRIB:
-		if (!want_rank(c, in, a[0], e->list.v[0], &r) || !want_chunk(c, in, a[1], e->list.v[1], &ch))
-			return V_NILV;
-		if (e->slot == BI_HOLDS)
-			return v_bool(holds(c, in, r, ch));
-		if (e->slot == BI_HAS)
-			return v_bool(contrib(c, in, r, ch) > 0);
-		return set_of_buf(c->buf, contrib(c, in, r, ch));
-	case BI_HOLDERS: {
-		if (!want_chunk(c, in, a[0], e->list.v[0], &ch))
-			return V_NILV;
-		if (in->top)
-			return set_of_buf(c->buf, state_holders(state(c), in->cmap ? in->cmap[ch] : ch, c->buf));
-		value s = v_newlist(V_SET, 0);
-		for (int q = 0; q < in->n; q++)
-			if (holds(c, in, q, ch))
-				v_push(v_list(s), v_int(q));
-		return s;
-	}
-	case BI_OWNER:
-		if (!want_chunk(c, in, a[0], e->list.v[0], &ch))
-			return V_NILV;
-		if (in->chunks % in->n != 0) {
-			fail(c, e->pos, "owner() needs the chunk count (%d) to be a multiple of n (%d)", in->chunks, in->n);
-			return V_NILV;
-		}
-		return v_int(ch / (in->chunks / in->n));
-	case BI_NCHUNKS:
-		return v_int(in->chunks);
-	}
-	return V_NILV;
-}
-
 /* ---- expressions --------------------------------------------------------- */
 
 static value call(ctx *c, inst *in, value *fr, ast *e)
@@ -1662,12 +1253,12 @@ static value call(ctx *c, inst *in, value *fr, ast *e)
 			goto out;
 	}
 	if (e->bind == B_BUILTIN) {
-		res = builtin(c, in, e, args, na);
+		res = bi_call(c, in, e, args, na);
 		goto out;
 	}
 	ast *fn = e->target;
 	if (c->depth >= MAX_DEPTH) {
-		fail(c, e->pos, "calls nested deeper than %d (unbounded recursion in '%s'?)", MAX_DEPTH, fn->str);
+		ev_fail(c, e->pos, "calls nested deeper than %d (unbounded recursion in '%s'?)", MAX_DEPTH, fn->str);
 		goto out;
 	}
 	value *nf = calloc(fn->slot ? fn->slot : 1, sizeof *nf);
@@ -1716,8 +1307,8 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			return v_int(in->n);
 		case B_ROOT:
 			if (in->kind != IR_BROADCAST && in->kind != IR_REDUCE) {
-				fail(c, e->pos, "'root' is only defined in broadcast and reduce algorithms, not in %s '%s'",
-				     ir_kind_names[in->kind], in->algo->str);
+				ev_fail(c, e->pos, "'root' is only defined in broadcast and reduce algorithms, not in %s '%s'",
+				        ir_kind_names[in->kind], in->algo->str);
 				return V_NILV;
 			}
 			return v_int(in->root);
@@ -1735,7 +1326,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 				v_push(v_list(l), x);
 				continue;
 			} else if (!is_key(x)) {
-				fail(c, e->list.v[i]->pos, "set elements must be ints, bools or strings, found %s", tname(x));
+				ev_fail(c, e->list.v[i]->pos, "set elements must be ints, bools or strings, found %s", tname(x));
 				v_unref(x);
 			} else {
 				v_set_add(v_list(l), x);
@@ -1753,7 +1344,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			value k = ev(c, in, fr, e->list.v[i]->a);
 			value x = ev(c, in, fr, e->list.v[i]->b);
 			if (!c->failed && !is_key(k))
-				fail(c, e->list.v[i]->a->pos, "map keys must be ints, bools or strings, found %s", tname(k));
+				ev_fail(c, e->list.v[i]->a->pos, "map keys must be ints, bools or strings, found %s", tname(k));
 			if (c->failed) {
 				v_unref(k);
 				v_unref(x);
@@ -1776,8 +1367,8 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			return V_NILV;
 		}
 		if (hi >= lo && hi - lo >= MAX_RANGE) {
-			fail(c, e->pos, "range %lld .. %lld has more than %lld elements", (long long)lo, (long long)hi,
-			     MAX_RANGE);
+			ev_fail(c, e->pos, "range %lld .. %lld has more than %lld elements", (long long)lo, (long long)hi,
+			        MAX_RANGE);
 			return V_NILV;
 		}
 		value l = v_newlist(V_LIST, hi >= lo ? (int)(hi - lo + 1) : 0);
@@ -1800,7 +1391,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			return V_NILV;
 		}
 		if (x == INT64_MIN) {
-			fail(c, e->pos, "integer overflow in unary '-'");
+			ev_fail(c, e->pos, "integer overflow in unary '-'");
 			return V_NILV;
 		}
 		return v_int(-x);
@@ -1840,7 +1431,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			if (!want_int(c, i, e->b, "list index", &k))
 				goto done;
 			if (k < 0 || k >= v_list(a)->n) {
-				fail(c, e->pos, "index %lld out of range for a list of length %d", (long long)k, v_list(a)->n);
+				ev_fail(c, e->pos, "index %lld out of range for a list of length %d", (long long)k, v_list(a)->n);
 				goto done;
 			}
 			r = v_ref(v_list(a)->v[k]);
@@ -1848,13 +1439,13 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			value *p = v_map_get(v_map(a), i);
 			if (!p) {
 				char *s = v_repr(i, 60);
-				fail(c, e->pos, "key %s not in map (test with 'in' first)", s);
+				ev_fail(c, e->pos, "key %s not in map (test with 'in' first)", s);
 				free(s);
 				goto done;
 			}
 			r = v_ref(*p);
 		} else {
-			fail(c, e->pos, "cannot index %s; only lists and maps can be indexed", a_tname(a));
+			ev_fail(c, e->pos, "cannot index %s; only lists and maps can be indexed", a_tname(a));
 		}
 	done:
 		v_unref(a);
@@ -1864,7 +1455,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 	default:
 		break;
 	}
-	fail(c, e->pos, "internal error: unexpected node %d in an expression", e->kind);
+	ev_fail(c, e->pos, "internal error: unexpected node %d in an expression", e->kind);
 	return V_NILV;
 }
 
@@ -1933,21 +1524,21 @@ static int assign(ctx *c, inst *in, value *fr, ast *s)
 			if (!want_int(c, key, s->a->b, "list index", &k))
 				goto out;
 			if (k < 0 || k >= v_list(cont)->n) {
-				fail(c, s->a->pos, "index %lld out of range for a list of length %d", (long long)k,
-				     v_list(cont)->n);
+				ev_fail(c, s->a->pos, "index %lld out of range for a list of length %d", (long long)k,
+				        v_list(cont)->n);
 				goto out;
 			}
 			slot = &v_list(cont)->v[k];
 		} else if (cont.t == V_MAP) {
 			if (!is_key(key)) {
-				fail(c, s->a->b->pos, "map keys must be ints, bools or strings, found %s", tname(key));
+				ev_fail(c, s->a->b->pos, "map keys must be ints, bools or strings, found %s", tname(key));
 				goto out;
 			}
 			slot = v_map_get(v_map(cont), key);
 			if (!slot) {
 				if (s->op != OP_SET) {
 					char *t = v_repr(key, 60);
-					fail(c, s->a->pos, "key %s not in map", t);
+					ev_fail(c, s->a->pos, "key %s not in map", t);
 					free(t);
 					goto out;
 				}
@@ -1956,7 +1547,7 @@ static int assign(ctx *c, inst *in, value *fr, ast *s)
 				goto out;
 			}
 		} else {
-			fail(c, s->a->pos, "cannot assign into %s; only lists and maps have elements", a_tname(cont));
+			ev_fail(c, s->a->pos, "cannot assign into %s; only lists and maps have elements", a_tname(cont));
 			goto out;
 		}
 	}
@@ -2009,7 +1600,7 @@ static int for_coll(ctx *c, inst *in, value *fr, ast *s, value *out)
 		return FLOW_NEXT;
 	}
 	if (coll.t != V_SET && coll.t != V_MAP) {
-		fail(c, s->a->pos, "'for' needs a range, list, set or map, found %s", tname(coll));
+		ev_fail(c, s->a->pos, "'for' needs a range, list, set or map, found %s", tname(coll));
 		v_unref(coll);
 		return FLOW_ERROR;
 	}
@@ -2085,15 +1676,15 @@ static int xfer(ctx *c, inst *in, value *fr, ast *s)
 static inline __attribute__((always_inline)) int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
 {
 	if (ch < 0 || ch >= in->chunks) {
-		fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
-		     in->chunks, in->chunks == 1 ? "" : "s", in->chunks - 1);
+		ev_fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
+		        in->chunks, in->chunks == 1 ? "" : "s", in->chunks - 1);
 		return FLOW_ERROR;
 	}
 	for (int k = 0; k < 2; k++) {
 		int64_t r = k ? b : a;
 		if (r < 0 || r >= in->n) {
-			fail(c, (k ? s->c : s->b)->pos, "%s rank %lld out of range: '%s' runs on %d ranks (0..%d)",
-			     k ? "destination" : "source", (long long)r, in->algo->str, in->n, in->n - 1);
+			ev_fail(c, (k ? s->c : s->b)->pos, "%s rank %lld out of range: '%s' runs on %d ranks (0..%d)",
+			        k ? "destination" : "source", (long long)r, in->algo->str, in->n, in->n - 1);
 			return FLOW_ERROR;
 		}
 	}
@@ -2118,7 +1709,7 @@ static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char 
 	if (c->failed)
 		return NULL;
 	if (v.t != V_LIST && v.t != V_SET) {
-		fail(c, e->pos, "'run ... %s' needs a list of %s, found %s", what, what, tname(v));
+		ev_fail(c, e->pos, "'run ... %s' needs a list of %s, found %s", what, what, tname(v));
 		v_unref(v);
 		return NULL;
 	}
@@ -2129,8 +1720,8 @@ static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char 
 		value x = l->v[i];
 		if (x.t != V_INT || x.i < 0 || x.i >= lim || seen[x.i]) {
 			char *t = v_repr(x, 40);
-			fail(c, e->pos, "'run ... %s': element %d is %s; expected distinct %s in 0..%d", what, i, t, what,
-			     lim - 1);
+			ev_fail(c, e->pos, "'run ... %s': element %d is %s; expected distinct %s in 0..%d", what, i, t, what,
+			        lim - 1);
 			free(t);
 			free(out);
 			out = NULL;
@@ -2140,7 +1731,7 @@ static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char 
 		out[i] = (int)x.i;
 	}
 	if (out && l->n == 0) {
-		fail(c, e->pos, "'run ... %s' needs at least one element", what);
+		ev_fail(c, e->pos, "'run ... %s' needs at least one element", what);
 		free(out);
 		out = NULL;
 	}
@@ -2153,7 +1744,7 @@ static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char 
 static int run_stmt(ctx *c, inst *in, value *fr, ast *s)
 {
 	if (c->in_round) {
-		fail(c, s->pos, "'run' inside a round; a composed algorithm emits its own rounds");
+		ev_fail(c, s->pos, "'run' inside a round; a composed algorithm emits its own rounds");
 		return FLOW_ERROR;
 	}
 	int nr = 0, nc = 0;
@@ -2195,7 +1786,7 @@ static int run_stmt(ctx *c, inst *in, value *fr, ast *s)
 			int64_t r;
 			if (want_int(c, sub.withv[i], s->list.v[i]->a, "root", &r)) {
 				if (r < 0 || r >= nr)
-					fail(c, s->list.v[i]->a->pos, "root %lld out of range 0..%d", (long long)r, nr - 1);
+					ev_fail(c, s->list.v[i]->a->pos, "root %lld out of range 0..%d", (long long)r, nr - 1);
 				sub.root = (int)r;
 			}
 		}
@@ -2247,11 +1838,11 @@ static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
 	if (!int_of(c, in, fr, s->a, "chunk count", &k))
 		return FLOW_ERROR;
 	if (in->emitted) {
-		fail(c, s->pos, "'chunks' after the first transfer; the chunk count must be fixed before any round");
+		ev_fail(c, s->pos, "'chunks' after the first transfer; the chunk count must be fixed before any round");
 		return FLOW_ERROR;
 	}
 	if (k < 1 || k > (1 << 20)) {
-		fail(c, s->a->pos, "chunk count %lld out of range 1..%d", (long long)k, 1 << 20);
+		ev_fail(c, s->a->pos, "chunk count %lld out of range 1..%d", (long long)k, 1 << 20);
 		return FLOW_ERROR;
 	}
 	if (in->top) {
@@ -2261,11 +1852,11 @@ static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
 			c->st = NULL;
 		}
 	} else if (in->cmap && k != in->ncmap) {
-		fail(c, s->pos, "'%s' declares %lld chunks but 'run' maps %d", in->algo->str, (long long)k, in->ncmap);
+		ev_fail(c, s->pos, "'%s' declares %lld chunks but 'run' maps %d", in->algo->str, (long long)k, in->ncmap);
 		return FLOW_ERROR;
 	} else if (!in->cmap && k > in->ncmap) {
-		fail(c, s->pos, "'%s' declares %lld chunks but its caller has only %d (map them with 'run ... chunks')",
-		     in->algo->str, (long long)k, in->ncmap);
+		ev_fail(c, s->pos, "'%s' declares %lld chunks but its caller has only %d (map them with 'run ... chunks')",
+		        in->algo->str, (long long)k, in->ncmap);
 		return FLOW_ERROR;
 	}
 	in->chunks = (int)k;
@@ -2343,7 +1934,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 			snprintf(c->opts->why, sizeof c->opts->why, "%s", msg);
 			c->failed = true;
 		} else {
-			fail(c, s->pos, "requirement failed: %s", msg);
+			ev_fail(c, s->pos, "requirement failed: %s", msg);
 		}
 		free(msg);
 		return FLOW_ERROR;
@@ -2360,7 +1951,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 		if (s->b && !int_of(c, in, fr, s->b, "port count", &pr))
 			return FLOW_ERROR;
 		if (ps < 1 || pr < 1 || ps > 1 << 20 || pr > 1 << 20) {
-			fail(c, s->pos, "port counts must be at least 1, found %lld, %lld", (long long)ps, (long long)pr);
+			ev_fail(c, s->pos, "port counts must be at least 1, found %lld, %lld", (long long)ps, (long long)pr);
 			return FLOW_ERROR;
 		}
 		if (in->top) {   /* a composed algorithm runs under its caller's port model */
@@ -2371,7 +1962,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 	}
 	case A_ROUND: {
 		if (c->in_round) {
-			fail(c, s->pos, "'round' inside another round; a round is a flat set of transfers");
+			ev_fail(c, s->pos, "'round' inside another round; a round is a flat set of transfers");
 			return FLOW_ERROR;
 		}
 		ir_begin_round(c->s, c->phase, s->pos);
@@ -2386,7 +1977,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 		if (c->failed)
 			return FLOW_ERROR;
 		if (v.t != V_STR) {
-			fail(c, s->a->pos, "phase name must be a string, found %s", tname(v));
+			ev_fail(c, s->a->pos, "phase name must be a string, found %s", tname(v));
 			v_unref(v);
 			return FLOW_ERROR;
 		}
@@ -2405,7 +1996,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 		v_unref(ev(c, in, fr, s->a));
 		return c->failed ? FLOW_ERROR : FLOW_NEXT;
 	default:
-		fail(c, s->pos, "internal error: unexpected node %d as a statement", s->kind);
+		ev_fail(c, s->pos, "internal error: unexpected node %d as a statement", s->kind);
 		return FLOW_ERROR;
 	}
 }
@@ -2426,8 +2017,8 @@ static int block(ctx *c, inst *in, value *fr, ast *b)
 static void run_inst(ctx *c, inst *in)
 {
 	if (c->depth >= MAX_DEPTH) {
-		fail(c, in->algo->pos, "algorithms composed deeper than %d ('run' recursion in '%s'?)", MAX_DEPTH,
-		     in->algo->str);
+		ev_fail(c, in->algo->pos, "algorithms composed deeper than %d ('run' recursion in '%s'?)", MAX_DEPTH,
+		        in->algo->str);
 		return;
 	}
 	value *fr = calloc(in->algo->slot ? in->algo->slot : 1, sizeof *fr);
@@ -2456,7 +2047,7 @@ ir_sched *eval_algorithm(ast_prog *prog, ast *algo, int n, const drv_define *def
 		if (algo->kindof != IR_BROADCAST && algo->kindof != IR_REDUCE)
 			continue;
 		if (defs[i].value < 0 || defs[i].value >= n)
-			fail(&c, (srcpos){ 0 }, "-D root=%lld out of range 0..%d", defs[i].value, n - 1);
+			ev_fail(&c, (srcpos){ 0 }, "-D root=%lld out of range 0..%d", defs[i].value, n - 1);
 		top.root = (int)defs[i].value;
 	}
 	s->root = top.root;
