@@ -5,6 +5,8 @@
  * The evaluator turns an algorithm and n into the schedule IR.  Its files:
  *   eval.c      the tree walker: statements, expressions, composition
  *               (`run`), and eval_algorithm, the entry point;
+ *   fastcode.c  the fast path's compiler: blocks and int / bool
+ *               expressions into flat programs (see "the fast path");
  *   builtins.c  the builtin functions and the state queries behind them.
  * They share the evaluation context (ctx), the running algorithm (inst),
  * the flow codes every statement returns, and ev_fail, the one way an
@@ -63,6 +65,151 @@ typedef struct {
  * reported, or a quiet `require` failed). */
 enum { FLOW_NEXT, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN, FLOW_ERROR };
 
+/* ---- the fast path: fastcode.c compiles, vm.c runs ---------------------------
+ *
+ * Rank and chunk arithmetic dominates evaluation (StragglAR at n = 1024
+ * emits two million transfers, each with three such expressions, and
+ * tests as many conditions), so the expressions resolve.c marks `fast`
+ * (ints and bools over literals, locals, n, x[i] chains and len()) are
+ * compiled on first use into a flat postfix program that runs on a small
+ * stack of unboxed ints, instead of a recursive walk with a call per node.
+ * An expression's program only reads (it never allocates, counts
+ * references or has an effect), so when it gives up (a non-int, a missing element, an
+ * overflow, a division by zero) the generic path can evaluate the same
+ * expression again and report any error with its usual message.
+ *
+ * Blocks are compiled the same way, into one program per block with the
+ * expressions of its statements inline, so that a loop body runs in one
+ * dispatch loop instead of a call per statement and expression.  The
+ * common statements (let, assignment, transfer, push, if, while, for,
+ * break, continue) become program code; every other statement (round,
+ * return, calls, ...) is an S_EXEC op that runs it on the tree walker.
+ * A compiled statement computes all its operands before it has any
+ * effect, so when an operand gives up, the statement (or the if / while
+ * condition, or the for range) runs on the generic path instead, from
+ * the start: errors and their messages are the tree walker's.  Steps are
+ * counted where the tree walker counts them, so the step limit trips at
+ * the same statement. */
+
+/* A binary operator comes in seven opcodes by where its operands are.
+ * The right one is popped from the stack, or (saving an instruction for
+ * the most common shapes, x + 1, r % n, p < m) the constant k, local `arg`
+ * or n; with the left one on the stack or, the _L? forms, in local `arg`
+ * (the right one's local is then k): p < m is one instruction. */
+#define F_BINOPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
+#define F_BINOP_OPS(X, name) X(F_##name) X(F_##name##_K) X(F_##name##_L) X(F_##name##_N) \
+	X(F_##name##_LK) X(F_##name##_LL) X(F_##name##_LN)
+/* An if / while condition made of comparisons, `and`, `or` compiles to
+ * jumps: each comparison becomes its compare-and-jump twin (F_JLT_LL for
+ * p < m), which fetches the operands as its twin does, then jumps when
+ * the comparison is false, so `and` and `or` need no op and a condition
+ * no S_JZ (StragglAR at n = 256 tests 165,000 conditions, with 160,000
+ * `and` / `or`).  Listed last, in the order of their twins, so that twin
+ * + (F_JEQ - F_EQ) is the op.
+ *
+ * The first compare-and-jump of a condition (every path runs it) counts
+ * the if's step; the last one ends the condition: false jumps to the
+ * else branch, true goes on to the then branch.  When an operand gives
+ * up, the giveup code finds the last one and runs the condition on the
+ * generic path, counting the step there unless the first one has. */
+#define F_JCMPS(X) X(JEQ) X(JNE) X(JLT) X(JLE) X(JGT) X(JGE)
+
+/* Every opcode, in order, as X(name) (the enum and fast_run's table of
+ * labels are made from this one list).
+ *
+ * Statements (S_*, block programs only): s is the statement, jump targets
+ * are indexes into the program.  The code of a statement's operands is
+ * followed by the op that consumes them, S_SETL .. S_RINIT, which counts
+ * the statement's step (after anything that can make it give up, before
+ * any effect); when an operand gives up, the consumer's statement,
+ * condition or range runs on the generic path instead. */
+#define F_OPS(X) \
+	X(F_K)        /* push k */ \
+	X(F_N)        /* push the instance's n */ \
+	X(F_LOCAL)    /* push local `arg`, which must hold an int */ \
+	X(F_PLACE)    /* push the address of local `arg` */ \
+	X(F_INDEX)    /* pop an int i and a place: push the place's element i */ \
+	X(F_INDEX_K)  /* the top place's element k */ \
+	X(F_INDEX_L)  /* the top place's element (local arg, an int) */ \
+	X(F_LINDEX)   /* pop an int i: push the address of local arg's element i */ \
+	X(F_LINDEX_L) /* push the address of local arg's element (local k, an int) */ \
+	X(F_LGET)     /* F_LINDEX and F_GET: pop an int i, push local arg's element i, an int */ \
+	X(F_LGET_L)   /* F_LINDEX_L and F_GET */ \
+	X(F_GET)      /* pop a place holding an int: push the int */ \
+	X(F_LEN)      /* pop a place: push its length */ \
+	X(F_NEG) X(F_NOT) \
+	X(F_AND)      /* top false: jump by arg, keeping it; else pop it */ \
+	X(F_OR)       /* top true: jump by arg, keeping it; else pop it */ \
+	X(F_GIVEUP)   /* give up: an operand the fast path cannot compute */ \
+	X(F_END)      /* an expression's value is the top; a block's end */ \
+	X(S_SETL)     /* pop an int into local arg (k: as a bool) */ \
+	X(S_UPDL)     /* local arg op= popped int, op k */ \
+	X(S_UPDP)     /* pop an int y and a place: the place op= y, op k */ \
+	X(S_COPYL)    /* pop a place: local arg = (a reference to) its value */ \
+	X(S_COPYP)    /* pop a place and a place under it: the lower one = the upper's value */ \
+	X(S_PUSH)     /* pop an int (k: as a bool) and a place holding a list: append */ \
+	X(S_PUSHV)    /* pop a place and a place holding a list: append the first's value */ \
+	X(S_PUSHL)    /* append local k to the list in local arg (push(list, x) of two locals) */ \
+	X(S_XFER)     /* pop destination, source and chunk: emit s's transfers */ \
+	X(S_XFERL)    /* S_XFER of locals: chunk arg, source l[0], destination l[1] */ \
+	X(S_JZ)       /* pop the condition of if / while s (count: an if, count its step): false goes on at `to` */ \
+	X(S_RINIT)    /* pop hi and lo of for loop s over a range into loop k */ \
+	X(S_EXEC)     /* count a step and run s generically; break jumps to arg, continue to k (-1: return the flow) */ \
+	X(S_STEP)     /* count a step on s (a statement, a while loop's body) */ \
+	X(S_JMP)      /* go on at arg */ \
+	X(S_RNEXT)    /* loop k past hi: go on at arg; else local s->slot = the next int, count a step on the body */ \
+	X(S_RLOOP)    /* the same at the loop's end: past hi, go on; else the next int, and back to the body at arg */ \
+	X(S_COLL)     /* for loop s over a collection: evaluate it (generically) into loop k */ \
+	X(S_CNEXT)    /* loop k at the end: go on at arg; else local s->slot = the next element, count a step on the body */ \
+	X(S_CLOOP)    /* the same at the loop's end: at the end, go on; else the next element, and back to the body at arg */ \
+	X(S_CEND)     /* loop k is over: drop its collection */ \
+	F_BINOP_OPS(X, ADD) F_BINOP_OPS(X, SUB) F_BINOP_OPS(X, MUL) F_BINOP_OPS(X, DIV) \
+	F_BINOP_OPS(X, MOD) F_BINOP_OPS(X, EQ) F_BINOP_OPS(X, NE) F_BINOP_OPS(X, LT) \
+	F_BINOP_OPS(X, LE) F_BINOP_OPS(X, GT) F_BINOP_OPS(X, GE) \
+	F_BINOP_OPS(X, JEQ) F_BINOP_OPS(X, JNE) F_BINOP_OPS(X, JLT) \
+	F_BINOP_OPS(X, JLE) F_BINOP_OPS(X, JGT) F_BINOP_OPS(X, JGE)
+#define F_ENUM(name) name,
+enum { F_OPS(F_ENUM) };
+#undef F_ENUM
+/* operand modes, in the order F_BINOP_OPS lists them */
+enum { F_MODE_STACK, F_MODE_K, F_MODE_L, F_MODE_N, F_MODE_LK, F_MODE_LL, F_MODE_LN };
+
+typedef struct {
+	const void *lab;   /* GCC and Clang: op's label in fast_run, set on the
+			      program's first run (dispatch is then one load
+			      and a jump) */
+	int16_t op;
+	bool count;        /* S_JZ, F_J*: the first op of an if's condition, count its step */
+	bool last;         /* S_JZ, F_J*: the last op of a condition */
+	int32_t arg;
+	union {
+		int64_t k;
+		int32_t l[2];   /* S_XFERL: two more local slots */
+	};
+	ast *s;
+	int32_t to;        /* S_JZ, F_J*: where to jump (false: the comparison) */
+} fast_op;
+
+/* Is op one of a condition's jumps? */
+static inline bool f_cond_op(int op)
+{
+	return op == S_JZ || op >= F_JEQ;
+}
+
+/* Deeper programs are not compiled; they stay on the generic path. */
+#define FAST_STACK 32
+/* Loops nested deeper in one block program run on the tree walker (their
+ * bodies get programs of their own). */
+#define FAST_LOOPS 8
+
+struct fast_code {
+	bool ok;        /* false: too deep to compile, use the generic path */
+	bool threaded;  /* the ops' labels are set */
+	int nloops;     /* loop states the program needs */
+	int nops;       /* length of op[] */
+	fast_op op[];
+};
+
 /* eval.c */
 /* Report an error at p (then a note naming the algorithm and n) and set
  * c->failed; only the first error of a run is printed. */
@@ -72,6 +219,11 @@ void ev_fail(ctx *c, srcpos p, const char *fmt, ...) __attribute__((format(print
 /* Builtin call e (e->bind == B_BUILTIN, e->slot its BI_*) on the na
  * evaluated arguments a, which it borrows; V_NILV after an error. */
 value bi_call(ctx *c, inst *in, ast *e, value *a, int na);
+
+/* fastcode.c */
+/* The program of fast expression e (e->fast set), or of block e
+ * (A_BLOCK), compiled on first use into the program's arena. */
+struct fast_code *fc_code(ctx *c, ast *e);
 
 /* ---- helpers for every file ------------------------------------------------ */
 
