@@ -46,41 +46,11 @@ static const char *a_tname(value v)
 	return with_article[v.t];
 }
 
-static inline bool step(ctx *c, ast *at)
-{
-	if (__builtin_expect(++c->steps <= c->max_steps, 1))
-		return true;
-	ev_fail(c, at->pos, "step limit exceeded (%lld steps); is there a runaway loop? (raise it with --max-steps)",
-	        c->max_steps);
-	return false;
-}
-
 static value ev(ctx *c, inst *in, value *fr, ast *e);
-static int ex(ctx *c, inst *in, value *fr, ast *s);
-static int stmt(ctx *c, inst *in, value *fr, ast *s);
-static int cond(ctx *c, inst *in, value *fr, ast *e, const char *what);
-static int range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_t *hi);
-static int for_coll(ctx *c, inst *in, value *fr, ast *s, value *out);
-static int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b);
 static int block(ctx *c, inst *in, value *fr, ast *b);
 static void run_inst(ctx *c, inst *in);
 
-
-static int64_t floordiv(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	if (a % b != 0 && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
-static int64_t floormod(int64_t a, int64_t b)
-{
-	int64_t r = a % b;
-	if (r != 0 && ((r < 0) != (b < 0)))
-		r += b;
-	return r;
-}
+/* ---- arithmetic ---------------------------------------------------------- */
 
 static const char *opname(int op)
 {
@@ -196,450 +166,14 @@ overflow:
 	return V_NILV;
 }
 
-enum { FLOW_GIVEUP = -1 };   /* fast_run: an expression program gave up */
+/* ---- the fast path, from the walker's side ------------------------------- */
 
-/* The state of one compiled for loop. */
-typedef struct {
-	int64_t next, hi;     /* over a range */
-	value coll;           /* over a collection: a list (sets and maps are
-				 iterated over a snapshot, as the tree walker does) */
-	int i;
-} fast_loop;
-
-/* The address of *p's element x, or NULL: there is none. */
-static inline value *f_elem(value *p, int64_t x)
-{
-	if (p->t == V_LIST)
-		return x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
-	if (p->t == V_MAP)
-		return v_map_get(v_map(*p), v_int(x));
-	return NULL;
-}
-
-/* Run program fc: an expression's (its value into *out) or a block's.
- * Returns the flow of the block, FLOW_NEXT after an expression, or
- * FLOW_GIVEUP when an expression gave up. */
-static int fast_run(ctx *c, inst *in, value *fr, struct fast_code *fc, int64_t *out)
-{
-	union { int64_t i; value *p; } st[FAST_STACK], *sp = st;
-	fast_loop loop[FAST_LOOPS];
-	const fast_op *ops = fc->op, *o = ops;
-	value *p, v;
-	vlist *l;
-	int64_t x, y;
-	int f = FLOW_NEXT, t;
-	for (int i = 0; i < fc->nloops; i++)
-		loop[i].coll = V_NILV;
-
-	/* Dispatch: with GCC and Clang every op ends in an indirect jump of
-	 * its own to its successor's label address, which the op holds
-	 * (cheaper than a switch, and the branch predictor learns what
-	 * follows each kind of op); elsewhere, a switch. */
-#ifdef __GNUC__
-#define F_LABEL(name) &&L_##name,
-	static const void *const labels[] = { F_OPS(F_LABEL) };
-#undef F_LABEL
-	if (!fc->threaded) {
-		for (int i = 0; i < fc->nops; i++)
-			fc->op[i].lab = labels[fc->op[i].op];
-		fc->threaded = true;
-	}
-#define CASE(name) L_##name
-#define DISPATCH() goto *o->lab
-#else
-#define CASE(name) case name
-#define DISPATCH() goto dispatch
-#endif
-#define NEXT() do { o++; DISPATCH(); } while (0)
-#define JUMP(to) do { o = ops + (to); DISPATCH(); } while (0)
-	/* a consumer counts its statement's step once nothing can make it
-	 * give up any more */
-#define COUNT(at) do { if (c->failed || !step(c, (at))) { f = FLOW_ERROR; goto done; } } while (0)
-
-#ifdef __GNUC__
-	DISPATCH();
-	{
-#else
-dispatch:
-	switch (o->op) {
-#endif
-	CASE(F_K): (sp++)->i = o->k; NEXT();
-	CASE(F_N): (sp++)->i = in->n; NEXT();
-	CASE(F_LOCAL):
-		if (fr[o->arg].t != V_INT)
-			goto giveup;
-		(sp++)->i = fr[o->arg].i;
-		NEXT();
-	CASE(F_PLACE): (sp++)->p = &fr[o->arg]; NEXT();
-	CASE(F_INDEX_K):
-		x = o->k;
-		goto index;
-	CASE(F_INDEX_L):
-		if (fr[o->arg].t != V_INT)
-			goto giveup;
-		x = fr[o->arg].i;
-		goto index;
-	CASE(F_INDEX):
-		x = (--sp)->i;
-	index:
-		p = sp[-1].p;
-	element:   /* replace the top with the address of *p's element x */
-		if (!(p = f_elem(p, x)))
-			goto giveup;
-		sp[-1].p = p;
-		NEXT();
-	CASE(F_LINDEX):
-		x = sp[-1].i;
-		p = &fr[o->arg];
-		goto element;
-	CASE(F_LINDEX_L):
-		if (fr[o->k].t != V_INT)
-			goto giveup;
-		x = fr[o->k].i;
-		p = &fr[o->arg];
-		sp++;
-		goto element;
-	CASE(F_LGET):
-		x = sp[-1].i;
-		p = &fr[o->arg];
-		goto get;
-	CASE(F_LGET_L):
-		if (fr[o->k].t != V_INT)
-			goto giveup;
-		x = fr[o->k].i;
-		p = &fr[o->arg];
-		sp++;
-	get:   /* *p's element x, an int */
-		p = f_elem(p, x);
-		if (!p || p->t != V_INT)
-			goto giveup;
-		sp[-1].i = p->i;
-		NEXT();
-	CASE(F_GET):
-		p = sp[-1].p;
-		if (p->t != V_INT)
-			goto giveup;
-		sp[-1].i = p->i;
-		NEXT();
-	CASE(F_LEN):
-		p = sp[-1].p;
-		if (p->t == V_LIST || p->t == V_SET)
-			sp[-1].i = v_list(*p)->n;
-		else if (p->t == V_MAP)
-			sp[-1].i = v_map(*p)->n;
-		else if (p->t == V_STR)
-			sp[-1].i = v_strobj(*p)->len;
-		else
-			goto giveup;
-		NEXT();
-	CASE(F_NEG):
-		if (sp[-1].i == INT64_MIN)
-			goto giveup;
-		sp[-1].i = -sp[-1].i;
-		NEXT();
-	CASE(F_NOT): sp[-1].i = !sp[-1].i; NEXT();
-	CASE(F_AND):
-		if (!sp[-1].i)
-			o += o->arg;
-		else
-			sp--;
-		NEXT();
-	CASE(F_OR):
-		if (sp[-1].i)
-			o += o->arg;
-		else
-			sp--;
-		NEXT();
-	CASE(F_GIVEUP):
-		goto giveup;
-	CASE(F_END):
-		if (out)
-			*out = sp[-1].i;
-		goto done;
-
-	CASE(S_SETL):
-		COUNT(o->s);
-		v_unref(fr[o->arg]);
-		fr[o->arg] = o->k ? v_bool(sp[-1].i != 0) : v_int(sp[-1].i);
-		sp--;
-		NEXT();
-	CASE(S_UPDL):
-		p = &fr[o->arg];
-		y = (--sp)->i;
-		goto update;
-	CASE(S_UPDP):
-		y = (--sp)->i;
-		p = (--sp)->p;
-	update:
-		if (p->t != V_INT)
-			goto giveup;
-		x = p->i;
-		switch (o->k) {
-		case OP_ADD: if (__builtin_add_overflow(x, y, &x)) goto giveup; break;
-		case OP_SUB: if (__builtin_sub_overflow(x, y, &x)) goto giveup; break;
-		case OP_MUL: if (__builtin_mul_overflow(x, y, &x)) goto giveup; break;
-		case OP_DIV: case OP_MOD:
-			if (y == 0 || (x == INT64_MIN && y == -1))
-				goto giveup;
-			x = o->k == OP_DIV ? floordiv(x, y) : floormod(x, y);
-			break;
-		default:   /* OP_SET (an element) */
-			x = y;
-			break;
-		}
-		COUNT(o->s);
-		p->i = x;
-		NEXT();
-	CASE(S_COPYL):
-		COUNT(o->s);
-		v = v_ref(*(--sp)->p);
-		v_unref(fr[o->arg]);
-		fr[o->arg] = v;
-		NEXT();
-	CASE(S_COPYP):
-		COUNT(o->s);
-		v = v_ref(*(--sp)->p);
-		p = (--sp)->p;
-		v_unref(*p);
-		*p = v;
-		NEXT();
-	CASE(S_PUSH):
-		x = (--sp)->i;
-		p = (--sp)->p;
-		if (p->t != V_LIST)
-			goto giveup;
-		COUNT(o->s);
-		v_push(v_list(*p), o->k ? v_bool(x != 0) : v_int(x));
-		NEXT();
-	CASE(S_PUSHV):
-		v = *sp[-1].p;
-		p = sp[-2].p;
-		if (p->t != V_LIST)
-			goto giveup;
-		COUNT(o->s);
-		sp -= 2;
-		v_push(v_list(*p), v_ref(v));
-		NEXT();
-	CASE(S_PUSHL):
-		p = &fr[o->arg];
-		if (p->t != V_LIST)
-			goto giveup;
-		COUNT(o->s);
-		v_push(v_list(*p), v_ref(fr[o->k]));
-		NEXT();
-	CASE(S_XFER):
-		COUNT(o->s);
-		sp -= 3;
-		if (xfer_emit(c, in, o->s, sp[0].i, sp[1].i, sp[2].i) != FLOW_NEXT) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		NEXT();
-	CASE(S_XFERL):
-		if (fr[o->arg].t != V_INT || fr[o->l[0]].t != V_INT || fr[o->l[1]].t != V_INT)
-			goto giveup;
-		COUNT(o->s);
-		if (xfer_emit(c, in, o->s, fr[o->arg].i, fr[o->l[0]].i, fr[o->l[1]].i) != FLOW_NEXT) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		NEXT();
-	CASE(S_JZ):
-		t = (--sp)->i != 0;
-	jump_if_false:
-		if (o->count)
-			COUNT(o->s);
-		if (!t)
-			JUMP(o->to);
-		NEXT();
-	CASE(S_RINIT):
-		sp -= 2;
-		loop[o->k].next = sp[0].i;
-		loop[o->k].hi = sp[1].i;
-		NEXT();
-	CASE(S_EXEC):
-		f = ex(c, in, fr, o->s);
-		if (f == FLOW_NEXT)
-			NEXT();
-		if (f == FLOW_BREAK && o->arg >= 0) {
-			f = FLOW_NEXT;
-			JUMP(o->arg);
-		}
-		if (f == FLOW_CONTINUE && o->k >= 0) {
-			f = FLOW_NEXT;
-			JUMP(o->k);
-		}
-		goto done;
-	CASE(S_STEP):
-		COUNT(o->s);
-		NEXT();
-	CASE(S_JMP):
-		JUMP(o->arg);
-	CASE(S_RNEXT):
-		if (loop[o->k].next > loop[o->k].hi)
-			JUMP(o->arg);
-		v_unref(fr[o->s->slot]);
-		fr[o->s->slot] = v_int(loop[o->k].next++);
-		if (!step(c, o->s->b)) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		NEXT();
-	CASE(S_RLOOP):
-		if (loop[o->k].next > loop[o->k].hi)
-			NEXT();
-		v_unref(fr[o->s->slot]);
-		fr[o->s->slot] = v_int(loop[o->k].next++);
-		if (!step(c, o->s->b)) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		JUMP(o->arg);
-	CASE(S_COLL):
-		if ((f = for_coll(c, in, fr, o->s, &loop[o->k].coll)) != FLOW_NEXT)
-			goto done;
-		loop[o->k].i = 0;
-		NEXT();
-	CASE(S_CNEXT):
-		l = v_list(loop[o->k].coll);
-		if (loop[o->k].i >= l->n)
-			JUMP(o->arg);
-		v_unref(fr[o->s->slot]);
-		fr[o->s->slot] = v_ref(l->v[loop[o->k].i++]);
-		if (!step(c, o->s->b)) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		NEXT();
-	CASE(S_CLOOP):
-		l = v_list(loop[o->k].coll);
-		if (loop[o->k].i >= l->n)
-			NEXT();
-		v_unref(fr[o->s->slot]);
-		fr[o->s->slot] = v_ref(l->v[loop[o->k].i++]);
-		if (!step(c, o->s->b)) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		JUMP(o->arg);
-	CASE(S_CEND):
-		v_unref(loop[o->k].coll);
-		loop[o->k].coll = V_NILV;
-		NEXT();
-
-	/* binary operators: fetch the operands by mode (the left one onto the
-	 * stack, the right one into y), then apply */
-#define F_BINOP_CASES(name) \
-	CASE(F_##name): y = (--sp)->i; goto do_##name; \
-	CASE(F_##name##_K): y = o->k; goto do_##name; \
-	CASE(F_##name##_L): \
-		if (fr[o->arg].t != V_INT) \
-			goto giveup; \
-		y = fr[o->arg].i; \
-		goto do_##name; \
-	CASE(F_##name##_N): y = in->n; goto do_##name; \
-	CASE(F_##name##_LK): y = o->k; goto left_##name; \
-	CASE(F_##name##_LL): \
-		if (fr[o->k].t != V_INT) \
-			goto giveup; \
-		y = fr[o->k].i; \
-		goto left_##name; \
-	CASE(F_##name##_LN): \
-		y = in->n; \
-	left_##name: \
-		if (fr[o->arg].t != V_INT) \
-			goto giveup; \
-		(sp++)->i = fr[o->arg].i; \
-		goto do_##name;
-	F_BINOPS(F_BINOP_CASES)
-	F_JCMPS(F_BINOP_CASES)
-#undef F_BINOP_CASES
-#ifndef __GNUC__
-	default:   /* the compiler emits no other opcode */
-		goto giveup;
-#endif
-	}
-	/* left operand (the top of the stack) op y */
-do_ADD: if (__builtin_add_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
-do_SUB: if (__builtin_sub_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
-do_MUL: if (__builtin_mul_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
-do_DIV:
-	x = sp[-1].i;
-	if (y == 0 || (x == INT64_MIN && y == -1))
-		goto giveup;
-	sp[-1].i = floordiv(x, y);
-	NEXT();
-do_MOD:
-	x = sp[-1].i;
-	if (y == 0 || (x == INT64_MIN && y == -1))
-		goto giveup;
-	sp[-1].i = floormod(x, y);
-	NEXT();
-do_EQ: sp[-1].i = sp[-1].i == y; NEXT();
-do_NE: sp[-1].i = sp[-1].i != y; NEXT();
-do_LT: sp[-1].i = sp[-1].i < y; NEXT();
-do_LE: sp[-1].i = sp[-1].i <= y; NEXT();
-do_GT: sp[-1].i = sp[-1].i > y; NEXT();
-do_GE: sp[-1].i = sp[-1].i >= y; NEXT();
-	/* compare-and-jump: pop the left operand, then as S_JZ */
-do_JEQ: t = (--sp)->i == y; goto jump_if_false;
-do_JNE: t = (--sp)->i != y; goto jump_if_false;
-do_JLT: t = (--sp)->i < y; goto jump_if_false;
-do_JLE: t = (--sp)->i <= y; goto jump_if_false;
-do_JGT: t = (--sp)->i > y; goto jump_if_false;
-do_JGE: t = (--sp)->i >= y; goto jump_if_false;
-
-	/* an operand gave up: nothing has happened yet, so find the op that
-	 * consumes it and run what that stands for on the generic path, then
-	 * go on after it */
-giveup:
-	for (t = 0;; o++) {   /* t: the step of an if is still to count */
-		if (f_cond_op(o->op)) {
-			t |= o->count;
-			if (o->last)
-				break;
-		} else if (o->op >= S_SETL && o->op <= S_RINIT) {
-			break;
-		} else if (o->op == F_END) {
-			f = FLOW_GIVEUP;   /* an expression program */
-			goto done;
-		}
-	}
-	sp = st;
-	if (f_cond_op(o->op)) {
-		if (t)
-			COUNT(o->s);
-		t = cond(c, in, fr, o->s->a, o->s->kind == A_IF ? "'if' condition" : "'while' condition");
-		if (t < 0) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		if (!t)
-			JUMP(o->to);
-	} else if (o->op == S_RINIT) {
-		f = range_bounds(c, in, fr, o->s->a, &loop[o->k].next, &loop[o->k].hi);
-		if (f != FLOW_NEXT)
-			goto done;
-	} else if ((f = ex(c, in, fr, o->s)) != FLOW_NEXT) {
-		goto done;
-	}
-	NEXT();
-#undef CASE
-#undef DISPATCH
-#undef NEXT
-#undef JUMP
-#undef COUNT
-done:
-	for (int i = 0; i < fc->nloops; i++)
-		v_unref(loop[i].coll);
-	return f;
-}
 /* Run fast expression e (e->fast set) into *out (a bool as 0 / 1); false
  * when the fast path gives up. */
 static bool fast_eval(ctx *c, inst *in, value *fr, ast *e, int64_t *out)
 {
 	struct fast_code *fc = fc_code(c, e);
-	return fc->ok && fast_run(c, in, fr, fc, out) == FLOW_NEXT;
+	return fc->ok && vm_run(c, in, fr, fc, out) == FLOW_NEXT;
 }
 
 /* Box a fast expression's result, or false to take the generic path. */
@@ -893,7 +427,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 /* ---- statements ---------------------------------------------------------- */
 
 /* An if / while / require condition: 1 or 0, or -1 after an error. */
-static int cond(ctx *c, inst *in, value *fr, ast *e, const char *what)
+int ev_cond(ctx *c, inst *in, value *fr, ast *e, const char *what)
 {
 	int64_t x;
 	if (e->fast == FAST_BOOL && fast_eval(c, in, fr, e, &x))
@@ -1008,7 +542,7 @@ static int body(ctx *c, inst *in, value *fr, ast *b, bool *stop)
 }
 
 /* The bounds of range r (lo .. hi) as ints. */
-static int range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_t *hi)
+int ev_range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_t *hi)
 {
 	value a = ev(c, in, fr, r->a), b = ev(c, in, fr, r->b);
 	bool ok = !c->failed && want_int(c, a, r->a, "range start", lo) && want_int(c, b, r->b, "range end", hi);
@@ -1021,7 +555,7 @@ static int range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_
  * list: a list itself, iterated live like Python (elements pushed during
  * the loop are visited); for a set or a map (its keys) a snapshot, so the
  * body may add to or remove from it. */
-static int for_coll(ctx *c, inst *in, value *fr, ast *s, value *out)
+int ev_for_coll(ctx *c, inst *in, value *fr, ast *s, value *out)
 {
 	value coll = ev(c, in, fr, s->a);
 	if (c->failed)
@@ -1053,7 +587,7 @@ static int for_loop(ctx *c, inst *in, value *fr, ast *s)
 	if (s->a->kind == A_RANGE) {
 		/* counted loop without materialising the list */
 		int64_t lo, hi;
-		if (range_bounds(c, in, fr, s->a, &lo, &hi) != FLOW_NEXT)
+		if (ev_range_bounds(c, in, fr, s->a, &lo, &hi) != FLOW_NEXT)
 			return FLOW_ERROR;
 		for (int64_t i = lo; i <= hi && !stop; i++) {
 			v_unref(*var);
@@ -1063,7 +597,7 @@ static int for_loop(ctx *c, inst *in, value *fr, ast *s)
 		return f;
 	}
 	value coll;
-	if (for_coll(c, in, fr, s, &coll) != FLOW_NEXT)
+	if (ev_for_coll(c, in, fr, s, &coll) != FLOW_NEXT)
 		return FLOW_ERROR;
 	for (int i = 0; i < v_list(coll)->n && !stop; i++) {
 		v_unref(*var);
@@ -1099,38 +633,6 @@ static int xfer(ctx *c, inst *in, value *fr, ast *s)
 	    !int_of(c, in, fr, s->c, "destination rank", &b))
 		return FLOW_ERROR;
 	return xfer_emit(c, in, s, ch, a, b);
-}
-
-/* Emit transfer statement s with its operands evaluated (local chunk
- * ch from rank a to rank b), after checking their ranges.  Inlined into
- * the fast path, which runs it once per transfer. */
-static inline __attribute__((always_inline)) int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
-{
-	if (ch < 0 || ch >= in->chunks) {
-		ev_fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
-		        in->chunks, in->chunks == 1 ? "" : "s", in->chunks - 1);
-		return FLOW_ERROR;
-	}
-	for (int k = 0; k < 2; k++) {
-		int64_t r = k ? b : a;
-		if (r < 0 || r >= in->n) {
-			ev_fail(c, (k ? s->c : s->b)->pos, "%s rank %lld out of range: '%s' runs on %d ranks (0..%d)",
-			        k ? "destination" : "source", (long long)r, in->algo->str, in->n, in->n - 1);
-			return FLOW_ERROR;
-		}
-	}
-	int gc = in->cmap ? in->cmap[ch] : (int)ch;
-	int ga = in->rmap[a], gb = in->rmap[b];
-	bool lone = !c->in_round;
-	if (lone)
-		ir_begin_round(c->s, c->phase, s->pos);
-	ir_add(c->s, ga, gb, gc, s->op ? IR_REDUCE_OP : IR_COPY, s->pos);
-	if (s->both)
-		ir_add(c->s, gb, ga, gc, s->op ? IR_REDUCE_OP : IR_COPY, s->pos);
-	if (lone)
-		ir_end_round(c->s);
-	in->emitted = true;
-	return FLOW_NEXT;
 }
 
 /* A list (or set) of distinct ints in 0..lim-1, for `run ... on/chunks`. */
@@ -1295,16 +797,8 @@ static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
 	return FLOW_NEXT;
 }
 
-/* Run statement s, counting a step on it. */
-static int ex(ctx *c, inst *in, value *fr, ast *s)
-{
-	if (c->failed || !step(c, s))
-		return FLOW_ERROR;
-	return stmt(c, in, fr, s);
-}
-
 /* Run statement s (its step already counted). */
-static int stmt(ctx *c, inst *in, value *fr, ast *s)
+int ev_stmt(ctx *c, inst *in, value *fr, ast *s)
 {
 	switch (s->kind) {
 	case A_LET: {
@@ -1320,7 +814,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 	case A_ASSIGN:
 		return assign(c, in, fr, s);
 	case A_IF: {
-		int t = cond(c, in, fr, s->a, "'if' condition");
+		int t = ev_cond(c, in, fr, s->a, "'if' condition");
 		if (t < 0)
 			return FLOW_ERROR;
 		if (t)
@@ -1331,7 +825,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 		return for_loop(c, in, fr, s);
 	case A_WHILE:
 		for (;;) {
-			int t = cond(c, in, fr, s->a, "'while' condition");
+			int t = ev_cond(c, in, fr, s->a, "'while' condition");
 			if (t < 0)
 				return FLOW_ERROR;
 			if (!t)
@@ -1436,7 +930,7 @@ static int block(ctx *c, inst *in, value *fr, ast *b)
 {
 	struct fast_code *fc = fc_code(c, b);
 	if (fc->ok)
-		return fast_run(c, in, fr, fc, NULL);
+		return vm_run(c, in, fr, fc, NULL);
 	for (int i = 0; i < b->list.n; i++) {
 		int f = ex(c, in, fr, b->list.v[i]);
 		if (f != FLOW_NEXT)

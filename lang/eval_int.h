@@ -7,6 +7,7 @@
  *               (`run`), and eval_algorithm, the entry point;
  *   fastcode.c  the fast path's compiler: blocks and int / bool
  *               expressions into flat programs (see "the fast path");
+ *   vm.c        the fast path's machine, which runs those programs;
  *   builtins.c  the builtin functions and the state queries behind them.
  * They share the evaluation context (ctx), the running algorithm (inst),
  * the flow codes every statement returns, and ev_fail, the one way an
@@ -43,6 +44,7 @@ typedef struct inst {
 	value *withv;
 } inst;
 
+/* One evaluation (eval_algorithm's): what every instance shares. */
 typedef struct {
 	ast_prog *prog;
 	ir_sched *s;
@@ -64,6 +66,7 @@ typedef struct {
  * loop's next iteration, leave the function, or stop (an error was
  * reported, or a quiet `require` failed). */
 enum { FLOW_NEXT, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN, FLOW_ERROR };
+enum { FLOW_GIVEUP = -1 };   /* vm_run: an expression program gave up */
 
 /* ---- the fast path: fastcode.c compiles, vm.c runs ---------------------------
  *
@@ -114,7 +117,7 @@ enum { FLOW_NEXT, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN, FLOW_ERROR };
  * generic path, counting the step there unless the first one has. */
 #define F_JCMPS(X) X(JEQ) X(JNE) X(JLT) X(JLE) X(JGT) X(JGE)
 
-/* Every opcode, in order, as X(name) (the enum and fast_run's table of
+/* Every opcode, in order, as X(name) (the enum and vm_run's table of
  * labels are made from this one list).
  *
  * Statements (S_*, block programs only): s is the statement, jump targets
@@ -175,7 +178,7 @@ enum { F_OPS(F_ENUM) };
 enum { F_MODE_STACK, F_MODE_K, F_MODE_L, F_MODE_N, F_MODE_LK, F_MODE_LL, F_MODE_LN };
 
 typedef struct {
-	const void *lab;   /* GCC and Clang: op's label in fast_run, set on the
+	const void *lab;   /* GCC and Clang: op's label in vm_run, set on the
 			      program's first run (dispatch is then one load
 			      and a jump) */
 	int16_t op;
@@ -214,16 +217,31 @@ struct fast_code {
 /* Report an error at p (then a note naming the algorithm and n) and set
  * c->failed; only the first error of a run is printed. */
 void ev_fail(ctx *c, srcpos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* builtins.c */
-/* Builtin call e (e->bind == B_BUILTIN, e->slot its BI_*) on the na
- * evaluated arguments a, which it borrows; V_NILV after an error. */
-value bi_call(ctx *c, inst *in, ast *e, value *a, int na);
+/* Run statement s, its step already counted (ex counts it first). */
+int ev_stmt(ctx *c, inst *in, value *fr, ast *s);
+/* An if / while / require condition: 1 or 0, or -1 after an error. */
+int ev_cond(ctx *c, inst *in, value *fr, ast *e, const char *what);
+/* The bounds of range r (lo .. hi) as ints: FLOW_NEXT or FLOW_ERROR. */
+int ev_range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_t *hi);
+/* What `for` loop s iterates over (other than a range), into *out as a
+ * list: FLOW_NEXT or FLOW_ERROR. */
+int ev_for_coll(ctx *c, inst *in, value *fr, ast *s, value *out);
 
 /* fastcode.c */
 /* The program of fast expression e (e->fast set), or of block e
  * (A_BLOCK), compiled on first use into the program's arena. */
 struct fast_code *fc_code(ctx *c, ast *e);
+
+/* vm.c */
+/* Run program fc: an expression's (its value into *out) or a block's.
+ * Returns the flow of the block, FLOW_NEXT after an expression, or
+ * FLOW_GIVEUP when an expression gave up. */
+int vm_run(ctx *c, inst *in, value *fr, struct fast_code *fc, int64_t *out);
+
+/* builtins.c */
+/* Builtin call e (e->bind == B_BUILTIN, e->slot its BI_*) on the na
+ * evaluated arguments a, which it borrows; V_NILV after an error. */
+value bi_call(ctx *c, inst *in, ast *e, value *a, int na);
 
 /* ---- helpers for every file ------------------------------------------------ */
 
@@ -250,5 +268,73 @@ static inline bool want_bool(ctx *c, value v, ast *e, const char *what)
 
 /* Can v be a set element or a map key? */
 static inline bool is_key(value v) { return v.t == V_INT || v.t == V_BOOL || v.t == V_STR; }
+
+/* Count a step on `at`; false (reported) past the step limit. */
+static inline bool step(ctx *c, ast *at)
+{
+	if (__builtin_expect(++c->steps <= c->max_steps, 1))
+		return true;
+	ev_fail(c, at->pos, "step limit exceeded (%lld steps); is there a runaway loop? (raise it with --max-steps)",
+	        c->max_steps);
+	return false;
+}
+
+/* Run statement s, counting a step on it. */
+static inline int ex(ctx *c, inst *in, value *fr, ast *s)
+{
+	if (c->failed || !step(c, s))
+		return FLOW_ERROR;
+	return ev_stmt(c, in, fr, s);
+}
+
+/* The language's / and %: they round toward minus infinity (b != 0,
+ * and not INT64_MIN / -1: the callers check). */
+static inline int64_t floordiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	if (a % b != 0 && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+static inline int64_t floormod(int64_t a, int64_t b)
+{
+	int64_t r = a % b;
+	if (r != 0 && ((r < 0) != (b < 0)))
+		r += b;
+	return r;
+}
+
+/* Emit transfer statement s with its operands evaluated (local chunk
+ * ch from rank a to rank b), after checking their ranges.  Always
+ * inlined: vm.c runs it once per transfer. */
+static inline __attribute__((always_inline)) int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
+{
+	if (ch < 0 || ch >= in->chunks) {
+		ev_fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
+		        in->chunks, in->chunks == 1 ? "" : "s", in->chunks - 1);
+		return FLOW_ERROR;
+	}
+	for (int k = 0; k < 2; k++) {
+		int64_t r = k ? b : a;
+		if (r < 0 || r >= in->n) {
+			ev_fail(c, (k ? s->c : s->b)->pos, "%s rank %lld out of range: '%s' runs on %d ranks (0..%d)",
+			        k ? "destination" : "source", (long long)r, in->algo->str, in->n, in->n - 1);
+			return FLOW_ERROR;
+		}
+	}
+	int gc = in->cmap ? in->cmap[ch] : (int)ch;
+	int ga = in->rmap[a], gb = in->rmap[b];
+	bool lone = !c->in_round;
+	if (lone)
+		ir_begin_round(c->s, c->phase, s->pos);
+	ir_add(c->s, ga, gb, gc, s->op ? IR_REDUCE_OP : IR_COPY, s->pos);
+	if (s->both)
+		ir_add(c->s, gb, ga, gc, s->op ? IR_REDUCE_OP : IR_COPY, s->pos);
+	if (lone)
+		ir_end_round(c->s);
+	in->emitted = true;
+	return FLOW_NEXT;
+}
 
 #endif
