@@ -5,11 +5,12 @@
  * the evaluator meets it and kept on its AST node.
  *
  * Pipeline position: part of the evaluator; eval.c asks for programs,
- * vm.c runs them.  The compiler only reads the AST: it decides, per
- * statement, whether the program does it itself or hands it back to the
- * tree walker (S_EXEC), and where each op counts its step.  It is apart
- * from the VM because the two share nothing but the op set: what an op
- * means is fixed in eval_int.h, how it is chosen here, how it runs there.
+ * vm.c runs them.  The compiler reads the AST and never evaluates: it
+ * decides, per statement, whether the program does it itself or hands it
+ * back to the tree walker (S_EXEC), and where each op counts its step.
+ * It is apart from the VM because the two share only the op set and the
+ * program layout: what an op means is fixed in eval_int.h, which op to
+ * use is chosen here, and how it runs is vm.c's.
  */
 #include <stdlib.h>
 #include <string.h>
