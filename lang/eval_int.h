@@ -12,9 +12,11 @@
  * They share the evaluation context (ctx), the running algorithm (inst),
  * the flow codes every statement returns, and ev_fail, the one way an
  * error is reported.  Small helpers that hot loops call from more than
- * one file are static inline here, so that splitting the evaluator into
- * files costs no call.  Prototypes are grouped by the file that defines
- * them.
+ * one file are static inline here, so that the split costs the fast path
+ * (vm.c) no call.  The walker's builtin calls do pay one now that bi_call
+ * is no longer inlined into it: 0.5% more instructions for StragglAR at
+ * n = 254, which calls push() and add() about 200,000 times on the walker.
+ * Prototypes are grouped by the file that defines them.
  */
 #ifndef COLL_EVAL_INT_H
 #define COLL_EVAL_INT_H
