@@ -62,8 +62,9 @@ struct ast {
 	ast *target;       /* B_FN: the A_FN node; A_RUN: the A_ALGO node */
 	int kindof;        /* A_ALGO: the collective (ir_kind) */
 	int fast;          /* ast_fast: set by resolve.c on expressions that
-			      eval.c's fast path can compute (see there) */
-	struct fast_code *code;   /* eval.c: such an expression, or a block
+			      the evaluator's fast path can compute (see
+			      eval_int.h) */
+	struct fast_code *code;   /* fastcode.c: such an expression, or a block
 				     (A_BLOCK), compiled on first use */
 };
 
@@ -107,7 +108,7 @@ int parse_file(ast_prog *prog, const src_file *f);
 /* Bind every name in prog; report unknown names, duplicate declarations,
  * arity errors and misplaced statements. Returns errors found. */
 int resolve_prog(ast_prog *prog);
-/* Builtin functions, in resolve.c's table order (eval.c implements them). */
+/* Builtin functions, in resolve.c's table order (builtins.c implements them). */
 enum {
 	BI_LEN, BI_MIN, BI_MAX, BI_ABS, BI_LOG2, BI_CLOG2, BI_ISPOW2, BI_SORTED,
 	BI_LIST, BI_SET, BI_KEYS, BI_PUSH, BI_POP, BI_ADD, BI_REMOVE, BI_STR,

@@ -14,12 +14,8 @@
 
 #include <stdbool.h>
 
+#include "defs.h"
 #include "ir.h"
-
-typedef struct {
-	const char *name;   /* -D name=value */
-	long long value;
-} drv_define;
 
 typedef struct drv_prog drv_prog;
 

@@ -3,15 +3,14 @@
  *
  * Pipeline position: resolved AST -> (this file) -> ir_sched -> verify.
  * A tree walker, except that blocks and int / bool expressions are
- * compiled on first use into flat programs (see "the fast path") that
- * fall back on the walker for everything they do not cover.
+ * compiled on first use (fastcode.c) into flat programs that fall back on
+ * the walker for everything they do not cover (see "the fast path" in
+ * eval_int.h).
  * Variables live in per-call frames indexed by the slots resolve.c
- * assigned.  Transfers are appended to the IR as they execute; the
- * symbolic buffer state (state.c) is brought up to date lazily, only when
- * an algorithm asks a state query, so algorithms that never ask pay
- * nothing.  Composition (`run`) evaluates another algorithm in a child
- * instance whose rank and chunk maps translate into the top-level
- * schedule's numbering.
+ * assigned.  Transfers are appended to the IR as they execute.  Builtin
+ * calls, the state queries among them, are builtins.c's.  Composition
+ * (`run`) evaluates another algorithm in a child instance whose rank and
+ * chunk maps translate into the top-level schedule's numbering.
  *
  * Error handling: the first error is printed (with a note naming the
  * algorithm and n), sets `failed`, and every evaluation function returns
@@ -21,51 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "matching.h"
+#include "eval_int.h"
 #include "state.h"
 #include "value.h"
-#include "xalloc.h"
-
-/* One running algorithm: the top level or a composed `run`. */
-typedef struct inst {
-	ast *algo;
-	int kind;             /* ir_kind of this algorithm's collective */
-	int n, root;
-	int *rmap;            /* local rank -> top-level rank (owned) */
-	int *cmap;            /* local chunk -> top-level chunk (owned); NULL: identity */
-	int ncmap;            /* entries in cmap, or the parent's chunk count when cmap is NULL */
-	int *rinv;            /* top-level rank -> local rank or -1 (owned) */
-	int chunks;
-	bool chunks_set, emitted, top;
-	ast_list *with;       /* `run ... with` bindings (evaluated in withv) */
-	value *withv;
-} inst;
-
-typedef struct {
-	ast_prog *prog;
-	ir_sched *s;
-	bstate *st;
-	int applied;          /* rounds of s already applied to st */
-	int *buf;             /* scratch of s->n ranks for state queries */
-	eval_opts *opts;
-	long long steps, max_steps;
-	int depth;            /* function call depth */
-	bool in_round;
-	int phase;
-	bool failed;
-	value ret;            /* value of the last `return` */
-	const drv_define *defs;
-	int ndefs;
-} ctx;
-
-enum { FLOW_NEXT, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN, FLOW_ERROR };
 
 #define MAX_DEPTH 1000
 #define MAX_RANGE 100000000LL
 
-static void fail(ctx *c, srcpos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(ctx *c, srcpos p, const char *fmt, ...)
+void ev_fail(ctx *c, srcpos p, const char *fmt, ...)
 {
 	if (c->failed)
 		return;
@@ -77,8 +39,6 @@ static void fail(ctx *c, srcpos p, const char *fmt, ...)
 	diag_note(c->s->pos, "while evaluating algorithm '%s' for n = %d", c->s->algo, c->s->n);
 }
 
-static const char *tname(value v) { return v_type_names[v.t]; }
-
 /* "an int", "a list": the type with its article, for messages. */
 static const char *a_tname(value v)
 {
@@ -86,111 +46,11 @@ static const char *a_tname(value v)
 	return with_article[v.t];
 }
 
-/* Check that v is an int; `what` names it in the message. */
-static bool want_int(ctx *c, value v, ast *e, const char *what, int64_t *out)
-{
-	if (v.t == V_INT) {
-		*out = v.i;
-		return true;
-	}
-	fail(c, e->pos, "%s must be an int, found %s", what, tname(v));
-	return false;
-}
-
-static bool want_bool(ctx *c, value v, ast *e, const char *what)
-{
-	if (v.t == V_BOOL)
-		return v.i != 0;
-	fail(c, e->pos, "%s must be a bool, found %s", what, tname(v));
-	return false;
-}
-
-static inline bool step(ctx *c, ast *at)
-{
-	if (__builtin_expect(++c->steps <= c->max_steps, 1))
-		return true;
-	fail(c, at->pos, "step limit exceeded (%lld steps); is there a runaway loop? (raise it with --max-steps)",
-	     c->max_steps);
-	return false;
-}
-
 static value ev(ctx *c, inst *in, value *fr, ast *e);
-static int ex(ctx *c, inst *in, value *fr, ast *s);
-static int stmt(ctx *c, inst *in, value *fr, ast *s);
-static int cond(ctx *c, inst *in, value *fr, ast *e, const char *what);
-static int range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_t *hi);
-static int for_coll(ctx *c, inst *in, value *fr, ast *s, value *out);
-static int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b);
 static int block(ctx *c, inst *in, value *fr, ast *b);
 static void run_inst(ctx *c, inst *in);
 
-/* ---- symbolic state queries -------------------------------------------- */
-
-/* Bring the buffer state up to the last closed round. */
-static bstate *state(ctx *c)
-{
-	if (!c->st) {
-		c->st = state_new(c->s);
-		c->applied = 0;
-	}
-	int closed = c->s->nrounds - (c->in_round ? 1 : 0);
-	while (c->applied < closed)
-		state_apply_round(c->st, c->s, c->applied++);
-	return c->st;
-}
-
-/* Contributions of local (r, ch) as local ranks, into c->buf; count. */
-static int contrib(ctx *c, inst *in, int r, int ch)
-{
-	int gc = in->cmap ? in->cmap[ch] : ch;
-	int k = state_contrib(state(c), in->rmap[r], gc, c->buf);
-	if (in->top)
-		return k;
-	int m = 0;
-	for (int i = 0; i < k; i++)
-		if (in->rinv[c->buf[i]] >= 0)
-			c->buf[m++] = in->rinv[c->buf[i]];
-	/* local order follows the rank map, which need not be ascending */
-	for (int i = 1; i < m; i++)
-		for (int j = i; j > 0 && c->buf[j - 1] > c->buf[j]; j--) {
-			int t = c->buf[j]; c->buf[j] = c->buf[j - 1]; c->buf[j - 1] = t;
-		}
-	return m;
-}
-
-/* Does local (r, ch) hold everything this instance's collective needs? */
-static bool holds(ctx *c, inst *in, int r, int ch)
-{
-	if (in->top)
-		return state_complete(state(c), r, in->cmap ? in->cmap[ch] : ch);
-	int k = contrib(c, in, r, ch);
-	switch (in->kind) {
-	case IR_ALLGATHER:
-		return k == 1 && c->buf[0] == ch / (in->chunks / in->n);
-	case IR_BROADCAST:
-		return k == 1 && c->buf[0] == in->root;
-	default:
-		return k == in->n;
-	}
-}
-
 /* ---- arithmetic ---------------------------------------------------------- */
-
-static int64_t floordiv(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	if (a % b != 0 && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
-static int64_t floormod(int64_t a, int64_t b)
-{
-	int64_t r = a % b;
-	if (r != 0 && ((r < 0) != (b < 0)))
-		r += b;
-	return r;
-}
 
 static const char *opname(int op)
 {
@@ -233,7 +93,7 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 		case OP_MUL: if (__builtin_mul_overflow(a.i, b.i, &r)) goto overflow; return v_int(r);
 		case OP_DIV: case OP_MOD:
 			if (b.i == 0) {
-				fail(c, e->pos, "%s by zero", op == OP_DIV ? "division" : "modulo");
+				ev_fail(c, e->pos, "%s by zero", op == OP_DIV ? "division" : "modulo");
 				return V_NILV;
 			}
 			if (a.i == INT64_MIN && b.i == -1)
@@ -253,7 +113,7 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 		bool ok, m = member(b, a, &ok);
 		if (ok)
 			return v_bool(op == OP_IN ? m : !m);
-		fail(c, e->pos, "'%s' needs a list, set or map on its right, found %s", opname(op), tname(b));
+		ev_fail(c, e->pos, "'%s' needs a list, set or map on its right, found %s", opname(op), tname(b));
 		return V_NILV;
 	}
 	case OP_LT: case OP_LE: case OP_GT: case OP_GE:
@@ -266,8 +126,8 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 		if (a.t == V_STR && b.t == V_STR) {
 			vstr *x = v_strobj(a), *y = v_strobj(b);
 			if ((int64_t)x->len + y->len > V_MAX_LEN) {
-				fail(c, e->pos, "string too long: '+' of %d and %d characters exceeds %d", (int)x->len,
-				     (int)y->len, V_MAX_LEN);
+				ev_fail(c, e->pos, "string too long: '+' of %d and %d characters exceeds %d", (int)x->len,
+				        (int)y->len, V_MAX_LEN);
 				return V_NILV;
 			}
 			return v_strcat(x, y);
@@ -275,8 +135,8 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 		if (a.t == V_LIST && b.t == V_LIST) {
 			vlist *x = v_list(a), *y = v_list(b);
 			if ((int64_t)x->n + y->n > V_MAX_LEN) {
-				fail(c, e->pos, "list too long: '+' of %d and %d elements exceeds %d", (int)x->n, (int)y->n,
-				     V_MAX_LEN);
+				ev_fail(c, e->pos, "list too long: '+' of %d and %d elements exceeds %d", (int)x->n, (int)y->n,
+				        V_MAX_LEN);
 				return V_NILV;
 			}
 			value l = v_newlist(V_LIST, x->n + y->n);
@@ -298,1032 +158,22 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 			return v_set_inter(v_list(a), v_list(b));
 		break;
 	}
-	fail(c, e->pos, "operator '%s' cannot combine %s and %s", opname(op), tname(a), tname(b));
+	ev_fail(c, e->pos, "operator '%s' cannot combine %s and %s", opname(op), tname(a), tname(b));
 	return V_NILV;
 overflow:
-	fail(c, e->pos, "integer overflow in '%s' (%lld %s %lld)", opname(op), (long long)a.i, opname(op),
-	     (long long)b.i);
+	ev_fail(c, e->pos, "integer overflow in '%s' (%lld %s %lld)", opname(op), (long long)a.i, opname(op),
+	        (long long)b.i);
 	return V_NILV;
 }
 
-static int cmp_values(const void *a, const void *b)
-{
-	return v_cmp(*(const value *)a, *(const value *)b);
-}
+/* ---- the fast path, from the walker's side ------------------------------- */
 
-/* ---- the fast path ----------------------------------------------------------
- *
- * Rank and chunk arithmetic dominates evaluation (StragglAR at n = 1024
- * emits two million transfers, each with three such expressions, and
- * tests as many conditions), so the expressions resolve.c marks `fast`
- * (ints and bools over literals, locals, n, x[i] chains and len()) are
- * compiled on first use into a flat postfix program that runs on a small
- * stack of unboxed ints, instead of a recursive walk with a call per node.
- * An expression's program only reads (it never allocates, counts
- * references or has an effect), so when it gives up (a non-int, a missing element, an
- * overflow, a division by zero) the generic path can evaluate the same
- * expression again and report any error with its usual message.
- *
- * Blocks are compiled the same way, into one program per block with the
- * expressions of its statements inline, so that a loop body runs in one
- * dispatch loop instead of a call per statement and expression.  The
- * common statements (let, assignment, transfer, push, if, while, for,
- * break, continue) become program code; every other statement (round,
- * return, calls, ...) is an S_EXEC op that runs it on the tree walker.
- * A compiled statement computes all its operands before it has any
- * effect, so when an operand gives up, the statement (or the if / while
- * condition, or the for range) runs on the generic path instead, from
- * the start: errors and their messages are the tree walker's.  Steps are
- * counted where the tree walker counts them, so the step limit trips at
- * the same statement. */
-
-/* A binary operator comes in seven opcodes by where its operands are.
- * The right one is popped from the stack, or (saving an instruction for
- * the most common shapes, x + 1, r % n, p < m) the constant k, local `arg`
- * or n; with the left one on the stack or, the _L? forms, in local `arg`
- * (the right one's local is then k): p < m is one instruction. */
-#define F_BINOPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
-#define F_BINOP_OPS(X, name) X(F_##name) X(F_##name##_K) X(F_##name##_L) X(F_##name##_N) \
-	X(F_##name##_LK) X(F_##name##_LL) X(F_##name##_LN)
-/* An if / while condition made of comparisons, `and`, `or` compiles to
- * jumps: each comparison becomes its compare-and-jump twin (F_JLT_LL for
- * p < m), which fetches the operands as its twin does, then jumps when
- * the comparison is false, so `and` and `or` need no op and a condition
- * no S_JZ (StragglAR at n = 256 tests 165,000 conditions, with 160,000
- * `and` / `or`).  Listed last, in the order of their twins, so that twin
- * + (F_JEQ - F_EQ) is the op.
- *
- * The first compare-and-jump of a condition (every path runs it) counts
- * the if's step; the last one ends the condition: false jumps to the
- * else branch, true goes on to the then branch.  When an operand gives
- * up, the giveup code finds the last one and runs the condition on the
- * generic path, counting the step there unless the first one has. */
-#define F_JCMPS(X) X(JEQ) X(JNE) X(JLT) X(JLE) X(JGT) X(JGE)
-
-/* Every opcode, in order, as X(name) (the enum and fast_run's table of
- * labels are made from this one list).
- *
- * Statements (S_*, block programs only): s is the statement, jump targets
- * are indexes into the program.  The code of a statement's operands is
- * followed by the op that consumes them, S_SETL .. S_RINIT, which counts
- * the statement's step (after anything that can make it give up, before
- * any effect); when an operand gives up, the consumer's statement,
- * condition or range runs on the generic path instead. */
-#define F_OPS(X) \
-	X(F_K)        /* push k */ \
-	X(F_N)        /* push the instance's n */ \
-	X(F_LOCAL)    /* push local `arg`, which must hold an int */ \
-	X(F_PLACE)    /* push the address of local `arg` */ \
-	X(F_INDEX)    /* pop an int i and a place: push the place's element i */ \
-	X(F_INDEX_K)  /* the top place's element k */ \
-	X(F_INDEX_L)  /* the top place's element (local arg, an int) */ \
-	X(F_LINDEX)   /* pop an int i: push the address of local arg's element i */ \
-	X(F_LINDEX_L) /* push the address of local arg's element (local k, an int) */ \
-	X(F_LGET)     /* F_LINDEX and F_GET: pop an int i, push local arg's element i, an int */ \
-	X(F_LGET_L)   /* F_LINDEX_L and F_GET */ \
-	X(F_GET)      /* pop a place holding an int: push the int */ \
-	X(F_LEN)      /* pop a place: push its length */ \
-	X(F_NEG) X(F_NOT) \
-	X(F_AND)      /* top false: jump by arg, keeping it; else pop it */ \
-	X(F_OR)       /* top true: jump by arg, keeping it; else pop it */ \
-	X(F_GIVEUP)   /* give up: an operand the fast path cannot compute */ \
-	X(F_END)      /* an expression's value is the top; a block's end */ \
-	X(S_SETL)     /* pop an int into local arg (k: as a bool) */ \
-	X(S_UPDL)     /* local arg op= popped int, op k */ \
-	X(S_UPDP)     /* pop an int y and a place: the place op= y, op k */ \
-	X(S_COPYL)    /* pop a place: local arg = (a reference to) its value */ \
-	X(S_COPYP)    /* pop a place and a place under it: the lower one = the upper's value */ \
-	X(S_PUSH)     /* pop an int (k: as a bool) and a place holding a list: append */ \
-	X(S_PUSHV)    /* pop a place and a place holding a list: append the first's value */ \
-	X(S_PUSHL)    /* append local k to the list in local arg (push(list, x) of two locals) */ \
-	X(S_XFER)     /* pop destination, source and chunk: emit s's transfers */ \
-	X(S_XFERL)    /* S_XFER of locals: chunk arg, source l[0], destination l[1] */ \
-	X(S_JZ)       /* pop the condition of if / while s (count: an if, count its step): false goes on at `to` */ \
-	X(S_RINIT)    /* pop hi and lo of for loop s over a range into loop k */ \
-	X(S_EXEC)     /* count a step and run s generically; break jumps to arg, continue to k (-1: return the flow) */ \
-	X(S_STEP)     /* count a step on s (a statement, a while loop's body) */ \
-	X(S_JMP)      /* go on at arg */ \
-	X(S_RNEXT)    /* loop k past hi: go on at arg; else local s->slot = the next int, count a step on the body */ \
-	X(S_RLOOP)    /* the same at the loop's end: past hi, go on; else the next int, and back to the body at arg */ \
-	X(S_COLL)     /* for loop s over a collection: evaluate it (generically) into loop k */ \
-	X(S_CNEXT)    /* loop k at the end: go on at arg; else local s->slot = the next element, count a step on the body */ \
-	X(S_CLOOP)    /* the same at the loop's end: at the end, go on; else the next element, and back to the body at arg */ \
-	X(S_CEND)     /* loop k is over: drop its collection */ \
-	F_BINOP_OPS(X, ADD) F_BINOP_OPS(X, SUB) F_BINOP_OPS(X, MUL) F_BINOP_OPS(X, DIV) \
-	F_BINOP_OPS(X, MOD) F_BINOP_OPS(X, EQ) F_BINOP_OPS(X, NE) F_BINOP_OPS(X, LT) \
-	F_BINOP_OPS(X, LE) F_BINOP_OPS(X, GT) F_BINOP_OPS(X, GE) \
-	F_BINOP_OPS(X, JEQ) F_BINOP_OPS(X, JNE) F_BINOP_OPS(X, JLT) \
-	F_BINOP_OPS(X, JLE) F_BINOP_OPS(X, JGT) F_BINOP_OPS(X, JGE)
-#define F_ENUM(name) name,
-enum { F_OPS(F_ENUM) };
-#undef F_ENUM
-/* operand modes, in the order F_BINOP_OPS lists them */
-enum { F_MODE_STACK, F_MODE_K, F_MODE_L, F_MODE_N, F_MODE_LK, F_MODE_LL, F_MODE_LN };
-
-typedef struct {
-	const void *lab;   /* GCC and Clang: op's label in fast_run, set on the
-			      program's first run (dispatch is then one load
-			      and a jump) */
-	int16_t op;
-	bool count;        /* S_JZ, F_J*: the first op of an if's condition, count its step */
-	bool last;         /* S_JZ, F_J*: the last op of a condition */
-	int32_t arg;
-	union {
-		int64_t k;
-		int32_t l[2];   /* S_XFERL: two more local slots */
-	};
-	ast *s;
-	int32_t to;        /* S_JZ, F_J*: where to jump (false: the comparison) */
-} fast_op;
-
-/* Is op one of a condition's jumps? */
-static inline bool f_cond_op(int op)
-{
-	return op == S_JZ || op >= F_JEQ;
-}
-
-/* Deeper programs are not compiled; they stay on the generic path. */
-#define FAST_STACK 32
-/* Loops nested deeper in one block program run on the tree walker (their
- * bodies get programs of their own). */
-#define FAST_LOOPS 8
-
-struct fast_code {
-	bool ok;        /* false: too deep to compile, use the generic path */
-	bool threaded;  /* the ops' labels are set */
-	int nloops;     /* loop states the program needs */
-	int nops;       /* length of op[] */
-	fast_op op[];
-};
-
-typedef struct {
-	fast_op *v;
-	int n, cap, depth, max;
-	int loops, maxloops;  /* compiled loops around the statement being compiled */
-	int brk;              /* breaks of the innermost compiled loop to patch: a
-			         chain through their arg fields, -1 ends it */
-	int cont;             /* where its continue goes; -1: no compiled loop */
-} fast_buf;
-
-static int f_emit(fast_buf *b, int op, int32_t arg, int64_t k, int push)
-{
-	if (b->n == b->cap) {
-		b->cap = b->cap ? 2 * b->cap : 16;
-		b->v = xrealloc(b->v, (size_t)b->cap * sizeof *b->v);
-	}
-	b->v[b->n] = (fast_op){ .op = op, .arg = arg, .k = k };
-	b->depth += push;
-	if (b->depth > b->max)
-		b->max = b->depth;
-	return b->n++;
-}
-
-/* A statement op: like f_emit, with the statement it stands for. */
-static int f_stmt_op(fast_buf *b, int op, ast *s, int32_t arg, int64_t k, int push)
-{
-	int at = f_emit(b, op, arg, k, push);
-	b->v[at].s = s;
-	return at;
-}
-
-static void f_value(fast_buf *b, const ast *e);
-
-/* Code that pushes the address of the value place e names. */
-static void f_place(fast_buf *b, const ast *e)
-{
-	if (e->kind == A_NAME) {
-		f_emit(b, F_PLACE, e->slot, 0, 1);
-		return;
-	}
-	if (e->a->kind == A_NAME && e->b->kind != A_INT) {   /* x[i]: one op for x and the element */
-		if (e->b->kind == A_NAME && e->b->bind == B_LOCAL) {
-			f_emit(b, F_LINDEX_L, e->a->slot, e->b->slot, 1);
-		} else {
-			f_value(b, e->b);
-			f_emit(b, F_LINDEX, e->a->slot, 0, 0);
-		}
-		return;
-	}
-	f_place(b, e->a);
-	if (e->b->kind == A_INT) {
-		f_emit(b, F_INDEX_K, 0, e->b->ival, 0);
-	} else if (e->b->kind == A_NAME && e->b->bind == B_LOCAL) {
-		f_emit(b, F_INDEX_L, e->b->slot, 0, 0);
-	} else {
-		f_value(b, e->b);
-		f_emit(b, F_INDEX, 0, 0, -1);
-	}
-}
-
-/* Code that pushes the int or bool value of fast expression e. */
-static void f_value(fast_buf *b, const ast *e)
-{
-	static const int8_t binops[] = {
-		[OP_ADD] = F_ADD, [OP_SUB] = F_SUB, [OP_MUL] = F_MUL, [OP_DIV] = F_DIV, [OP_MOD] = F_MOD,
-		[OP_EQ] = F_EQ, [OP_NE] = F_NE, [OP_LT] = F_LT, [OP_LE] = F_LE, [OP_GT] = F_GT, [OP_GE] = F_GE,
-	};
-	const ast *r;
-	switch (e->kind) {
-	case A_INT: case A_BOOL:
-		f_emit(b, F_K, 0, e->kind == A_BOOL ? e->ival != 0 : e->ival, 1);
-		break;
-	case A_NAME:
-		if (e->bind == B_N)
-			f_emit(b, F_N, 0, 0, 1);
-		else
-			f_emit(b, F_LOCAL, e->slot, 0, 1);
-		break;
-	case A_INDEX:
-		f_place(b, e);
-		/* x[i] is common enough (StragglAR's left[c - lo]) to save
-		 * F_GET's dispatch */
-		if (b->v[b->n - 1].op == F_LINDEX || b->v[b->n - 1].op == F_LINDEX_L)
-			b->v[b->n - 1].op += F_LGET - F_LINDEX;
-		else
-			f_emit(b, F_GET, 0, 0, 0);
-		break;
-	case A_CALL:   /* len(place) */
-		f_place(b, e->list.v[0]);
-		f_emit(b, F_LEN, 0, 0, 0);
-		break;
-	case A_UNOP:
-		f_value(b, e->a);
-		f_emit(b, e->op == OP_NEG ? F_NEG : F_NOT, 0, 0, 0);
-		break;
-	case A_BINOP:
-		r = e->b;
-		if (e->a->kind == A_NAME && e->a->bind == B_LOCAL && (r->kind == A_INT || r->kind == A_NAME)) {
-			if (r->kind == A_INT)
-				f_emit(b, binops[e->op] + F_MODE_LK, e->a->slot, r->ival, 1);
-			else if (r->bind == B_LOCAL)
-				f_emit(b, binops[e->op] + F_MODE_LL, e->a->slot, r->slot, 1);
-			else   /* B_N */
-				f_emit(b, binops[e->op] + F_MODE_LN, e->a->slot, 0, 1);
-			break;
-		}
-		f_value(b, e->a);
-		if (r->kind == A_INT)
-			f_emit(b, binops[e->op] + F_MODE_K, 0, r->ival, 0);
-		else if (r->kind == A_NAME && r->bind == B_LOCAL)
-			f_emit(b, binops[e->op] + F_MODE_L, r->slot, 0, 0);
-		else if (r->kind == A_NAME)   /* B_N */
-			f_emit(b, binops[e->op] + F_MODE_N, 0, 0, 0);
-		else {
-			f_value(b, r);
-			f_emit(b, binops[e->op], 0, 0, -1);
-		}
-		break;
-	default: {   /* A_AND, A_OR */
-		f_value(b, e->a);
-		int at = b->n;
-		f_emit(b, e->kind == A_AND ? F_AND : F_OR, 0, 0, -1);
-		f_value(b, e->b);
-		b->v[at].arg = b->n - at - 1;
-		break;
-	}
-	}
-}
-
-static bool f_is_local(const ast *e)
-{
-	return e->kind == A_NAME && e->bind == B_LOCAL;
-}
-
-/* Is e a place the fast path can address: a local or x[i][j] over one? */
-static bool f_is_place(const ast *e)
-{
-	return f_is_local(e) || (e->kind == A_INDEX && e->fast);
-}
-
-static void f_block(fast_buf *b, const ast *blk);
-
-/* A loop: `head` (already emitted) starts the first iteration and
- * counts a step on the body, which follows.  At its end, `tail` does the
- * same for every later iteration, jumping back to the body (a for loop's
- * S_RLOOP or S_CLOOP of statement s: one op per iteration instead of a
- * jump to head and head), or is S_JMP back to head (a while loop).
- * Breaks go to the exit, which is `exit_op` (emitted here unless F_END:
- * S_CEND drops the loop's collection), continues to head.  Returns the
- * exit, for the caller to point head's way out at. */
-static int f_loop(fast_buf *b, int head, const ast *body, int tail, ast *s, int exit_op)
-{
-	int brk = b->brk, cont = b->cont;
-	b->brk = -1;
-	b->cont = head;
-	b->loops++;
-	f_block(b, body);
-	b->loops--;
-	if (tail == S_JMP)
-		f_emit(b, S_JMP, head, 0, 0);
-	else
-		f_stmt_op(b, tail, s, head + 1, b->loops, 0);
-	int exit = b->n;
-	if (exit_op != F_END)
-		f_emit(b, exit_op, 0, b->loops, 0);
-	for (int i = b->brk, next; i >= 0; i = next) {
-		next = b->v[i].arg;
-		b->v[i].arg = exit;
-	}
-	b->brk = brk;
-	b->cont = cont;
-	return exit;
-}
-
-static bool f_is_cmp(const ast *e)
-{
-	return e->kind == A_BINOP && e->op >= OP_EQ && e->op <= OP_GE;
-}
-
-/* Can fast condition e compile to jumps: comparisons under and / or? */
-static bool f_jumpable(const ast *e)
-{
-	if (e->kind == A_AND || e->kind == A_OR)
-		return f_jumpable(e->a) && f_jumpable(e->b);
-	return f_is_cmp(e);
-}
-
-/* Point the jumps of chain `at` (linked through their `to`) at `to`. */
-static void f_patch(fast_buf *b, int at, int to)
-{
-	for (int next; at >= 0; at = next) {
-		next = b->v[at].to;
-		b->v[at].to = to;
-	}
-}
-
-/* Jumps for condition e (f_jumpable) of statement s that go to the chain
- * *jumps when e == sense and on after their code otherwise; returns the
- * last op. */
-static int f_branch(fast_buf *b, const ast *e, ast *s, bool sense, int *jumps)
-{
-	static const int8_t inverse[] = {   /* jump when true = jump when the inverse is false */
-		[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE, [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT,
-	};
-	int on = -1, at;   /* on: the chain to the code after e */
-	if (f_is_cmp(e)) {
-		f_value(b, e);   /* ends with the comparison */
-		at = b->n - 1;
-		b->v[at].op += F_JEQ - F_EQ;
-		if (sense)
-			b->v[at].op += (inverse[e->op] - e->op) * (F_NE - F_EQ);
-		b->v[at].s = s;
-		b->v[at].to = *jumps;
-		*jumps = at;
-		b->depth--;      /* the twin pops the result too */
-		return at;
-	}
-	/* a and b: false when a is; a or b: true when a is */
-	bool short_sense = e->kind == A_OR;
-	f_branch(b, e->a, s, short_sense, short_sense == sense ? jumps : &on);
-	at = f_branch(b, e->b, s, sense, jumps);
-	f_patch(b, on, b->n);
-	return at;
-}
-
-/* A condition of if / while s: its code and jumps (S_JZ at the end, or
- * compare-and-jump ops), which count a step on s first if `step` (an
- * if).  Returns the chain of jumps to where a false condition goes on,
- * for the caller to f_patch. */
-static int f_cond(fast_buf *b, ast *s, bool step)
-{
-	const ast *e = s->a;
-	int jumps = -1, first = b->n, last;
-	if (e->fast == FAST_BOOL && f_jumpable(e)) {
-		last = f_branch(b, e, s, false, &jumps);
-		while (!f_cond_op(b->v[first].op))
-			first++;
-	} else {
-		if (e->fast == FAST_BOOL)
-			f_value(b, e);
-		else
-			f_emit(b, F_GIVEUP, 0, 0, 1);
-		last = first = jumps = f_stmt_op(b, S_JZ, s, 0, 0, -1);
-		b->v[last].to = -1;
-	}
-	b->v[first].count = step;
-	b->v[last].last = true;
-	return jumps;
-}
-
-/* Compile statement s; false: it is not one the program does itself. */
-static bool f_stmt_inline(fast_buf *b, ast *s)
-{
-	int at, jz, exit;   /* program indexes (b->v moves as it grows) */
-	ast *t, *e;
-	switch (s->kind) {
-	case A_LET:
-		if (f_is_place(s->a)) {
-			f_place(b, s->a);
-			f_stmt_op(b, S_COPYL, s, s->slot, 0, -1);
-		} else if (s->a->fast) {
-			f_value(b, s->a);
-			f_stmt_op(b, S_SETL, s, s->slot, s->a->fast == FAST_BOOL, -1);
-		} else {
-			return false;
-		}
-		return true;
-	case A_ASSIGN:
-		t = s->a;
-		e = s->b;
-		if (!f_is_place(t))
-			return false;
-		if (s->op == OP_SET && f_is_place(e)) {
-			if (t->kind == A_NAME) {
-				f_place(b, e);
-				f_stmt_op(b, S_COPYL, s, t->slot, 0, -1);
-			} else {
-				f_place(b, t);
-				f_place(b, e);
-				f_stmt_op(b, S_COPYP, s, 0, 0, -2);
-			}
-		} else if (t->kind == A_NAME && s->op == OP_SET && e->fast) {
-			f_value(b, e);
-			f_stmt_op(b, S_SETL, s, t->slot, e->fast == FAST_BOOL, -1);
-		} else if (t->kind == A_NAME && e->fast == FAST_INT) {
-			f_value(b, e);
-			f_stmt_op(b, S_UPDL, s, t->slot, s->op, -1);
-		} else if (e->fast == FAST_INT) {
-			f_place(b, t);
-			f_value(b, e);
-			f_stmt_op(b, S_UPDP, s, 0, s->op, -2);
-		} else {
-			return false;
-		}
-		return true;
-	case A_XFER:
-		if (s->a->fast != FAST_INT || s->b->fast != FAST_INT || s->c->fast != FAST_INT)
-			return false;
-		if (f_is_local(s->a) && f_is_local(s->b) && f_is_local(s->c)) {
-			at = f_stmt_op(b, S_XFERL, s, s->a->slot, 0, 0);
-			b->v[at].l[0] = s->b->slot;
-			b->v[at].l[1] = s->c->slot;
-			return true;
-		}
-		f_value(b, s->a);
-		f_value(b, s->b);
-		f_value(b, s->c);
-		f_stmt_op(b, S_XFER, s, 0, 0, -3);
-		return true;
-	case A_EXPR:   /* push(list, x) */
-		e = s->a;
-		if (e->kind != A_CALL || e->bind != B_BUILTIN || e->slot != BI_PUSH || e->list.n != 2 ||
-		    !f_is_place(e->list.v[0]) || (!f_is_place(e->list.v[1]) && !e->list.v[1]->fast))
-			return false;
-		if (f_is_local(e->list.v[0]) && f_is_local(e->list.v[1])) {
-			f_stmt_op(b, S_PUSHL, s, e->list.v[0]->slot, e->list.v[1]->slot, 0);
-			return true;
-		}
-		f_place(b, e->list.v[0]);
-		if (f_is_place(e->list.v[1])) {
-			f_place(b, e->list.v[1]);
-			f_stmt_op(b, S_PUSHV, s, 0, 0, -2);
-		} else {
-			f_value(b, e->list.v[1]);
-			f_stmt_op(b, S_PUSH, s, 0, e->list.v[1]->fast == FAST_BOOL, -2);
-		}
-		return true;
-	case A_IF:
-		jz = f_cond(b, s, true);
-		f_block(b, s->b);
-		if (s->c) {
-			at = f_emit(b, S_JMP, 0, 0, 0);
-			f_patch(b, jz, b->n);
-			f_block(b, s->c);
-			b->v[at].arg = b->n;
-		} else {
-			f_patch(b, jz, b->n);
-		}
-		return true;
-	case A_WHILE:
-		if (b->loops == FAST_LOOPS)
-			return false;
-		f_stmt_op(b, S_STEP, s, 0, 0, 0);
-		at = b->n;
-		jz = f_cond(b, s, false);
-		f_stmt_op(b, S_STEP, s->b, 0, 0, 0);
-		exit = f_loop(b, at, s->b, S_JMP, s, F_END);
-		f_patch(b, jz, exit);
-		return true;
-	case A_FOR:
-		if (b->loops == FAST_LOOPS)
-			return false;
-		if (b->loops + 1 > b->maxloops)
-			b->maxloops = b->loops + 1;
-		f_stmt_op(b, S_STEP, s, 0, 0, 0);
-		if (s->a->kind == A_RANGE) {
-			if (s->a->a->fast == FAST_INT && s->a->b->fast == FAST_INT) {
-				f_value(b, s->a->a);
-				f_value(b, s->a->b);
-			} else {
-				f_emit(b, F_GIVEUP, 0, 0, 2);
-			}
-			f_stmt_op(b, S_RINIT, s, 0, b->loops, -2);
-			at = f_stmt_op(b, S_RNEXT, s, 0, b->loops, 0);
-			exit = f_loop(b, at, s->b, S_RLOOP, s, F_END);
-		} else {
-			f_stmt_op(b, S_COLL, s, 0, b->loops, 0);
-			at = f_stmt_op(b, S_CNEXT, s, 0, b->loops, 0);
-			exit = f_loop(b, at, s->b, S_CLOOP, s, S_CEND);
-		}
-		b->v[at].arg = exit;
-		return true;
-	case A_BREAK: case A_CONTINUE:
-		if (b->cont < 0)
-			return false;   /* the loop is outside this block: return the flow */
-		f_stmt_op(b, S_STEP, s, 0, 0, 0);
-		if (s->kind == A_CONTINUE) {
-			f_emit(b, S_JMP, b->cont, 0, 0);
-		} else {
-			b->brk = f_emit(b, S_JMP, b->brk, 0, 0);
-		}
-		return true;
-	default:
-		return false;
-	}
-}
-
-static void f_stmt(fast_buf *b, ast *s)
-{
-	if (f_stmt_inline(b, s))
-		return;
-	if (b->cont < 0)
-		f_stmt_op(b, S_EXEC, s, -1, -1, 0);
-	else   /* its break joins the chain of the loop's breaks */
-		b->brk = f_stmt_op(b, S_EXEC, s, b->brk, b->cont, 0);
-}
-
-static void f_block(fast_buf *b, const ast *blk)
-{
-	for (int i = 0; i < blk->list.n; i++)
-		f_stmt(b, blk->list.v[i]);
-}
-
-/* Program of expression e, or of block e (A_BLOCK), compiled on first use
- * into the program's arena. */
-static struct fast_code *fast_code(ctx *c, ast *e)
-{
-	if (!e->code) {
-		fast_buf b = { .brk = -1, .cont = -1 };
-		if (e->kind == A_BLOCK)
-			f_block(&b, e);
-		else
-			f_value(&b, e);
-		f_emit(&b, F_END, 0, 0, 0);
-		struct fast_code *fc = arena_alloc(c->prog->arena, sizeof *fc + (size_t)b.n * sizeof *b.v);
-		fc->ok = b.max <= FAST_STACK;
-		fc->nloops = b.maxloops;
-		fc->nops = b.n;
-		memcpy(fc->op, b.v, (size_t)b.n * sizeof *b.v);
-		free(b.v);
-		e->code = fc;
-	}
-	return e->code;
-}
-
-enum { FLOW_GIVEUP = -1 };   /* fast_run: an expression program gave up */
-
-/* The state of one compiled for loop. */
-typedef struct {
-	int64_t next, hi;     /* over a range */
-	value coll;           /* over a collection: a list (sets and maps are
-				 iterated over a snapshot, as the tree walker does) */
-	int i;
-} fast_loop;
-
-/* The address of *p's element x, or NULL: there is none. */
-static inline value *f_elem(value *p, int64_t x)
-{
-	if (p->t == V_LIST)
-		return x >= 0 && x < v_list(*p)->n ? &v_list(*p)->v[x] : NULL;
-	if (p->t == V_MAP)
-		return v_map_get(v_map(*p), v_int(x));
-	return NULL;
-}
-
-/* Run program fc: an expression's (its value into *out) or a block's.
- * Returns the flow of the block, FLOW_NEXT after an expression, or
- * FLOW_GIVEUP when an expression gave up. */
-static int fast_run(ctx *c, inst *in, value *fr, struct fast_code *fc, int64_t *out)
-{
-	union { int64_t i; value *p; } st[FAST_STACK], *sp = st;
-	fast_loop loop[FAST_LOOPS];
-	const fast_op *ops = fc->op, *o = ops;
-	value *p, v;
-	vlist *l;
-	int64_t x, y;
-	int f = FLOW_NEXT, t;
-	for (int i = 0; i < fc->nloops; i++)
-		loop[i].coll = V_NILV;
-
-	/* Dispatch: with GCC and Clang every op ends in an indirect jump of
-	 * its own to its successor's label address, which the op holds
-	 * (cheaper than a switch, and the branch predictor learns what
-	 * follows each kind of op); elsewhere, a switch. */
-#ifdef __GNUC__
-#define F_LABEL(name) &&L_##name,
-	static const void *const labels[] = { F_OPS(F_LABEL) };
-#undef F_LABEL
-	if (!fc->threaded) {
-		for (int i = 0; i < fc->nops; i++)
-			fc->op[i].lab = labels[fc->op[i].op];
-		fc->threaded = true;
-	}
-#define CASE(name) L_##name
-#define DISPATCH() goto *o->lab
-#else
-#define CASE(name) case name
-#define DISPATCH() goto dispatch
-#endif
-#define NEXT() do { o++; DISPATCH(); } while (0)
-#define JUMP(to) do { o = ops + (to); DISPATCH(); } while (0)
-	/* a consumer counts its statement's step once nothing can make it
-	 * give up any more */
-#define COUNT(at) do { if (c->failed || !step(c, (at))) { f = FLOW_ERROR; goto done; } } while (0)
-
-#ifdef __GNUC__
-	DISPATCH();
-	{
-#else
-dispatch:
-	switch (o->op) {
-#endif
-	CASE(F_K): (sp++)->i = o->k; NEXT();
-	CASE(F_N): (sp++)->i = in->n; NEXT();
-	CASE(F_LOCAL):
-		if (fr[o->arg].t != V_INT)
-			goto giveup;
-		(sp++)->i = fr[o->arg].i;
-		NEXT();
-	CASE(F_PLACE): (sp++)->p = &fr[o->arg]; NEXT();
-	CASE(F_INDEX_K):
-		x = o->k;
-		goto index;
-	CASE(F_INDEX_L):
-		if (fr[o->arg].t != V_INT)
-			goto giveup;
-		x = fr[o->arg].i;
-		goto index;
-	CASE(F_INDEX):
-		x = (--sp)->i;
-	index:
-		p = sp[-1].p;
-	element:   /* replace the top with the address of *p's element x */
-		if (!(p = f_elem(p, x)))
-			goto giveup;
-		sp[-1].p = p;
-		NEXT();
-	CASE(F_LINDEX):
-		x = sp[-1].i;
-		p = &fr[o->arg];
-		goto element;
-	CASE(F_LINDEX_L):
-		if (fr[o->k].t != V_INT)
-			goto giveup;
-		x = fr[o->k].i;
-		p = &fr[o->arg];
-		sp++;
-		goto element;
-	CASE(F_LGET):
-		x = sp[-1].i;
-		p = &fr[o->arg];
-		goto get;
-	CASE(F_LGET_L):
-		if (fr[o->k].t != V_INT)
-			goto giveup;
-		x = fr[o->k].i;
-		p = &fr[o->arg];
-		sp++;
-	get:   /* *p's element x, an int */
-		p = f_elem(p, x);
-		if (!p || p->t != V_INT)
-			goto giveup;
-		sp[-1].i = p->i;
-		NEXT();
-	CASE(F_GET):
-		p = sp[-1].p;
-		if (p->t != V_INT)
-			goto giveup;
-		sp[-1].i = p->i;
-		NEXT();
-	CASE(F_LEN):
-		p = sp[-1].p;
-		if (p->t == V_LIST || p->t == V_SET)
-			sp[-1].i = v_list(*p)->n;
-		else if (p->t == V_MAP)
-			sp[-1].i = v_map(*p)->n;
-		else if (p->t == V_STR)
-			sp[-1].i = v_strobj(*p)->len;
-		else
-			goto giveup;
-		NEXT();
-	CASE(F_NEG):
-		if (sp[-1].i == INT64_MIN)
-			goto giveup;
-		sp[-1].i = -sp[-1].i;
-		NEXT();
-	CASE(F_NOT): sp[-1].i = !sp[-1].i; NEXT();
-	CASE(F_AND):
-		if (!sp[-1].i)
-			o += o->arg;
-		else
-			sp--;
-		NEXT();
-	CASE(F_OR):
-		if (sp[-1].i)
-			o += o->arg;
-		else
-			sp--;
-		NEXT();
-	CASE(F_GIVEUP):
-		goto giveup;
-	CASE(F_END):
-		if (out)
-			*out = sp[-1].i;
-		goto done;
-
-	CASE(S_SETL):
-		COUNT(o->s);
-		v_unref(fr[o->arg]);
-		fr[o->arg] = o->k ? v_bool(sp[-1].i != 0) : v_int(sp[-1].i);
-		sp--;
-		NEXT();
-	CASE(S_UPDL):
-		p = &fr[o->arg];
-		y = (--sp)->i;
-		goto update;
-	CASE(S_UPDP):
-		y = (--sp)->i;
-		p = (--sp)->p;
-	update:
-		if (p->t != V_INT)
-			goto giveup;
-		x = p->i;
-		switch (o->k) {
-		case OP_ADD: if (__builtin_add_overflow(x, y, &x)) goto giveup; break;
-		case OP_SUB: if (__builtin_sub_overflow(x, y, &x)) goto giveup; break;
-		case OP_MUL: if (__builtin_mul_overflow(x, y, &x)) goto giveup; break;
-		case OP_DIV: case OP_MOD:
-			if (y == 0 || (x == INT64_MIN && y == -1))
-				goto giveup;
-			x = o->k == OP_DIV ? floordiv(x, y) : floormod(x, y);
-			break;
-		default:   /* OP_SET (an element) */
-			x = y;
-			break;
-		}
-		COUNT(o->s);
-		p->i = x;
-		NEXT();
-	CASE(S_COPYL):
-		COUNT(o->s);
-		v = v_ref(*(--sp)->p);
-		v_unref(fr[o->arg]);
-		fr[o->arg] = v;
-		NEXT();
-	CASE(S_COPYP):
-		COUNT(o->s);
-		v = v_ref(*(--sp)->p);
-		p = (--sp)->p;
-		v_unref(*p);
-		*p = v;
-		NEXT();
-	CASE(S_PUSH):
-		x = (--sp)->i;
-		p = (--sp)->p;
-		if (p->t != V_LIST)
-			goto giveup;
-		COUNT(o->s);
-		v_push(v_list(*p), o->k ? v_bool(x != 0) : v_int(x));
-		NEXT();
-	CASE(S_PUSHV):
-		v = *sp[-1].p;
-		p = sp[-2].p;
-		if (p->t != V_LIST)
-			goto giveup;
-		COUNT(o->s);
-		sp -= 2;
-		v_push(v_list(*p), v_ref(v));
-		NEXT();
-	CASE(S_PUSHL):
-		p = &fr[o->arg];
-		if (p->t != V_LIST)
-			goto giveup;
-		COUNT(o->s);
-		v_push(v_list(*p), v_ref(fr[o->k]));
-		NEXT();
-	CASE(S_XFER):
-		COUNT(o->s);
-		sp -= 3;
-		if (xfer_emit(c, in, o->s, sp[0].i, sp[1].i, sp[2].i) != FLOW_NEXT) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		NEXT();
-	CASE(S_XFERL):
-		if (fr[o->arg].t != V_INT || fr[o->l[0]].t != V_INT || fr[o->l[1]].t != V_INT)
-			goto giveup;
-		COUNT(o->s);
-		if (xfer_emit(c, in, o->s, fr[o->arg].i, fr[o->l[0]].i, fr[o->l[1]].i) != FLOW_NEXT) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		NEXT();
-	CASE(S_JZ):
-		t = (--sp)->i != 0;
-	jump_if_false:
-		if (o->count)
-			COUNT(o->s);
-		if (!t)
-			JUMP(o->to);
-		NEXT();
-	CASE(S_RINIT):
-		sp -= 2;
-		loop[o->k].next = sp[0].i;
-		loop[o->k].hi = sp[1].i;
-		NEXT();
-	CASE(S_EXEC):
-		f = ex(c, in, fr, o->s);
-		if (f == FLOW_NEXT)
-			NEXT();
-		if (f == FLOW_BREAK && o->arg >= 0) {
-			f = FLOW_NEXT;
-			JUMP(o->arg);
-		}
-		if (f == FLOW_CONTINUE && o->k >= 0) {
-			f = FLOW_NEXT;
-			JUMP(o->k);
-		}
-		goto done;
-	CASE(S_STEP):
-		COUNT(o->s);
-		NEXT();
-	CASE(S_JMP):
-		JUMP(o->arg);
-	CASE(S_RNEXT):
-		if (loop[o->k].next > loop[o->k].hi)
-			JUMP(o->arg);
-		v_unref(fr[o->s->slot]);
-		fr[o->s->slot] = v_int(loop[o->k].next++);
-		if (!step(c, o->s->b)) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		NEXT();
-	CASE(S_RLOOP):
-		if (loop[o->k].next > loop[o->k].hi)
-			NEXT();
-		v_unref(fr[o->s->slot]);
-		fr[o->s->slot] = v_int(loop[o->k].next++);
-		if (!step(c, o->s->b)) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		JUMP(o->arg);
-	CASE(S_COLL):
-		if ((f = for_coll(c, in, fr, o->s, &loop[o->k].coll)) != FLOW_NEXT)
-			goto done;
-		loop[o->k].i = 0;
-		NEXT();
-	CASE(S_CNEXT):
-		l = v_list(loop[o->k].coll);
-		if (loop[o->k].i >= l->n)
-			JUMP(o->arg);
-		v_unref(fr[o->s->slot]);
-		fr[o->s->slot] = v_ref(l->v[loop[o->k].i++]);
-		if (!step(c, o->s->b)) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		NEXT();
-	CASE(S_CLOOP):
-		l = v_list(loop[o->k].coll);
-		if (loop[o->k].i >= l->n)
-			NEXT();
-		v_unref(fr[o->s->slot]);
-		fr[o->s->slot] = v_ref(l->v[loop[o->k].i++]);
-		if (!step(c, o->s->b)) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		JUMP(o->arg);
-	CASE(S_CEND):
-		v_unref(loop[o->k].coll);
-		loop[o->k].coll = V_NILV;
-		NEXT();
-
-	/* binary operators: fetch the operands by mode (the left one onto the
-	 * stack, the right one into y), then apply */
-#define F_BINOP_CASES(name) \
-	CASE(F_##name): y = (--sp)->i; goto do_##name; \
-	CASE(F_##name##_K): y = o->k; goto do_##name; \
-	CASE(F_##name##_L): \
-		if (fr[o->arg].t != V_INT) \
-			goto giveup; \
-		y = fr[o->arg].i; \
-		goto do_##name; \
-	CASE(F_##name##_N): y = in->n; goto do_##name; \
-	CASE(F_##name##_LK): y = o->k; goto left_##name; \
-	CASE(F_##name##_LL): \
-		if (fr[o->k].t != V_INT) \
-			goto giveup; \
-		y = fr[o->k].i; \
-		goto left_##name; \
-	CASE(F_##name##_LN): \
-		y = in->n; \
-	left_##name: \
-		if (fr[o->arg].t != V_INT) \
-			goto giveup; \
-		(sp++)->i = fr[o->arg].i; \
-		goto do_##name;
-	F_BINOPS(F_BINOP_CASES)
-	F_JCMPS(F_BINOP_CASES)
-#undef F_BINOP_CASES
-#ifndef __GNUC__
-	default:   /* the compiler emits no other opcode */
-		goto giveup;
-#endif
-	}
-	/* left operand (the top of the stack) op y */
-do_ADD: if (__builtin_add_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
-do_SUB: if (__builtin_sub_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
-do_MUL: if (__builtin_mul_overflow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
-do_DIV:
-	x = sp[-1].i;
-	if (y == 0 || (x == INT64_MIN && y == -1))
-		goto giveup;
-	sp[-1].i = floordiv(x, y);
-	NEXT();
-do_MOD:
-	x = sp[-1].i;
-	if (y == 0 || (x == INT64_MIN && y == -1))
-		goto giveup;
-	sp[-1].i = floormod(x, y);
-	NEXT();
-do_EQ: sp[-1].i = sp[-1].i == y; NEXT();
-do_NE: sp[-1].i = sp[-1].i != y; NEXT();
-do_LT: sp[-1].i = sp[-1].i < y; NEXT();
-do_LE: sp[-1].i = sp[-1].i <= y; NEXT();
-do_GT: sp[-1].i = sp[-1].i > y; NEXT();
-do_GE: sp[-1].i = sp[-1].i >= y; NEXT();
-	/* compare-and-jump: pop the left operand, then as S_JZ */
-do_JEQ: t = (--sp)->i == y; goto jump_if_false;
-do_JNE: t = (--sp)->i != y; goto jump_if_false;
-do_JLT: t = (--sp)->i < y; goto jump_if_false;
-do_JLE: t = (--sp)->i <= y; goto jump_if_false;
-do_JGT: t = (--sp)->i > y; goto jump_if_false;
-do_JGE: t = (--sp)->i >= y; goto jump_if_false;
-
-	/* an operand gave up: nothing has happened yet, so find the op that
-	 * consumes it and run what that stands for on the generic path, then
-	 * go on after it */
-giveup:
-	for (t = 0;; o++) {   /* t: the step of an if is still to count */
-		if (f_cond_op(o->op)) {
-			t |= o->count;
-			if (o->last)
-				break;
-		} else if (o->op >= S_SETL && o->op <= S_RINIT) {
-			break;
-		} else if (o->op == F_END) {
-			f = FLOW_GIVEUP;   /* an expression program */
-			goto done;
-		}
-	}
-	sp = st;
-	if (f_cond_op(o->op)) {
-		if (t)
-			COUNT(o->s);
-		t = cond(c, in, fr, o->s->a, o->s->kind == A_IF ? "'if' condition" : "'while' condition");
-		if (t < 0) {
-			f = FLOW_ERROR;
-			goto done;
-		}
-		if (!t)
-			JUMP(o->to);
-	} else if (o->op == S_RINIT) {
-		f = range_bounds(c, in, fr, o->s->a, &loop[o->k].next, &loop[o->k].hi);
-		if (f != FLOW_NEXT)
-			goto done;
-	} else if ((f = ex(c, in, fr, o->s)) != FLOW_NEXT) {
-		goto done;
-	}
-	NEXT();
-#undef CASE
-#undef DISPATCH
-#undef NEXT
-#undef JUMP
-#undef COUNT
-done:
-	for (int i = 0; i < fc->nloops; i++)
-		v_unref(loop[i].coll);
-	return f;
-}
 /* Run fast expression e (e->fast set) into *out (a bool as 0 / 1); false
  * when the fast path gives up. */
 static bool fast_eval(ctx *c, inst *in, value *fr, ast *e, int64_t *out)
 {
-	struct fast_code *fc = fast_code(c, e);
-	return fc->ok && fast_run(c, in, fr, fc, out) == FLOW_NEXT;
+	struct fast_code *fc = fc_code(c, e);
+	return fc->ok && vm_run(c, in, fr, fc, out) == FLOW_NEXT;
 }
 
 /* Box a fast expression's result, or false to take the generic path. */
@@ -1354,300 +204,6 @@ static value *peek(ctx *c, inst *in, value *fr, ast *e)
 	return NULL;
 }
 
-/* ---- builtins ------------------------------------------------------------ */
-
-static bool is_key(value v) { return v.t == V_INT || v.t == V_BOOL || v.t == V_STR; }
-
-/* Elements of a list, set or map (keys) as a borrowed array. */
-static bool elems(ctx *c, ast *e, value v, const char *fn, value **out, int *n)
-{
-	if (v.t == V_LIST || v.t == V_SET) {
-		*out = v_list(v)->v;
-		*n = v_list(v)->n;
-		return true;
-	}
-	if (v.t == V_MAP) {
-		*out = v_map(v)->k;
-		*n = v_map(v)->n;
-		return true;
-	}
-	fail(c, e->pos, "%s() needs a list, set or map, found %s", fn, tname(v));
-	return false;
-}
-
-/* Check a local rank / chunk argument of a state query. */
-static bool want_rank(ctx *c, inst *in, value v, ast *e, int *out)
-{
-	int64_t i;
-	if (!want_int(c, v, e, "rank", &i))
-		return false;
-	if (i < 0 || i >= in->n) {
-		fail(c, e->pos, "rank %lld out of range 0..%d", (long long)i, in->n - 1);
-		return false;
-	}
-	*out = (int)i;
-	return true;
-}
-
-static bool want_chunk(ctx *c, inst *in, value v, ast *e, int *out)
-{
-	int64_t i;
-	if (!want_int(c, v, e, "chunk", &i))
-		return false;
-	if (i < 0 || i >= in->chunks) {
-		fail(c, e->pos, "chunk %lld out of range 0..%d", (long long)i, in->chunks - 1);
-		return false;
-	}
-	*out = (int)i;
-	return true;
-}
-
-static value set_of_buf(const int *b, int k)
-{
-	value s = v_newlist(V_SET, k);
-	for (int i = 0; i < k; i++)
-		v_push(v_list(s), v_int(b[i]));
-	return s;
-}
-
-static value matching(ctx *c, ast *e, value edges, bool maxcard)
-{
-	if (edges.t != V_LIST) {
-		fail(c, e->pos, "max_weight_matching() needs a list of [u, v, w] edges, found %s", tname(edges));
-		return V_NILV;
-	}
-	vlist *l = v_list(edges);
-	int ne = l->n, nv = 0;
-	int *eu = malloc((ne + 1) * sizeof *eu), *evv = malloc((ne + 1) * sizeof *evv);
-	int64_t *w = malloc((ne + 1) * sizeof *w);
-	value res = V_NILV;
-	for (int i = 0; i < ne; i++) {
-		value t = l->v[i];
-		vlist *q = t.t == V_LIST ? v_list(t) : NULL;
-		if (!q || q->n != 3 || q->v[0].t != V_INT || q->v[1].t != V_INT || q->v[2].t != V_INT) {
-			char *s = v_repr(t, 60);
-			fail(c, e->pos, "max_weight_matching(): edge %d is %s, expected [u, v, w] of ints", i, s);
-			free(s);
-			goto out;
-		}
-		int64_t u = q->v[0].i, v = q->v[1].i;
-		if (u < 0 || v < 0 || u > 1000000 || v > 1000000 || q->v[2].i < 0 ||
-		    q->v[2].i >= MATCH_MAX_WEIGHT) {
-			fail(c, e->pos, "max_weight_matching(): edge %d has a vertex outside 0..1000000 or a weight outside 0..2^40", i);
-			goto out;
-		}
-		eu[i] = (int)u;
-		evv[i] = (int)v;
-		w[i] = q->v[2].i;
-		if (u + 1 > nv) nv = (int)u + 1;
-		if (v + 1 > nv) nv = (int)v + 1;
-	}
-	int *mate = malloc((nv + 1) * sizeof *mate);
-	char err[200];
-	if (match_max_weight(nv, ne, eu, evv, w, maxcard, mate, err, sizeof err) != 0) {
-		fail(c, e->pos, "max_weight_matching(): %s", err);
-	} else {
-		res = v_newlist(V_LIST, 0);
-		for (int u = 0; u < nv; u++) {
-			if (mate[u] > u) {
-				value p = v_newlist(V_LIST, 2);
-				v_push(v_list(p), v_int(u));
-				v_push(v_list(p), v_int(mate[u]));
-				v_push(v_list(res), p);
-			}
-		}
-	}
-	free(mate);
-out:
-	free(eu);
-	free(evv);
-	free(w);
-	return res;
-}
-
-static value builtin(ctx *c, inst *in, ast *e, value *a, int na)
-{
-	const char *fn = e->str;
-	int r, ch;
-	int64_t x;
-	switch (e->slot) {
-	case BI_LEN:
-		switch (a[0].t) {
-		case V_STR: return v_int(v_strobj(a[0])->len);
-		case V_LIST: case V_SET: return v_int(v_list(a[0])->n);
-		case V_MAP: return v_int(v_map(a[0])->n);
-		default: break;
-		}
-		fail(c, e->pos, "len() needs a list, set, map or string, found %s", tname(a[0]));
-		return V_NILV;
-	case BI_MIN: case BI_MAX: {
-		value *v = a;
-		int n = na;
-		if (na == 1 && !elems(c, e, a[0], fn, &v, &n))
-			return V_NILV;
-		if (n == 0) {
-			fail(c, e->pos, "%s() of an empty collection", fn);
-			return V_NILV;
-		}
-		value best = v[0];
-		for (int i = 0; i < n; i++) {
-			if (v[i].t != v[0].t || (v[i].t != V_INT && v[i].t != V_STR)) {
-				fail(c, e->pos, "%s() compares ints or strings, found %s", fn, tname(v[i]));
-				return V_NILV;
-			}
-			int k = v_cmp(v[i], best);
-			if (e->slot == BI_MIN ? k < 0 : k > 0)
-				best = v[i];
-		}
-		return v_ref(best);
-	}
-	case BI_ABS:
-		if (!want_int(c, a[0], e->list.v[0], "abs() argument", &x))
-			return V_NILV;
-		if (x == INT64_MIN) {
-			fail(c, e->pos, "integer overflow in abs()");
-			return V_NILV;
-		}
-		return v_int(x < 0 ? -x : x);
-	case BI_LOG2: case BI_CLOG2: case BI_ISPOW2: {
-		if (!want_int(c, a[0], e->list.v[0], "argument", &x))
-			return V_NILV;
-		if (e->slot == BI_ISPOW2)
-			return v_bool(x > 0 && (x & (x - 1)) == 0);
-		if (x < 1) {
-			fail(c, e->pos, "%s() of %lld; it needs an int >= 1", fn, (long long)x);
-			return V_NILV;
-		}
-		int l = 63 - __builtin_clzll((unsigned long long)x);
-		if (e->slot == BI_CLOG2 && (x & (x - 1)) != 0)
-			l++;
-		return v_int(l);
-	}
-	case BI_SORTED: case BI_LIST: case BI_KEYS: case BI_SET: {
-		value *v = NULL;
-		int n = 0;
-		if (na == 1) {
-			if (e->slot == BI_KEYS && a[0].t != V_MAP) {
-				fail(c, e->pos, "keys() needs a map, found %s", tname(a[0]));
-				return V_NILV;
-			}
-			if (!elems(c, e, a[0], fn, &v, &n))
-				return V_NILV;
-		}
-		if (e->slot == BI_SET) {
-			value s = v_newlist(V_SET, n);
-			for (int i = 0; i < n; i++) {
-				if (!is_key(v[i])) {
-					fail(c, e->pos, "set elements must be ints, bools or strings, found %s", tname(v[i]));
-					v_unref(s);
-					return V_NILV;
-				}
-				v_set_add(v_list(s), v_ref(v[i]));
-			}
-			return s;
-		}
-		value l = v_newlist(V_LIST, n);
-		for (int i = 0; i < n; i++)
-			v_push(v_list(l), v_ref(v[i]));
-		if (e->slot == BI_SORTED && a[0].t == V_LIST) {
-			/* insertion sort is stable and fast on the nearly sorted lists
-			 * schedules produce; fall back to qsort for long ones */
-			vlist *q = v_list(l);
-			if (q->n > 64) {
-				qsort(q->v, q->n, sizeof *q->v, cmp_values);
-			} else {
-				for (int i = 1; i < q->n; i++)
-					for (int j = i; j > 0 && v_cmp(q->v[j - 1], q->v[j]) > 0; j--) {
-						value t = q->v[j]; q->v[j] = q->v[j - 1]; q->v[j - 1] = t;
-					}
-			}
-		}
-		return l;
-	}
-	case BI_PUSH:
-		if (a[0].t != V_LIST) {
-			fail(c, e->pos, "push() needs a list, found %s", tname(a[0]));
-			return V_NILV;
-		}
-		v_push(v_list(a[0]), v_ref(a[1]));
-		return V_NILV;
-	case BI_POP:
-		if (a[0].t != V_LIST || v_list(a[0])->n == 0) {
-			fail(c, e->pos, a[0].t != V_LIST ? "pop() needs a list, found %s" : "pop() from an empty %s",
-			     tname(a[0]));
-			return V_NILV;
-		}
-		return v_list(a[0])->v[--v_list(a[0])->n];   /* the list's reference moves to the caller */
-	case BI_ADD:
-		if (a[0].t != V_SET || !is_key(a[1])) {
-			fail(c, e->pos, a[0].t != V_SET ? "add() needs a set, found %s"
-			     : "set elements must be ints, bools or strings, found %s",
-			     tname(a[0].t != V_SET ? a[0] : a[1]));
-			return V_NILV;
-		}
-		v_set_add(v_list(a[0]), v_ref(a[1]));
-		return V_NILV;
-	case BI_REMOVE:
-		if (a[0].t == V_SET)
-			return v_bool(v_set_remove(v_list(a[0]), a[1]));
-		if (a[0].t == V_MAP)
-			return v_bool(v_map_remove(v_map(a[0]), a[1]));
-		fail(c, e->pos, "remove() needs a set or a map, found %s", tname(a[0]));
-		return V_NILV;
-	case BI_STR: {
-		char *s = v_show(a[0], 1 << 20);
-		value v = v_newstr(s, strlen(s));
-		free(s);
-		return v;
-	}
-	case BI_PRINT:
-		for (int i = 0; i < na; i++) {
-			char *s = v_show(a[i], 1 << 20);
-			fprintf(stderr, "%s%s", i ? " " : "", s);
-			free(s);
-		}
-		fputc('\n', stderr);
-		return V_NILV;
-	case BI_MATCHING:
-		if (na == 2 && a[1].t != V_BOOL) {
-			fail(c, e->pos, "max_weight_matching(): the second argument (max cardinality) must be a bool, found %s",
-			     tname(a[1]));
-			return V_NILV;
-		}
-		return matching(c, e, a[0], na == 2 && a[1].i);
-	case BI_HOLDS: case BI_HAS: case BI_CONTRIB:
-		if (!want_rank(c, in, a[0], e->list.v[0], &r) || !want_chunk(c, in, a[1], e->list.v[1], &ch))
-			return V_NILV;
-		if (e->slot == BI_HOLDS)
-			return v_bool(holds(c, in, r, ch));
-		if (e->slot == BI_HAS)
-			return v_bool(contrib(c, in, r, ch) > 0);
-		return set_of_buf(c->buf, contrib(c, in, r, ch));
-	case BI_HOLDERS: {
-		if (!want_chunk(c, in, a[0], e->list.v[0], &ch))
-			return V_NILV;
-		if (in->top)
-			return set_of_buf(c->buf, state_holders(state(c), in->cmap ? in->cmap[ch] : ch, c->buf));
-		value s = v_newlist(V_SET, 0);
-		for (int q = 0; q < in->n; q++)
-			if (holds(c, in, q, ch))
-				v_push(v_list(s), v_int(q));
-		return s;
-	}
-	case BI_OWNER:
-		if (!want_chunk(c, in, a[0], e->list.v[0], &ch))
-			return V_NILV;
-		if (in->chunks % in->n != 0) {
-			fail(c, e->pos, "owner() needs the chunk count (%d) to be a multiple of n (%d)", in->chunks, in->n);
-			return V_NILV;
-		}
-		return v_int(ch / (in->chunks / in->n));
-	case BI_NCHUNKS:
-		return v_int(in->chunks);
-	}
-	return V_NILV;
-}
-
 /* ---- expressions --------------------------------------------------------- */
 
 static value call(ctx *c, inst *in, value *fr, ast *e)
@@ -1662,12 +218,12 @@ static value call(ctx *c, inst *in, value *fr, ast *e)
 			goto out;
 	}
 	if (e->bind == B_BUILTIN) {
-		res = builtin(c, in, e, args, na);
+		res = bi_call(c, in, e, args, na);
 		goto out;
 	}
 	ast *fn = e->target;
 	if (c->depth >= MAX_DEPTH) {
-		fail(c, e->pos, "calls nested deeper than %d (unbounded recursion in '%s'?)", MAX_DEPTH, fn->str);
+		ev_fail(c, e->pos, "calls nested deeper than %d (unbounded recursion in '%s'?)", MAX_DEPTH, fn->str);
 		goto out;
 	}
 	value *nf = calloc(fn->slot ? fn->slot : 1, sizeof *nf);
@@ -1716,8 +272,8 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			return v_int(in->n);
 		case B_ROOT:
 			if (in->kind != IR_BROADCAST && in->kind != IR_REDUCE) {
-				fail(c, e->pos, "'root' is only defined in broadcast and reduce algorithms, not in %s '%s'",
-				     ir_kind_names[in->kind], in->algo->str);
+				ev_fail(c, e->pos, "'root' is only defined in broadcast and reduce algorithms, not in %s '%s'",
+				        ir_kind_names[in->kind], in->algo->str);
 				return V_NILV;
 			}
 			return v_int(in->root);
@@ -1735,7 +291,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 				v_push(v_list(l), x);
 				continue;
 			} else if (!is_key(x)) {
-				fail(c, e->list.v[i]->pos, "set elements must be ints, bools or strings, found %s", tname(x));
+				ev_fail(c, e->list.v[i]->pos, "set elements must be ints, bools or strings, found %s", tname(x));
 				v_unref(x);
 			} else {
 				v_set_add(v_list(l), x);
@@ -1753,7 +309,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			value k = ev(c, in, fr, e->list.v[i]->a);
 			value x = ev(c, in, fr, e->list.v[i]->b);
 			if (!c->failed && !is_key(k))
-				fail(c, e->list.v[i]->a->pos, "map keys must be ints, bools or strings, found %s", tname(k));
+				ev_fail(c, e->list.v[i]->a->pos, "map keys must be ints, bools or strings, found %s", tname(k));
 			if (c->failed) {
 				v_unref(k);
 				v_unref(x);
@@ -1776,8 +332,8 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			return V_NILV;
 		}
 		if (hi >= lo && hi - lo >= MAX_RANGE) {
-			fail(c, e->pos, "range %lld .. %lld has more than %lld elements", (long long)lo, (long long)hi,
-			     MAX_RANGE);
+			ev_fail(c, e->pos, "range %lld .. %lld has more than %lld elements", (long long)lo, (long long)hi,
+			        MAX_RANGE);
 			return V_NILV;
 		}
 		value l = v_newlist(V_LIST, hi >= lo ? (int)(hi - lo + 1) : 0);
@@ -1800,7 +356,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			return V_NILV;
 		}
 		if (x == INT64_MIN) {
-			fail(c, e->pos, "integer overflow in unary '-'");
+			ev_fail(c, e->pos, "integer overflow in unary '-'");
 			return V_NILV;
 		}
 		return v_int(-x);
@@ -1840,7 +396,7 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			if (!want_int(c, i, e->b, "list index", &k))
 				goto done;
 			if (k < 0 || k >= v_list(a)->n) {
-				fail(c, e->pos, "index %lld out of range for a list of length %d", (long long)k, v_list(a)->n);
+				ev_fail(c, e->pos, "index %lld out of range for a list of length %d", (long long)k, v_list(a)->n);
 				goto done;
 			}
 			r = v_ref(v_list(a)->v[k]);
@@ -1848,13 +404,13 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			value *p = v_map_get(v_map(a), i);
 			if (!p) {
 				char *s = v_repr(i, 60);
-				fail(c, e->pos, "key %s not in map (test with 'in' first)", s);
+				ev_fail(c, e->pos, "key %s not in map (test with 'in' first)", s);
 				free(s);
 				goto done;
 			}
 			r = v_ref(*p);
 		} else {
-			fail(c, e->pos, "cannot index %s; only lists and maps can be indexed", a_tname(a));
+			ev_fail(c, e->pos, "cannot index %s; only lists and maps can be indexed", a_tname(a));
 		}
 	done:
 		v_unref(a);
@@ -1864,14 +420,14 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 	default:
 		break;
 	}
-	fail(c, e->pos, "internal error: unexpected node %d in an expression", e->kind);
+	ev_fail(c, e->pos, "internal error: unexpected node %d in an expression", e->kind);
 	return V_NILV;
 }
 
 /* ---- statements ---------------------------------------------------------- */
 
 /* An if / while / require condition: 1 or 0, or -1 after an error. */
-static int cond(ctx *c, inst *in, value *fr, ast *e, const char *what)
+int ev_cond(ctx *c, inst *in, value *fr, ast *e, const char *what)
 {
 	int64_t x;
 	if (e->fast == FAST_BOOL && fast_eval(c, in, fr, e, &x))
@@ -1933,21 +489,21 @@ static int assign(ctx *c, inst *in, value *fr, ast *s)
 			if (!want_int(c, key, s->a->b, "list index", &k))
 				goto out;
 			if (k < 0 || k >= v_list(cont)->n) {
-				fail(c, s->a->pos, "index %lld out of range for a list of length %d", (long long)k,
-				     v_list(cont)->n);
+				ev_fail(c, s->a->pos, "index %lld out of range for a list of length %d", (long long)k,
+				        v_list(cont)->n);
 				goto out;
 			}
 			slot = &v_list(cont)->v[k];
 		} else if (cont.t == V_MAP) {
 			if (!is_key(key)) {
-				fail(c, s->a->b->pos, "map keys must be ints, bools or strings, found %s", tname(key));
+				ev_fail(c, s->a->b->pos, "map keys must be ints, bools or strings, found %s", tname(key));
 				goto out;
 			}
 			slot = v_map_get(v_map(cont), key);
 			if (!slot) {
 				if (s->op != OP_SET) {
 					char *t = v_repr(key, 60);
-					fail(c, s->a->pos, "key %s not in map", t);
+					ev_fail(c, s->a->pos, "key %s not in map", t);
 					free(t);
 					goto out;
 				}
@@ -1956,7 +512,7 @@ static int assign(ctx *c, inst *in, value *fr, ast *s)
 				goto out;
 			}
 		} else {
-			fail(c, s->a->pos, "cannot assign into %s; only lists and maps have elements", a_tname(cont));
+			ev_fail(c, s->a->pos, "cannot assign into %s; only lists and maps have elements", a_tname(cont));
 			goto out;
 		}
 	}
@@ -1986,7 +542,7 @@ static int body(ctx *c, inst *in, value *fr, ast *b, bool *stop)
 }
 
 /* The bounds of range r (lo .. hi) as ints. */
-static int range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_t *hi)
+int ev_range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_t *hi)
 {
 	value a = ev(c, in, fr, r->a), b = ev(c, in, fr, r->b);
 	bool ok = !c->failed && want_int(c, a, r->a, "range start", lo) && want_int(c, b, r->b, "range end", hi);
@@ -1999,7 +555,7 @@ static int range_bounds(ctx *c, inst *in, value *fr, ast *r, int64_t *lo, int64_
  * list: a list itself, iterated live like Python (elements pushed during
  * the loop are visited); for a set or a map (its keys) a snapshot, so the
  * body may add to or remove from it. */
-static int for_coll(ctx *c, inst *in, value *fr, ast *s, value *out)
+int ev_for_coll(ctx *c, inst *in, value *fr, ast *s, value *out)
 {
 	value coll = ev(c, in, fr, s->a);
 	if (c->failed)
@@ -2009,7 +565,7 @@ static int for_coll(ctx *c, inst *in, value *fr, ast *s, value *out)
 		return FLOW_NEXT;
 	}
 	if (coll.t != V_SET && coll.t != V_MAP) {
-		fail(c, s->a->pos, "'for' needs a range, list, set or map, found %s", tname(coll));
+		ev_fail(c, s->a->pos, "'for' needs a range, list, set or map, found %s", tname(coll));
 		v_unref(coll);
 		return FLOW_ERROR;
 	}
@@ -2031,7 +587,7 @@ static int for_loop(ctx *c, inst *in, value *fr, ast *s)
 	if (s->a->kind == A_RANGE) {
 		/* counted loop without materialising the list */
 		int64_t lo, hi;
-		if (range_bounds(c, in, fr, s->a, &lo, &hi) != FLOW_NEXT)
+		if (ev_range_bounds(c, in, fr, s->a, &lo, &hi) != FLOW_NEXT)
 			return FLOW_ERROR;
 		for (int64_t i = lo; i <= hi && !stop; i++) {
 			v_unref(*var);
@@ -2041,7 +597,7 @@ static int for_loop(ctx *c, inst *in, value *fr, ast *s)
 		return f;
 	}
 	value coll;
-	if (for_coll(c, in, fr, s, &coll) != FLOW_NEXT)
+	if (ev_for_coll(c, in, fr, s, &coll) != FLOW_NEXT)
 		return FLOW_ERROR;
 	for (int i = 0; i < v_list(coll)->n && !stop; i++) {
 		v_unref(*var);
@@ -2079,38 +635,6 @@ static int xfer(ctx *c, inst *in, value *fr, ast *s)
 	return xfer_emit(c, in, s, ch, a, b);
 }
 
-/* Emit transfer statement s with its operands evaluated (local chunk
- * ch from rank a to rank b), after checking their ranges.  Inlined into
- * the fast path, which runs it once per transfer. */
-static inline __attribute__((always_inline)) int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
-{
-	if (ch < 0 || ch >= in->chunks) {
-		fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
-		     in->chunks, in->chunks == 1 ? "" : "s", in->chunks - 1);
-		return FLOW_ERROR;
-	}
-	for (int k = 0; k < 2; k++) {
-		int64_t r = k ? b : a;
-		if (r < 0 || r >= in->n) {
-			fail(c, (k ? s->c : s->b)->pos, "%s rank %lld out of range: '%s' runs on %d ranks (0..%d)",
-			     k ? "destination" : "source", (long long)r, in->algo->str, in->n, in->n - 1);
-			return FLOW_ERROR;
-		}
-	}
-	int gc = in->cmap ? in->cmap[ch] : (int)ch;
-	int ga = in->rmap[a], gb = in->rmap[b];
-	bool lone = !c->in_round;
-	if (lone)
-		ir_begin_round(c->s, c->phase, s->pos);
-	ir_add(c->s, ga, gb, gc, s->op ? IR_REDUCE_OP : IR_COPY, s->pos);
-	if (s->both)
-		ir_add(c->s, gb, ga, gc, s->op ? IR_REDUCE_OP : IR_COPY, s->pos);
-	if (lone)
-		ir_end_round(c->s);
-	in->emitted = true;
-	return FLOW_NEXT;
-}
-
 /* A list (or set) of distinct ints in 0..lim-1, for `run ... on/chunks`. */
 static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char *what, int *len)
 {
@@ -2118,7 +642,7 @@ static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char 
 	if (c->failed)
 		return NULL;
 	if (v.t != V_LIST && v.t != V_SET) {
-		fail(c, e->pos, "'run ... %s' needs a list of %s, found %s", what, what, tname(v));
+		ev_fail(c, e->pos, "'run ... %s' needs a list of %s, found %s", what, what, tname(v));
 		v_unref(v);
 		return NULL;
 	}
@@ -2129,8 +653,8 @@ static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char 
 		value x = l->v[i];
 		if (x.t != V_INT || x.i < 0 || x.i >= lim || seen[x.i]) {
 			char *t = v_repr(x, 40);
-			fail(c, e->pos, "'run ... %s': element %d is %s; expected distinct %s in 0..%d", what, i, t, what,
-			     lim - 1);
+			ev_fail(c, e->pos, "'run ... %s': element %d is %s; expected distinct %s in 0..%d", what, i, t, what,
+			        lim - 1);
 			free(t);
 			free(out);
 			out = NULL;
@@ -2140,7 +664,7 @@ static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char 
 		out[i] = (int)x.i;
 	}
 	if (out && l->n == 0) {
-		fail(c, e->pos, "'run ... %s' needs at least one element", what);
+		ev_fail(c, e->pos, "'run ... %s' needs at least one element", what);
 		free(out);
 		out = NULL;
 	}
@@ -2153,7 +677,7 @@ static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char 
 static int run_stmt(ctx *c, inst *in, value *fr, ast *s)
 {
 	if (c->in_round) {
-		fail(c, s->pos, "'run' inside a round; a composed algorithm emits its own rounds");
+		ev_fail(c, s->pos, "'run' inside a round; a composed algorithm emits its own rounds");
 		return FLOW_ERROR;
 	}
 	int nr = 0, nc = 0;
@@ -2195,7 +719,7 @@ static int run_stmt(ctx *c, inst *in, value *fr, ast *s)
 			int64_t r;
 			if (want_int(c, sub.withv[i], s->list.v[i]->a, "root", &r)) {
 				if (r < 0 || r >= nr)
-					fail(c, s->list.v[i]->a->pos, "root %lld out of range 0..%d", (long long)r, nr - 1);
+					ev_fail(c, s->list.v[i]->a->pos, "root %lld out of range 0..%d", (long long)r, nr - 1);
 				sub.root = (int)r;
 			}
 		}
@@ -2247,11 +771,11 @@ static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
 	if (!int_of(c, in, fr, s->a, "chunk count", &k))
 		return FLOW_ERROR;
 	if (in->emitted) {
-		fail(c, s->pos, "'chunks' after the first transfer; the chunk count must be fixed before any round");
+		ev_fail(c, s->pos, "'chunks' after the first transfer; the chunk count must be fixed before any round");
 		return FLOW_ERROR;
 	}
 	if (k < 1 || k > (1 << 20)) {
-		fail(c, s->a->pos, "chunk count %lld out of range 1..%d", (long long)k, 1 << 20);
+		ev_fail(c, s->a->pos, "chunk count %lld out of range 1..%d", (long long)k, 1 << 20);
 		return FLOW_ERROR;
 	}
 	if (in->top) {
@@ -2261,11 +785,11 @@ static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
 			c->st = NULL;
 		}
 	} else if (in->cmap && k != in->ncmap) {
-		fail(c, s->pos, "'%s' declares %lld chunks but 'run' maps %d", in->algo->str, (long long)k, in->ncmap);
+		ev_fail(c, s->pos, "'%s' declares %lld chunks but 'run' maps %d", in->algo->str, (long long)k, in->ncmap);
 		return FLOW_ERROR;
 	} else if (!in->cmap && k > in->ncmap) {
-		fail(c, s->pos, "'%s' declares %lld chunks but its caller has only %d (map them with 'run ... chunks')",
-		     in->algo->str, (long long)k, in->ncmap);
+		ev_fail(c, s->pos, "'%s' declares %lld chunks but its caller has only %d (map them with 'run ... chunks')",
+		        in->algo->str, (long long)k, in->ncmap);
 		return FLOW_ERROR;
 	}
 	in->chunks = (int)k;
@@ -2273,16 +797,8 @@ static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
 	return FLOW_NEXT;
 }
 
-/* Run statement s, counting a step on it. */
-static int ex(ctx *c, inst *in, value *fr, ast *s)
-{
-	if (c->failed || !step(c, s))
-		return FLOW_ERROR;
-	return stmt(c, in, fr, s);
-}
-
 /* Run statement s (its step already counted). */
-static int stmt(ctx *c, inst *in, value *fr, ast *s)
+int ev_stmt(ctx *c, inst *in, value *fr, ast *s)
 {
 	switch (s->kind) {
 	case A_LET: {
@@ -2298,7 +814,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 	case A_ASSIGN:
 		return assign(c, in, fr, s);
 	case A_IF: {
-		int t = cond(c, in, fr, s->a, "'if' condition");
+		int t = ev_cond(c, in, fr, s->a, "'if' condition");
 		if (t < 0)
 			return FLOW_ERROR;
 		if (t)
@@ -2309,7 +825,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 		return for_loop(c, in, fr, s);
 	case A_WHILE:
 		for (;;) {
-			int t = cond(c, in, fr, s->a, "'while' condition");
+			int t = ev_cond(c, in, fr, s->a, "'while' condition");
 			if (t < 0)
 				return FLOW_ERROR;
 			if (!t)
@@ -2343,7 +859,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 			snprintf(c->opts->why, sizeof c->opts->why, "%s", msg);
 			c->failed = true;
 		} else {
-			fail(c, s->pos, "requirement failed: %s", msg);
+			ev_fail(c, s->pos, "requirement failed: %s", msg);
 		}
 		free(msg);
 		return FLOW_ERROR;
@@ -2360,7 +876,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 		if (s->b && !int_of(c, in, fr, s->b, "port count", &pr))
 			return FLOW_ERROR;
 		if (ps < 1 || pr < 1 || ps > 1 << 20 || pr > 1 << 20) {
-			fail(c, s->pos, "port counts must be at least 1, found %lld, %lld", (long long)ps, (long long)pr);
+			ev_fail(c, s->pos, "port counts must be at least 1, found %lld, %lld", (long long)ps, (long long)pr);
 			return FLOW_ERROR;
 		}
 		if (in->top) {   /* a composed algorithm runs under its caller's port model */
@@ -2371,7 +887,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 	}
 	case A_ROUND: {
 		if (c->in_round) {
-			fail(c, s->pos, "'round' inside another round; a round is a flat set of transfers");
+			ev_fail(c, s->pos, "'round' inside another round; a round is a flat set of transfers");
 			return FLOW_ERROR;
 		}
 		ir_begin_round(c->s, c->phase, s->pos);
@@ -2386,7 +902,7 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 		if (c->failed)
 			return FLOW_ERROR;
 		if (v.t != V_STR) {
-			fail(c, s->a->pos, "phase name must be a string, found %s", tname(v));
+			ev_fail(c, s->a->pos, "phase name must be a string, found %s", tname(v));
 			v_unref(v);
 			return FLOW_ERROR;
 		}
@@ -2405,16 +921,16 @@ static int stmt(ctx *c, inst *in, value *fr, ast *s)
 		v_unref(ev(c, in, fr, s->a));
 		return c->failed ? FLOW_ERROR : FLOW_NEXT;
 	default:
-		fail(c, s->pos, "internal error: unexpected node %d as a statement", s->kind);
+		ev_fail(c, s->pos, "internal error: unexpected node %d as a statement", s->kind);
 		return FLOW_ERROR;
 	}
 }
 
 static int block(ctx *c, inst *in, value *fr, ast *b)
 {
-	struct fast_code *fc = fast_code(c, b);
+	struct fast_code *fc = fc_code(c, b);
 	if (fc->ok)
-		return fast_run(c, in, fr, fc, NULL);
+		return vm_run(c, in, fr, fc, NULL);
 	for (int i = 0; i < b->list.n; i++) {
 		int f = ex(c, in, fr, b->list.v[i]);
 		if (f != FLOW_NEXT)
@@ -2426,8 +942,8 @@ static int block(ctx *c, inst *in, value *fr, ast *b)
 static void run_inst(ctx *c, inst *in)
 {
 	if (c->depth >= MAX_DEPTH) {
-		fail(c, in->algo->pos, "algorithms composed deeper than %d ('run' recursion in '%s'?)", MAX_DEPTH,
-		     in->algo->str);
+		ev_fail(c, in->algo->pos, "algorithms composed deeper than %d ('run' recursion in '%s'?)", MAX_DEPTH,
+		        in->algo->str);
 		return;
 	}
 	value *fr = calloc(in->algo->slot ? in->algo->slot : 1, sizeof *fr);
@@ -2456,7 +972,7 @@ ir_sched *eval_algorithm(ast_prog *prog, ast *algo, int n, const drv_define *def
 		if (algo->kindof != IR_BROADCAST && algo->kindof != IR_REDUCE)
 			continue;
 		if (defs[i].value < 0 || defs[i].value >= n)
-			fail(&c, (srcpos){ 0 }, "-D root=%lld out of range 0..%d", defs[i].value, n - 1);
+			ev_fail(&c, (srcpos){ 0 }, "-D root=%lld out of range 0..%d", defs[i].value, n - 1);
 		top.root = (int)defs[i].value;
 	}
 	s->root = top.root;

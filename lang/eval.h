@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "ast.h"
-#include "driver.h"
+#include "defs.h"
 #include "ir.h"
 
 typedef struct {
