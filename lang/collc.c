@@ -3,7 +3,7 @@
  *
  *   collc check FILE... [-a ALGO] [-n N | --n-range A..B] [-D k=v]
  *   collc show  FILE... [-a ALGO] -n N [--format table|json|dot] [-D k=v]
- *   collc cost|sim|compare|tune ...   (codegen/cmd_cost.c)
+ *   collc cost|sim|compare|tune ...   (codegen/cmd_cost.c, cmd_sim.c, cmd_compare.c, cmd_tune.c)
  *
  * Every subcommand goes through the driver (driver.h): parse + resolve
  * once, then evaluate and verify per (algorithm, n).  Exit status: 0 when
