@@ -35,9 +35,11 @@ static void list_algos(drv_prog *p, char *buf, size_t len)
 }
 
 /* The algorithms to cost: -a (each must exist), else all named in the
- * files.  `one` asks for exactly one.  Adds the baseline when asked. */
-static int select_algos(drv_prog *p, cmd_opts *o, bool one, cmd_algo **out, int *nout)
+ * files.  sim simulates exactly one; compare and tune measure against
+ * the baseline, so it comes along. */
+static int select_algos(drv_prog *p, cmd_opts *o, cmd_algo **out, int *nout)
 {
+	bool one = o->which == CMD_SIM, baseline = o->which & (CMD_COMPARE | CMD_TUNE);
 	char have[1024];
 	list_algos(p, have, sizeof have);
 	cmd_algo *v = calloc((size_t)drv_nalgos(p) + (size_t)o->nalgos + 2, sizeof *v);
@@ -68,7 +70,7 @@ static int select_algos(drv_prog *p, cmd_opts *o, bool one, cmd_algo **out, int 
 		free(v);
 		return cmd_usage_error("%s takes one algorithm: choose it with -a (have: %s)", o->cmd, have);
 	}
-	if (!one) {
+	if (baseline) {
 		/* the baseline comes along even when -a did not name it */
 		int k = drv_find_algo(p, o->baseline);
 		if (k < 0 && o->baseline_given) {
@@ -135,8 +137,8 @@ int cmd_models(const cmd_opts *o, const cost_model **m)
 	return k;
 }
 
-int cmd_setup(int argc, char **argv, int which, const char *usage, bool one, cmd_opts *o,
-	      drv_prog **p, cmd_algo **v, int *nv)
+int cmd_setup(int argc, char **argv, int which, const char *usage, cmd_opts *o, drv_prog **p,
+	      cmd_algo **v, int *nv)
 {
 	*p = NULL;
 	*v = NULL;
@@ -149,7 +151,7 @@ int cmd_setup(int argc, char **argv, int which, const char *usage, bool one, cmd
 		return 1;
 	if (check_defines(*p, o))
 		return 1;
-	return select_algos(*p, o, one, v, nv);
+	return select_algos(*p, o, v, nv);
 }
 
 int cmd_teardown(int rc, cmd_opts *o, drv_prog *p, cmd_algo *v, int nv)

@@ -213,7 +213,7 @@ int cmd_compare(int argc, char **argv)
 	cmd_algo *v;
 	int nv, nrows = 0, cap = 0;
 	cmd_row *rows = NULL;
-	int rc = cmd_setup(argc, argv, CMD_COMPARE, compare_usage, false, &o, &p, &v, &nv);
+	int rc = cmd_setup(argc, argv, CMD_COMPARE, compare_usage, &o, &p, &v, &nv);
 	if (rc == 0 && !o.have_nrange) {
 		for (int i = 0; i < nv && rc == 0; i++) {
 			int b = cmd_algo_build(p, &o, &v[i], o.n, o.nalgos == 0);

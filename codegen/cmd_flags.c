@@ -44,8 +44,6 @@ int cmd_input_error(const char *fmt, ...)
 /* --- help -------------------------------------------------------------------- */
 
 static const char common_help[] =
-	"options:\n"
-	"  -a ALGO[,ALGO...]   algorithm(s) by name (default: every algorithm in FILE...)\n"
 	"  -n N                rank count (default: the rank count of --links)\n"
 	"  -D name=value       set a `param` of the algorithms\n"
 	"  -s SIZE             buffer size (repeatable)\n"
@@ -75,6 +73,13 @@ static const char table_help[] =
 static void help(const char *usage, int which)
 {
 	fputs(usage, stdout);
+	fputs("options:\n", stdout);
+	/* a simulation's report (timeline, critical path, --svg) is of one run */
+	if (which == CMD_SIM)
+		fputs("  -a ALGO             the algorithm (needed when FILE... holds several)\n", stdout);
+	else
+		fputs("  -a ALGO[,ALGO...]   algorithm(s) by name (default: every algorithm in FILE...)\n",
+		      stdout);
 	fputs(common_help, stdout);
 	if (which & (CMD_COMPARE | CMD_TUNE))
 		fputs(table_help, stdout);

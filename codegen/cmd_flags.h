@@ -105,11 +105,11 @@ int cmd_straggler_for(const cmd_opts *o, int n);
 
 /* cmd_algos.c */
 /* cmd_parse, then load the files, check every -D and choose the
- * algorithms (-a, else every named one); `one` asks for exactly one,
- * otherwise the baseline comes along.  *p and *v are set (or NULL) for
- * cmd_teardown whatever it returns; returns as cmd_parse. */
-int cmd_setup(int argc, char **argv, int which, const char *usage, bool one, cmd_opts *o,
-	      drv_prog **p, cmd_algo **v, int *nv);
+ * algorithms (-a, else every named one): sim takes exactly one, and for
+ * compare and tune the baseline comes along.  *p and *v are set (or
+ * NULL) for cmd_teardown whatever it returns; returns as cmd_parse. */
+int cmd_setup(int argc, char **argv, int which, const char *usage, cmd_opts *o, drv_prog **p,
+	      cmd_algo **v, int *nv);
 /* Evaluate and verify a for n ranks and prepare its plan.  0 ok, 1 failed
  * (diagnostics printed), 3 unsupported n in quiet mode (reason in a->why). */
 int cmd_algo_build(drv_prog *p, const cmd_opts *o, cmd_algo *a, int n, bool quiet);

@@ -183,7 +183,7 @@ int cmd_sim(int argc, char **argv)
 	drv_prog *p;
 	cmd_algo *v;
 	int nv;
-	int rc = cmd_setup(argc, argv, CMD_SIM, sim_usage, true, &o, &p, &v, &nv);
+	int rc = cmd_setup(argc, argv, CMD_SIM, sim_usage, &o, &p, &v, &nv);
 	if (rc == 0)
 		rc = cmd_algo_build(p, &o, &v[0], o.n, false);
 	cost_sim *sim = NULL;

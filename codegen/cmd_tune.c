@@ -177,7 +177,7 @@ int cmd_tune(int argc, char **argv)
 	drv_prog *p;
 	cmd_algo *v;
 	int nv;
-	int rc = cmd_setup(argc, argv, CMD_TUNE, tune_usage, false, &o, &p, &v, &nv);
+	int rc = cmd_setup(argc, argv, CMD_TUNE, tune_usage, &o, &p, &v, &nv);
 	for (int i = 0; i < nv && rc == 0; i++) {
 		int b = cmd_algo_build(p, &o, &v[i], o.n, o.nalgos == 0);
 		if (b == 3)

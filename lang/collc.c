@@ -31,7 +31,7 @@ static void usage(FILE *out)
 	      "        evaluate and verify every algorithm (or ALGO) for each n (default 2..16)\n"
 	      "  show FILE... [-a ALGO] -n N [--format table|json|dot] [-D name=value]...\n"
 	      "        print the verified schedule of ALGO (default: the first in FILE)\n"
-	      "  cost FILE -a ALGO -n N -s SIZE [link flags]      predicted time per cost model\n"
+	      "  cost FILE... [-a ALGO,...] -n N -s SIZE [links]  predicted time per cost model\n"
 	      "  sim FILE -a ALGO -n N -s SIZE [--trace] [--svg F] event-driven simulation\n"
 	      "  compare FILE... -n N [-b -e -f] [--csv|--json|--svg F]  algorithms x sizes\n"
 	      "  tune FILE... -n N [link flags]                   fastest algorithm per size range\n"
