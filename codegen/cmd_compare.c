@@ -99,65 +99,100 @@ static int emit_rows(const cmd_opts *o, cmd_row *rows, int nrows, bool by_n)
 	return 0;
 }
 
+/* A row's point: algbw against size, or speedup against n (NaN where
+ * its collective has no baseline). */
+static double row_x(const cmd_row *w, bool by_n)
+{
+	return by_n ? w->n : w->bytes;
+}
+
+static double row_y(const cmd_row *w, bool by_n)
+{
+	return by_n ? w->speedup : w->r.algbw / 1e9;
+}
+
+/* One chart per collective: an allgather's algbw or an allreduce's
+ * speedup over ring says nothing about the other collective's, so their
+ * curves never share axes.  In each, one series per (algorithm, model)
+ * with a point to draw, in first-appearance order. */
 static int plot_rows(const cmd_opts *o, const cmd_row *rows, int nrows, bool by_n, double bytes)
 {
-	/* one series per (algorithm, model), in first-appearance order */
-	int ns = 0;
+	svg_chart charts[IR_NKINDS];
+	char titles[IR_NKINDS][200];
 	svg_series *s = calloc((size_t)nrows + 1, sizeof *s);
 	char **names = calloc((size_t)nrows + 1, sizeof *names);
 	double *xs = malloc(sizeof *xs * ((size_t)nrows + 1)), *ys = malloc(sizeof *ys * ((size_t)nrows + 1));
 	int *owner = malloc(sizeof *owner * ((size_t)nrows + 1));
 	bool multi = strcmp(o->model, "all") == 0;
-	for (int i = 0; i < nrows; i++) {
-		int k;
-		for (k = 0; k < ns; k++)
-			if (strcmp(rows[owner[k]].algo, rows[i].algo) == 0 &&
-			    strcmp(rows[owner[k]].model, rows[i].model) == 0)
-				break;
-		if (k == ns)
-			owner[ns++] = i;
+	int nc = 0, ns = 0, off = 0;
+	char d[128], sz[32];
+	link_describe(&o->links, d, sizeof d);
+	for (int kind = 0; kind < IR_NKINDS; kind++) {
+		int first = ns, nk = 0;
+		for (int i = 0; i < nrows; i++) {
+			if ((int)rows[i].kind != kind)
+				continue;
+			nk++;
+			if (!isfinite(row_y(&rows[i], by_n)))
+				continue;
+			int k;
+			for (k = first; k < ns; k++)
+				if (strcmp(rows[owner[k]].algo, rows[i].algo) == 0 &&
+				    strcmp(rows[owner[k]].model, rows[i].model) == 0)
+					break;
+			if (k == ns)
+				owner[ns++] = i;
+		}
+		if (ns == first) {
+			if (nk)
+				fprintf(stderr, "collc: note: %s: no chart for %s: the baseline '%s' is not "
+					"one of its algorithms (see --baseline)\n", o->svg, ir_kind_names[kind],
+					o->baseline);
+			continue;
+		}
+		for (int k = first; k < ns; k++) {
+			const cmd_row *f = &rows[owner[k]];
+			char buf[96];
+			if (multi)
+				snprintf(buf, sizeof buf, "%s (%s)", f->algo, f->model);
+			else
+				snprintf(buf, sizeof buf, "%s", f->algo);
+			names[k] = strdup(buf);
+			s[k].name = names[k];
+			s[k].x = xs + off;
+			s[k].y = ys + off;
+			for (int i = 0; i < nrows; i++)
+				if (strcmp(rows[i].algo, f->algo) == 0 && strcmp(rows[i].model, f->model) == 0) {
+					xs[off] = row_x(&rows[i], by_n);
+					ys[off] = row_y(&rows[i], by_n);
+					off++;
+					s[k].n++;
+				}
+		}
+		svg_plot pl = { .logx = 1, .yref = NAN, .title = titles[nc] };
+		if (by_n) {
+			snprintf(titles[nc], sizeof titles[nc], "%s: speedup over %s at %s (%s)",
+				 ir_kind_names[kind], o->baseline, link_fmt_size(bytes, sz, sizeof sz), d);
+			pl.xlabel = "ranks (n)";
+			pl.ylabel = "speedup";
+			pl.xfmt = fmt_int_tick;
+			pl.yref = 1;
+		} else {
+			snprintf(titles[nc], sizeof titles[nc], "%s: algbw by size, n=%d (%s)",
+				 ir_kind_names[kind], o->n, d);
+			pl.xlabel = "buffer size";
+			pl.ylabel = "algbw (GB/s)";
+			pl.xfmt = fmt_size_tick;
+		}
+		charts[nc++] = (svg_chart){ .plot = pl, .series = s + first, .nseries = ns - first };
 	}
-	int off = 0;
-	for (int k = 0; k < ns; k++) {
-		const cmd_row *f = &rows[owner[k]];
-		char buf[96];
-		if (multi)
-			snprintf(buf, sizeof buf, "%s (%s)", f->algo, f->model);
-		else
-			snprintf(buf, sizeof buf, "%s", f->algo);
-		names[k] = strdup(buf);
-		s[k].name = names[k];
-		s[k].x = xs + off;
-		s[k].y = ys + off;
-		for (int i = 0; i < nrows; i++)
-			if (strcmp(rows[i].algo, f->algo) == 0 && strcmp(rows[i].model, f->model) == 0) {
-				xs[off] = by_n ? rows[i].n : rows[i].bytes;
-				ys[off] = by_n ? rows[i].speedup : rows[i].r.algbw / 1e9;
-				off++;
-				s[k].n++;
-			}
-	}
-	char title[200], d[128], sz[32];
-	svg_plot pl = { .logx = 1, .yref = NAN };
-	if (by_n) {
-		snprintf(title, sizeof title, "speedup over %s at %s (%s)", o->baseline,
-			 link_fmt_size(bytes, sz, sizeof sz), link_describe(&o->links, d, sizeof d));
-		pl.xlabel = "ranks (n)";
-		pl.ylabel = "speedup";
-		pl.xfmt = fmt_int_tick;
-		pl.yref = 1;
-	} else {
-		snprintf(title, sizeof title, "algbw by size, n=%d (%s)", o->n,
-			 link_describe(&o->links, d, sizeof d));
-		pl.xlabel = "buffer size";
-		pl.ylabel = "algbw (GB/s)";
-		pl.xfmt = fmt_size_tick;
-	}
-	pl.title = title;
+	int rc;
 	FILE *f;
-	int rc = cmd_open_out(o->svg, &f);
-	if (rc == 0)
-		rc = cmd_close_out(o->svg, f, svg_line_plot(f, &pl, s, ns));
+	if (nc == 0)
+		rc = cmd_input_error("%s: nothing to plot: no collective has its baseline '%s' here",
+				     o->svg, o->baseline);
+	else if ((rc = cmd_open_out(o->svg, &f)) == 0)
+		rc = cmd_close_out(o->svg, f, svg_line_charts(f, charts, nc));
 	for (int k = 0; k < ns; k++)
 		free(names[k]);
 	free(names);
