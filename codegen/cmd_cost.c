@@ -52,12 +52,12 @@ static int cost_algo(const cmd_opts *o, const cmd_algo *a, const cost_model **mo
 			} else {
 				char s[32], t[32], ab[32], bb[32], j[32], tt[32];
 				printf("%-10s  %-7s %11s %13s %13s", link_fmt_size(w.bytes, s, sizeof s),
-				       w.model, link_fmt_time(w.r.time, t, sizeof t),
+				       w.model, cmd_fmt_time(w.r.time, t, sizeof t),
 				       link_fmt_bw(w.r.algbw, ab, sizeof ab),
 				       link_fmt_bw(w.r.busbw, bb, sizeof bb));
 				if (q.straggler >= 0)
-					printf(" %11s %11s", link_fmt_time(w.r.join, j, sizeof j),
-					       link_fmt_time(w.r.total, tt, sizeof tt));
+					printf(" %11s %11s", cmd_fmt_time(w.r.join, j, sizeof j),
+					       cmd_fmt_time(w.r.total, tt, sizeof tt));
 				printf("\n");
 			}
 		}

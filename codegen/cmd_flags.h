@@ -132,6 +132,11 @@ void cmd_json_str(FILE *f, const char *s);
 void cmd_print_links(const cmd_opts *o, int n);
 /* "# NAME (collective): n=..., chunks, rounds, messages, ports". */
 void cmd_describe_sched(const cmd_algo *a);
+/* A time as link_fmt_time writes it (4 significant digits in s, ms, us
+ * or ns), but never finer than 0.001 ns, and a value below half of that
+ * as 0: sums and differences of simulated times carry rounding noise,
+ * which printed as an idle time of "5.421e-11 ns". */
+char *cmd_fmt_time(double s, char *buf, size_t len);
 /* Open an output file for writing, and close it reporting any error of
  * the writer (rc) or of fclose; both return an exit status. */
 int cmd_open_out(const char *path, FILE **f);

@@ -5,7 +5,8 @@
  * `tune`, for what more than one of them prints: result rows as CSV and
  * JSON (one format for cost and compare, so a tool reads either), the
  * "# links: ..." and "# ALGO (collective): ..." header lines, and the
- * opening and closing of an --svg file with its errors reported once.
+ * opening and closing of an --svg file with its errors reported once,
+ * and how every one of them writes a time.
  * What only one command prints stays in that command's file.
  */
 #include <math.h>
@@ -88,7 +89,7 @@ void cmd_print_links(const cmd_opts *o, int n)
 	int sg = cmd_straggler_for(o, n);
 	if (sg >= 0) {
 		if (o->have_delay)
-			printf("; straggler: rank %d, delay %s", sg, link_fmt_time(o->delay, t, sizeof t));
+			printf("; straggler: rank %d, delay %s", sg, cmd_fmt_time(o->delay, t, sizeof t));
 		else
 			printf("; straggler: rank %d, delay long enough to hide what it can", sg);
 	}
@@ -122,3 +123,11 @@ int cmd_close_out(const char *path, FILE *f, int rc)
 	return 0;
 }
 
+char *cmd_fmt_time(double s, char *buf, size_t len)
+{
+	if (fabs(s) < 0.5e-12)
+		s = 0;
+	else if (fabs(s) < 1e-6)
+		s = round(s * 1e12) * 1e-12;   /* ns with at most 3 decimals */
+	return link_fmt_time(s, buf, len);
+}

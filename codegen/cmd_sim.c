@@ -65,8 +65,8 @@ static void describe_msg(const cost_plan *p, const cost_sim *sim, int i, double 
 	char ch[48], by[32], t0[32], t1[32];
 	snprintf(buf, len, "round %d (%s) seg %d: %d -> %d %s, %s, %s .. %s", m->round,
 		 phase_of(p, m->round), x->seg, m->src, m->dst, fmt_chunks(p, m, ch, sizeof ch),
-		 link_fmt_size(m->count * cb, by, sizeof by), link_fmt_time(x->start, t0, sizeof t0),
-		 link_fmt_time(x->end, t1, sizeof t1));
+		 link_fmt_size(m->count * cb, by, sizeof by), cmd_fmt_time(x->start, t0, sizeof t0),
+		 cmd_fmt_time(x->end, t1, sizeof t1));
 }
 
 static int cmp_by_start(const void *a, const void *b, void *ctx)
@@ -97,14 +97,14 @@ static void print_trace(const cost_plan *p, const cost_sim *sim, double cb)
 		qsort_r(idx + cnt[r], (size_t)(cnt[r + 1] - cnt[r]), sizeof *idx, cmp_by_start,
 			(void *)sim);
 		char j[32];
-		printf("rank %d (joins at %s):\n", r, link_fmt_time(sim->join[r], j, sizeof j));
+		printf("rank %d (joins at %s):\n", r, cmd_fmt_time(sim->join[r], j, sizeof j));
 		for (int k = cnt[r]; k < cnt[r + 1]; k++) {
 			const cost_smsg *x = &sim->msgs[idx[k]];
 			const cost_pmsg *m = &p->msgs[x->msg];
 			char t0[32], t1[32], ch[48], by[32];
 			bool send = m->src == r;
-			printf("  %10s .. %-10s  %s %s %d  %s, %s, round %d (%s)", link_fmt_time(x->start, t0, sizeof t0),
-			       link_fmt_time(x->end, t1, sizeof t1), send ? "send" : "recv",
+			printf("  %10s .. %-10s  %s %s %d  %s, %s, round %d (%s)", cmd_fmt_time(x->start, t0, sizeof t0),
+			       cmd_fmt_time(x->end, t1, sizeof t1), send ? "send" : "recv",
 			       send ? "to" : "from", send ? m->dst : m->src, fmt_chunks(p, m, ch, sizeof ch),
 			       link_fmt_size(m->count * cb, by, sizeof by), m->round, phase_of(p, m->round));
 			if (x->seg)
@@ -153,7 +153,7 @@ static int draw_timeline(const char *path, const cmd_algo *a, const cost_sim *si
 	snprintf(title, sizeof title, "%s (%s), n=%d, %s: simulated timeline", a->name,
 		 ir_kind_names[a->kind], p->n, link_fmt_size(o->sizes[0], s, sizeof s));
 	snprintf(note, sizeof note, "%s; completion %s after the last rank joined", link_describe(&o->links, d, sizeof d),
-		 link_fmt_time(sim->r.time, t, sizeof t));
+		 cmd_fmt_time(sim->r.time, t, sizeof t));
 	svg_timeline tl = { .title = title, .rowfmt = "rank %d", .nrows = p->n,
 			    .tmax = sim->r.total, .styles = (const char *const *)p->s->phases,
 			    .nstyles = p->s->nphases, .note = note };
@@ -208,24 +208,24 @@ int cmd_sim(int argc, char **argv)
 		printf("\n");
 		if (q.straggler >= 0) {
 			printf("straggler: rank %d joins at %s%s\n", q.straggler,
-			       link_fmt_time(sim->r.join, a, sizeof a),
+			       cmd_fmt_time(sim->r.join, a, sizeof a),
 			       o.have_delay ? "" : " (when the others have done all they can without it)");
 			if (pl->npre)
-				printf("precondition: ends at %s\n", link_fmt_time(sim->r.pre, a, sizeof a));
+				printf("precondition: ends at %s\n", cmd_fmt_time(sim->r.pre, a, sizeof a));
 		}
 		cost_result rr;
 		link_error err;
 		cost_rounds(pl, &q, &rr, &err);
 		printf("time %s  algbw %s  busbw %s  (completion %s from the start; rounds model %s)\n",
-		       link_fmt_time(sim->r.time, a, sizeof a), link_fmt_bw(sim->r.algbw, b, sizeof b),
-		       link_fmt_bw(sim->r.busbw, c, sizeof c), link_fmt_time(sim->r.total, d, sizeof d),
-		       link_fmt_time(rr.time, e, sizeof e));
+		       cmd_fmt_time(sim->r.time, a, sizeof a), link_fmt_bw(sim->r.algbw, b, sizeof b),
+		       link_fmt_bw(sim->r.busbw, c, sizeof c), cmd_fmt_time(sim->r.total, d, sizeof d),
+		       cmd_fmt_time(rr.time, e, sizeof e));
 
 		printf("\n%6s %11s %11s %11s %11s\n", "rank", "joined", "busy", "idle", "done");
 		for (int r = 0; r < pl->n; r++)
-			printf("%6d %11s %11s %11s %11s\n", r, link_fmt_time(sim->join[r], a, sizeof a),
-			       link_fmt_time(sim->busy[r], b, sizeof b), link_fmt_time(sim->idle[r], c, sizeof c),
-			       link_fmt_time(sim->done[r], d, sizeof d));
+			printf("%6d %11s %11s %11s %11s\n", r, cmd_fmt_time(sim->join[r], a, sizeof a),
+			       cmd_fmt_time(sim->busy[r], b, sizeof b), cmd_fmt_time(sim->idle[r], c, sizeof c),
+			       cmd_fmt_time(sim->done[r], d, sizeof d));
 
 		int nwhy[5] = { 0 };
 		for (int i = 0; i < sim->npath; i++)
@@ -247,8 +247,8 @@ int cmd_sim(int argc, char **argv)
 			snprintf(tr, sizeof tr, "%d -> %d", m->src, m->dst);
 			printf("%6d %-20s %4d %13s %-12s %10s %11s %11s  %s\n", m->round, phase_of(pl, m->round),
 			       x->seg, tr, fmt_chunks(pl, m, ch, sizeof ch),
-			       link_fmt_size(m->count * cb, a, sizeof a), link_fmt_time(x->start, b, sizeof b),
-			       link_fmt_time(x->end, c, sizeof c), why_names[x->why]);
+			       link_fmt_size(m->count * cb, a, sizeof a), cmd_fmt_time(x->start, b, sizeof b),
+			       cmd_fmt_time(x->end, c, sizeof c), why_names[x->why]);
 		}
 		if (o.trace)
 			print_trace(pl, sim, cb);
