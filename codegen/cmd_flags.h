@@ -99,6 +99,7 @@ int cmd_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (usage), or -1 after printing --help.  Free o with cmd_free_opts
  * whatever it returns. */
 int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o);
+/* Free what cmd_parse allocated in o (not o itself). */
 void cmd_free_opts(cmd_opts *o);
 /* The straggler rank for n ranks, -1 for none. */
 int cmd_straggler_for(const cmd_opts *o, int n);
@@ -122,6 +123,9 @@ cost_params cmd_params(const cmd_opts *o, double bytes, int n);
 int cmd_models(const cmd_opts *o, const cost_model **m);
 
 /* cmd_report.c */
+/* The CSV header line, a row under it (full precision: tools and tests
+ * read these), and a row as a JSON object of a list (`first`: no comma
+ * before it). */
 extern const char cmd_csv_header[];
 void cmd_csv_row(FILE *f, const cmd_row *w);
 void cmd_json_row(FILE *f, const cmd_row *w, bool first);
