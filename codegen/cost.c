@@ -664,18 +664,24 @@ int cost_critical_delay(const cost_model *m, const cost_plan *algo, const cost_p
 		return -1;
 	double hi = ra.join > rb.join ? ra.join : rb.join, lo = 0, hlo, hhi;
 	double tol = 1e-12 * (ra.time + rb.time + hi);
+	/* Each time is max(P - d, T) in the delay d: flat once the delay
+	 * hides that algorithm's precondition.  So the gap is flat, then
+	 * falls (algo's precondition is the longer one to hide) or rises
+	 * (base's is, as the Broadcast baseline's pre-allreduce is longer
+	 * than StragglAR's reduce-scatter), then flat again: monotone.  The
+	 * far end decides whether algo wins for every larger delay; only
+	 * then does winning at 0 mean winning from 0. */
+	if (gap(m, algo, base, &q, hi, &hhi, err))
+		return -1;
+	if (hhi > tol)
+		return 1;
 	if (gap(m, algo, base, &q, 0, &hlo, err))
 		return -1;
 	if (hlo <= 0) {
 		*delay = 0;
 		return 0;
 	}
-	if (gap(m, algo, base, &q, hi, &hhi, err))
-		return -1;
-	if (hhi > tol)
-		return 1;
-	/* The gap is piecewise linear in the delay (slope -1 while algo's
-	 * precondition shows, then flat), so regula falsi with the Illinois
+	/* A falling gap, piecewise linear: regula falsi with the Illinois
 	 * fix lands on the crossing in a few steps; bisection guards the
 	 * rest.  Invariant: gap(lo) > 0 >= gap(hi). */
 	int side = 0;

@@ -69,9 +69,23 @@ static char *fmt_g(double v, char *buf, size_t len)
 	return buf;
 }
 
-int svg_line_plot(FILE *out, const svg_plot *p, const svg_series *s, int ns)
+/* The size of one line plot; stacked charts are PLOT_H apart. */
+#define PLOT_W 900.0
+#define PLOT_H 520.0
+
+/* Whether series s has a point to draw. */
+static int drawable(const svg_plot *p, const svg_series *s)
 {
-	const double W = 900, H = 520, L = 80, R = 200, T = 50, B = 60;
+	for (int k = 0; k < s->n; k++)
+		if (isfinite(p->logx ? log2(s->x[k]) : s->x[k]) && isfinite(s->y[k]))
+			return 1;
+	return 0;
+}
+
+/* One line plot, without the document around it. */
+static void chart(FILE *out, const svg_plot *p, const svg_series *s, int ns)
+{
+	const double W = PLOT_W, H = PLOT_H, L = 80, R = 200, T = 50, B = 60;
 	const double pw = W - L - R, ph = H - T - B;
 	char *(*xfmt)(double, char *, size_t) = p->xfmt ? p->xfmt : fmt_g;
 	char *(*yfmt)(double, char *, size_t) = p->yfmt ? p->yfmt : fmt_g;
@@ -101,7 +115,6 @@ int svg_line_plot(FILE *out, const svg_plot *p, const svg_series *s, int ns)
 #define PX(x) (L + ((x) - x0) / (x1 - x0) * pw)
 #define PY(y) (T + ph - (y) / y1 * ph)
 
-	begin(out, W, H);
 	text(out, W / 2, 28, "middle", "font-size=\"16\"", p->title ? p->title : "");
 	/* grid and y ticks */
 	char buf[64];
@@ -143,9 +156,14 @@ int svg_line_plot(FILE *out, const svg_plot *p, const svg_series *s, int ns)
 		fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\" "
 			     "stroke-dasharray=\"6 4\"/>\n", L, PY(p->yref), L + pw, PY(p->yref));
 
-	for (int i = 0; i < ns; i++) {
-		const char *col = palette[i % NPALETTE];
-		const char *dash = i >= NPALETTE ? " stroke-dasharray=\"8 3\"" : "";
+	/* A series with no point gets no colour and no legend entry, so the
+	 * legend lists exactly the lines drawn. */
+	for (int i = 0, li = 0; i < ns; i++) {
+		if (!drawable(p, &s[i]))
+			continue;
+		const char *col = palette[li % NPALETTE];
+		const char *dash = li >= NPALETTE ? " stroke-dasharray=\"8 3\"" : "";
+		double ly = T + 10 + 20 * li++;
 		int open = 0;
 		for (int k = 0; k < s[i].n; k++) {
 			double x = p->logx ? log2(s[i].x[k]) : s[i].x[k], y = s[i].y[k];
@@ -170,13 +188,31 @@ int svg_line_plot(FILE *out, const svg_plot *p, const svg_series *s, int ns)
 					PX(x), PY(y), col);
 		}
 		/* legend entry */
-		double ly = T + 10 + 20 * i;
 		fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
 			     "stroke-width=\"3\"%s/>\n", L + pw + 15, ly, L + pw + 40, ly, col, dash);
 		text(out, L + pw + 46, ly + 4, "start", NULL, s[i].name ? s[i].name : "");
 	}
 #undef PX
 #undef PY
+}
+
+int svg_line_plot(FILE *out, const svg_plot *p, const svg_series *s, int ns)
+{
+	begin(out, PLOT_W, PLOT_H);
+	chart(out, p, s, ns);
+	return end(out);
+}
+
+int svg_line_charts(FILE *out, const svg_chart *c, int nc)
+{
+	if (nc == 1)
+		return svg_line_plot(out, &c[0].plot, c[0].series, c[0].nseries);
+	begin(out, PLOT_W, PLOT_H * (nc > 0 ? nc : 1));
+	for (int i = 0; i < nc; i++) {
+		fprintf(out, "<g transform=\"translate(0 %.0f)\">\n", PLOT_H * i);
+		chart(out, &c[i].plot, c[i].series, c[i].nseries);
+		fputs("</g>\n", out);
+	}
 	return end(out);
 }
 

@@ -3,10 +3,10 @@
  * timelines (one row per rank, a bar per transfer).
  *
  * Pipeline position: output only.  `collc compare --svg` plots algbw
- * against size or speedup against n, `collc sim --svg` draws the simulated
- * timeline with the critical path outlined; collbench can plot its
- * results the same way.  The files are plain SVG 1.1 that browsers open;
- * nothing is loaded from elsewhere.
+ * against size or speedup against n, a chart per collective; `collc sim
+ * --svg` draws the simulated timeline with the critical path outlined;
+ * collbench can plot its results the same way.  The files are plain SVG
+ * 1.1 that browsers open; nothing is loaded from elsewhere.
  */
 #ifndef COLL_SVG_H
 #define COLL_SVG_H
@@ -30,6 +30,13 @@ typedef struct {
 	double yref;           /* dashed reference line at this y; NaN: none */
 } svg_plot;
 
+/* One chart of several stacked in one document. */
+typedef struct {
+	svg_plot plot;
+	const svg_series *series;
+	int nseries;
+} svg_chart;
+
 /* A timeline bar: row `row` from t0 to t1. */
 typedef struct {
 	int row;
@@ -51,9 +58,13 @@ typedef struct {
 } svg_timeline;
 
 /* svg.c */
-/* Write a complete SVG document with the line plot of ns series.
+/* Write a complete SVG document with the line plot of ns series; a
+ * series with no finite point is neither drawn nor in the legend.
  * Returns 0, or -1 when writing failed. */
 int svg_line_plot(FILE *out, const svg_plot *p, const svg_series *s, int ns);
+/* The same with nc line plots stacked top to bottom, each with its own
+ * axes and legend (one chart alone is written as svg_line_plot does). */
+int svg_line_charts(FILE *out, const svg_chart *c, int nc);
 /* Write a complete SVG document with the timeline. */
 int svg_timeline_draw(FILE *out, const svg_timeline *t, const svg_bar *bars, int nbars);
 /* Write text with &, <, >, " escaped. */

@@ -3,7 +3,7 @@
  *
  *   collc check FILE... [-a ALGO] [-n N | --n-range A..B] [-D k=v]
  *   collc show  FILE... [-a ALGO] -n N [--format table|json|dot] [-D k=v]
- *   collc cost|sim|compare|tune ...   (codegen/cmd_cost.c)
+ *   collc cost|sim|compare|tune ...   (codegen/cmd_cost.c, cmd_sim.c, cmd_compare.c, cmd_tune.c)
  *
  * Every subcommand goes through the driver (driver.h): parse + resolve
  * once, then evaluate and verify per (algorithm, n).  Exit status: 0 when
@@ -31,7 +31,7 @@ static void usage(FILE *out)
 	      "        evaluate and verify every algorithm (or ALGO) for each n (default 2..16)\n"
 	      "  show FILE... [-a ALGO] -n N [--format table|json|dot] [-D name=value]...\n"
 	      "        print the verified schedule of ALGO (default: the first in FILE)\n"
-	      "  cost FILE -a ALGO -n N -s SIZE [link flags]      predicted time per cost model\n"
+	      "  cost FILE... [-a ALGO,...] -n N -s SIZE [links]  predicted time per cost model\n"
 	      "  sim FILE -a ALGO -n N -s SIZE [--trace] [--svg F] event-driven simulation\n"
 	      "  compare FILE... -n N [-b -e -f] [--csv|--json|--svg F]  algorithms x sizes\n"
 	      "  tune FILE... -n N [link flags]                   fastest algorithm per size range\n"

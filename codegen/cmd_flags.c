@@ -1,0 +1,428 @@
+/*
+ * cmd_flags.c - the flag parser of `collc cost`, `sim`, `compare`, `tune`.
+ *
+ * Pipeline position: the first step of each cost subcommand (cmd_cost.c,
+ * cmd_sim.c, cmd_compare.c, cmd_tune.c): argv -> cmd_opts.  One table
+ * says which flag each subcommand takes; values are read with
+ * linkmodel.c's units; then the combination is checked and completed:
+ * the link model (uniform or a --links matrix, with the rank bandwidth
+ * default), the rank count, the list of sizes (-s, a -b/-e sweep, or the
+ * command's default) and the straggler.  Also the common part of every
+ * subcommand's --help, and the two error printers the layer shares.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_flags.h"
+
+int cmd_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("collc: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return 2;
+}
+
+int cmd_input_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("collc: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return 1;
+}
+
+/* --- help -------------------------------------------------------------------- */
+
+static const char common_help[] =
+	"  -n N                rank count (default: the rank count of --links)\n"
+	"  -D name=value       set a `param` of the algorithms\n"
+	"  -s SIZE             buffer size (repeatable)\n"
+	"  -b MIN -e MAX       size sweep as nccl-tests: MIN, MIN*F, ... up to MAX (not sim)\n"
+	"  -f F | -i STEP      sweep factor (default 2) or additive step\n"
+	"  --alpha T           link latency (default 3us)\n"
+	"  --bw BW             link bandwidth (default 450GB/s)\n"
+	"  --links MATRIX      per-pair latency and bandwidth (TSV: src dst alpha bandwidth)\n"
+	"  --rank-bw BW|none   a rank's injection bandwidth, shared by the messages it sends\n"
+	"                      (or receives) in one round; default: --bw for uniform links\n"
+	"                      (one connection per rank), none for --links (independent)\n"
+	"  --straggler R       rank R joins late ('last': rank n-1); with no --delay, late\n"
+	"                      enough to hide all the others can do without it\n"
+	"  --delay D           the straggler's delay (implies --straggler last)\n"
+	"  --segments S        pipeline the buffer in S segments (sim model)\n"
+	"  --max-steps N       evaluation step limit\n"
+	"  --help              this text\n"
+	"units: sizes B KB MB GB (x1000), KiB MiB GiB (x1024), K M G as nccl-tests (x1024);\n"
+	"times ns us ms s; bandwidths B/s KB/s MB/s GB/s KiB/s MiB/s GiB/s Mbit/s Gbit/s.\n"
+	"Times count from when the last rank joined (the straggler, if any).\n";
+
+/* The options of compare and tune only, after the common ones. */
+static const char table_help[] =
+	"  --model M           sim (default), rounds, or all\n"
+	"  --csv, --json       machine-readable rows (see README: collc compare --json)\n";
+
+static void help(const char *usage, int which)
+{
+	fputs(usage, stdout);
+	fputs("options:\n", stdout);
+	/* a simulation's report (timeline, critical path, --svg) is of one run */
+	if (which == CMD_SIM)
+		fputs("  -a ALGO             the algorithm (needed when FILE... holds several)\n", stdout);
+	else
+		fputs("  -a ALGO[,ALGO...]   algorithm(s) by name (default: every algorithm in FILE...)\n",
+		      stdout);
+	fputs(common_help, stdout);
+	if (which & (CMD_COMPARE | CMD_TUNE))
+		fputs(table_help, stdout);
+}
+
+/* --- flags ------------------------------------------------------------------- */
+
+/* Every flag, whether it takes a value, and the subcommands that take it. */
+static const struct {
+	const char *name;
+	int takes_value;
+	int cmds;
+} flags[] = {
+	{ "-a", 1, CMD_ALL },
+	{ "-n", 1, CMD_ALL },
+	{ "-D", 1, CMD_ALL },
+	{ "-s", 1, CMD_ALL },
+	{ "-b", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
+	{ "-e", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
+	{ "-f", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
+	{ "-i", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
+	{ "--alpha", 1, CMD_ALL },
+	{ "--bw", 1, CMD_ALL },
+	{ "--links", 1, CMD_ALL },
+	{ "--rank-bw", 1, CMD_ALL },
+	{ "--straggler", 1, CMD_ALL },
+	{ "--delay", 1, CMD_ALL },
+	{ "--segments", 1, CMD_ALL },
+	{ "--baseline", 1, CMD_COMPARE | CMD_TUNE },
+	{ "--model", 1, CMD_COMPARE | CMD_TUNE },
+	{ "--csv", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
+	{ "--json", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
+	{ "--svg", 1, CMD_SIM | CMD_COMPARE },
+	{ "--trace", 0, CMD_SIM },
+	{ "--n-range", 1, CMD_COMPARE },
+	{ "--repeat", 1, CMD_SIM },
+	{ "--max-steps", 1, CMD_ALL },
+};
+
+static int parse_int(const char *flag, const char *v, long lo, long hi, int *out)
+{
+	char *end;
+	long x = strtol(v, &end, 10);
+	if (end == v || *end || x < lo || x > hi)
+		return cmd_usage_error("%s needs an integer in %ld..%ld, found '%s'", flag, lo, hi, v);
+	*out = (int)x;
+	return 0;
+}
+
+static int parse_size_flag(const char *flag, const char *v, double *out)
+{
+	link_error err;
+	if (link_parse_size(v, out, &err))
+		return cmd_usage_error("%s: %s", flag, err.msg);
+	return 0;
+}
+
+void cmd_free_opts(cmd_opts *o)
+{
+	for (int i = 0; i < o->nalgos; i++)
+		free(o->algos[i]);
+	free(o->algos);
+	free(o->files);
+	free(o->sizes);
+	for (int d = 0; d < o->ndefs; d++)
+		free((char *)o->defs[d].name);
+	link_free(&o->links);
+}
+
+static int add_algos(cmd_opts *o, const char *list)
+{
+	const char *p = list;
+	do {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+		if (len == 0)
+			return cmd_usage_error("-a: empty algorithm name in '%s'", list);
+		char **na = realloc(o->algos, sizeof *na * (size_t)(o->nalgos + 1));
+		if (!na)
+			return cmd_usage_error("out of memory");
+		o->algos = na;
+		o->algos[o->nalgos++] = strndup(p, len);
+		p = c ? c + 1 : NULL;
+	} while (p);
+	return 0;
+}
+
+int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->cmd = argv[0];
+	o->which = which;
+	o->files = calloc((size_t)argc + 1, sizeof *o->files);
+	o->straggler = -1;
+	o->segments = 1;
+	o->baseline = "ring";
+	o->model = "sim";
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			help(usage, which);
+			return -1;
+		}
+		if (a[0] != '-' || !a[1]) {
+			o->files[o->nfiles++] = a;
+			continue;
+		}
+		/* "--flag=value", "-Dname=value" and "--flag value" */
+		char name[32];
+		const char *v = NULL;
+		const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+		if (eq && (size_t)(eq - a) < sizeof name) {
+			memcpy(name, a, (size_t)(eq - a));
+			name[eq - a] = 0;
+			v = eq + 1;
+		} else if (strncmp(a, "-D", 2) == 0 && a[2]) {
+			strcpy(name, "-D");
+			v = a + 2;
+		} else {
+			snprintf(name, sizeof name, "%s", a);
+		}
+		int k = -1;
+		for (size_t j = 0; j < sizeof flags / sizeof *flags; j++)
+			if (strcmp(flags[j].name, name) == 0)
+				k = (int)j;
+		if (k < 0 || !(flags[k].cmds & which))
+			return cmd_usage_error("unknown option '%s' for '%s' (see collc %s --help)", a,
+					       o->cmd, o->cmd);
+		if (flags[k].takes_value && !v) {
+			if (i + 1 >= argc)
+				return cmd_usage_error("%s needs a value", name);
+			v = argv[++i];
+		} else if (!flags[k].takes_value && v) {
+			return cmd_usage_error("%s takes no value", name);
+		}
+		link_error err;
+		if (strcmp(name, "-a") == 0) {
+			if (add_algos(o, v))
+				return 2;
+		} else if (strcmp(name, "-n") == 0) {
+			if (parse_int("-n", v, 1, 65536, &o->n))
+				return 2;
+			o->have_n = true;
+		} else if (strcmp(name, "-D") == 0) {
+			if (o->ndefs == 32)
+				return cmd_usage_error("too many -D");
+			if (drv_parse_define(v, &o->defs[o->ndefs]))
+				return 2;
+			o->ndefs++;
+		} else if (strcmp(name, "-s") == 0) {
+			if (o->ns == 64)
+				return cmd_usage_error("too many -s");
+			if (parse_size_flag("-s", v, &o->s_size[o->ns]))
+				return 2;
+			o->ns++;
+		} else if (strcmp(name, "-b") == 0) {
+			if (parse_size_flag("-b", v, &o->b))
+				return 2;
+			o->have_b = true;
+		} else if (strcmp(name, "-e") == 0) {
+			if (parse_size_flag("-e", v, &o->e))
+				return 2;
+			o->have_e = true;
+		} else if (strcmp(name, "-f") == 0) {
+			char *end;
+			o->f = strtod(v, &end);
+			if (end == v || *end || !(o->f > 1) || o->f > 1e6)
+				return cmd_usage_error("-f needs a factor > 1, found '%s'", v);
+			o->have_f = true;
+		} else if (strcmp(name, "-i") == 0) {
+			if (parse_size_flag("-i", v, &o->inc))
+				return 2;
+			o->have_i = true;
+		} else if (strcmp(name, "--alpha") == 0) {
+			if (link_parse_time(v, &o->alpha, &err))
+				return cmd_usage_error("--alpha: %s", err.msg);
+			o->have_alpha = true;
+		} else if (strcmp(name, "--bw") == 0) {
+			if (link_parse_bw(v, &o->bw, &err))
+				return cmd_usage_error("--bw: %s", err.msg);
+			o->have_bw = true;
+		} else if (strcmp(name, "--rank-bw") == 0) {
+			if (strcmp(v, "none") == 0)
+				o->rank_bw = 0;
+			else if (link_parse_bw(v, &o->rank_bw, &err))
+				return cmd_usage_error("--rank-bw: %s (or 'none')", err.msg);
+			o->have_rank_bw = true;
+		} else if (strcmp(name, "--links") == 0) {
+			o->links_path = v;
+		} else if (strcmp(name, "--straggler") == 0) {
+			if (strcmp(v, "last") == 0)
+				o->straggler = -2;
+			else if (parse_int("--straggler", v, 0, 65535, &o->straggler))
+				return 2;
+		} else if (strcmp(name, "--delay") == 0) {
+			if (link_parse_time(v, &o->delay, &err))
+				return cmd_usage_error("--delay: %s", err.msg);
+			o->have_delay = true;
+		} else if (strcmp(name, "--segments") == 0) {
+			if (parse_int("--segments", v, 1, 1 << 20, &o->segments))
+				return 2;
+		} else if (strcmp(name, "--baseline") == 0) {
+			o->baseline = v;
+			o->baseline_given = true;
+		} else if (strcmp(name, "--model") == 0) {
+			if (strcmp(v, "all") && !cost_model_find(v))
+				return cmd_usage_error("--model must be sim, rounds or all, found '%s'", v);
+			o->model = v;
+		} else if (strcmp(name, "--csv") == 0) {
+			o->csv = true;
+		} else if (strcmp(name, "--json") == 0) {
+			o->json = true;
+		} else if (strcmp(name, "--svg") == 0) {
+			o->svg = v;
+		} else if (strcmp(name, "--trace") == 0) {
+			o->trace = true;
+		} else if (strcmp(name, "--repeat") == 0) {
+			if (parse_int("--repeat", v, 1, 1000000, &o->repeat))
+				return 2;
+		} else if (strcmp(name, "--max-steps") == 0) {
+			char *end;
+			long long m = strtoll(v, &end, 10);
+			if (end == v || *end || m < 1)
+				return cmd_usage_error("--max-steps needs a positive integer, found '%s'", v);
+			drv_max_steps = m;
+		} else if (strcmp(name, "--n-range") == 0) {
+			char *end;
+			long lo = strtol(v, &end, 10), hi = 0;
+			if (end != v && strncmp(end, "..", 2) == 0) {
+				const char *t = end + 2;
+				hi = strtol(t, &end, 10);
+				if (end == t)
+					hi = 0;
+			}
+			int step = 0;
+			if (*end == ':') {
+				const char *t = end + 1;
+				step = (int)strtol(t, &end, 10);
+				if (end == t || step < 1)
+					step = -1;
+			}
+			if (*end || lo < 1 || hi < lo || hi > 65536 || step < 0)
+				return cmd_usage_error("--n-range needs A..B (or A..B:K) with 1 <= A <= B, found '%s'", v);
+			o->nlo = (int)lo;
+			o->nhi = (int)hi;
+			o->nstep = step;
+			o->have_nrange = true;
+		}
+	}
+	if (o->nfiles == 0)
+		return cmd_usage_error("%s needs at least one .coll file", o->cmd);
+	if (o->csv && o->json)
+		return cmd_usage_error("choose one of --csv and --json");
+
+	/* links */
+	link_error err;
+	if (o->links_path) {
+		if (o->have_alpha || o->have_bw)
+			return cmd_usage_error("--links and --alpha/--bw exclude each other");
+		if (o->have_nrange)
+			return cmd_usage_error("--n-range needs uniform links (--alpha, --bw), not a matrix");
+		if (link_read_matrix(&o->links, o->links_path, &err))
+			return cmd_input_error("%s", err.msg);
+		if (!o->have_n) {
+			o->n = o->links.n;
+			o->have_n = true;
+		} else if (o->n != o->links.n) {
+			return cmd_input_error("the link matrix %s has %d ranks but -n is %d",
+					       o->links_path, o->links.n, o->n);
+		}
+	} else if (link_uniform(&o->links, o->have_alpha ? o->alpha : 3e-6,
+				o->have_bw ? o->bw : 450e9, &err)) {
+		return cmd_usage_error("%s", err.msg);
+	}
+	/* One connection per rank (StragglAR's and NCCL's scale-up
+	 * assumption) unless told otherwise; a probed matrix says nothing
+	 * about sharing, so there links stay independent by default. */
+	if (o->have_rank_bw)
+		link_set_rank_bw(&o->links, o->rank_bw, NULL);
+	else if (!o->links_path)
+		link_set_rank_bw(&o->links, o->have_bw ? o->bw : 450e9, NULL);
+	if (o->have_nrange && o->have_n)
+		return cmd_usage_error("give either -n or --n-range");
+	if (!o->have_n && !o->have_nrange)
+		return cmd_usage_error("%s needs the rank count: -n N", o->cmd);
+
+	/* sizes */
+	if (o->ns && (o->have_b || o->have_e))
+		return cmd_usage_error("give either -s or -b/-e");
+	if ((o->have_f || o->have_i) && !(o->have_b || o->have_e))
+		return cmd_usage_error("-f and -i go with -b and -e");
+	if (o->have_f && o->have_i)
+		return cmd_usage_error("give either -f or -i");
+	if (o->have_b || o->have_e) {
+		if (!o->have_b)
+			o->b = o->e;
+		if (!o->have_e)
+			o->e = o->b;
+		if (o->e < o->b)
+			return cmd_usage_error("-e must not be below -b");
+		double f = o->have_f ? o->f : 2;
+		for (double x = o->b; x <= o->e * (1 + 1e-12);
+		     x = o->have_i ? x + o->inc : fmax(floor(x * f), x + 1)) {
+			if (o->nsizes == 100000)
+				return cmd_usage_error("more than 100000 sizes in the sweep");
+			double *ns = realloc(o->sizes, sizeof *ns * (size_t)(o->nsizes + 1));
+			if (!ns)
+				return cmd_usage_error("out of memory");
+			o->sizes = ns;
+			o->sizes[o->nsizes++] = x;
+		}
+	} else if (o->ns) {
+		o->sizes = malloc(sizeof *o->sizes * (size_t)o->ns);
+		memcpy(o->sizes, o->s_size, sizeof *o->sizes * (size_t)o->ns);
+		o->nsizes = o->ns;
+	} else if ((which & (CMD_COMPARE | CMD_TUNE)) && !o->have_nrange) {
+		for (double x = 1024; x <= 4 * 1073741824.0; x *= 2) {
+			o->sizes = realloc(o->sizes, sizeof *o->sizes * (size_t)(o->nsizes + 1));
+			o->sizes[o->nsizes++] = x;
+		}
+	} else {
+		o->sizes = malloc(sizeof *o->sizes);
+		o->sizes[0] = 1073741824.0;
+		o->nsizes = 1;
+	}
+	if ((which & CMD_SIM) && o->nsizes != 1)
+		return cmd_usage_error("sim takes one size (-s)");
+	if (o->have_nrange && o->nsizes != 1)
+		return cmd_usage_error("--n-range takes one size (-s)");
+
+	/* straggler: --delay alone means the last rank */
+	if (o->have_delay && o->straggler == -1)
+		o->straggler = -2;
+	if (o->straggler >= 0 && o->have_n && o->straggler >= o->n)
+		return cmd_usage_error("--straggler %d out of range for %d ranks", o->straggler, o->n);
+	if (o->straggler >= 0 && o->have_nrange && o->straggler >= o->nlo)
+		return cmd_usage_error("--straggler %d out of range for n = %d (use --straggler last)",
+				       o->straggler, o->nlo);
+	return 0;
+}
+
+int cmd_straggler_for(const cmd_opts *o, int n)
+{
+	return o->straggler == -2 ? n - 1 : o->straggler;
+}
+

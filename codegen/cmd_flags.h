@@ -1,0 +1,149 @@
+/*
+ * cmd_flags.h - what the four cost subcommands share (internal header).
+ *
+ * Pipeline position: `collc cost`, `sim`, `compare` and `tune`
+ * (cmd_cost.c, cmd_sim.c, cmd_compare.c, cmd_tune.c) each parse their
+ * command line with one flag parser into a cmd_opts (cmd_flags.c), load
+ * the .coll files through the driver and turn the chosen algorithms into
+ * cost plans (cmd_algos.c), then print with the shared row and header
+ * writers (cmd_report.c).  Nothing below this layer knows a subcommand,
+ * and nothing here knows an algorithm: StragglAR is recognised only by
+ * having rounds in a phase whose name starts with "pre".
+ *
+ * Defaults follow StragglAR's analytical model: alpha 3 us, 450 GB/s
+ * (NVLink on H100), buffer 1 GiB for cost/sim, and the nccl-tests sweep
+ * 1 KiB .. 4 GiB, factor 2 for compare/tune.
+ *
+ * Exit statuses, as every function here returns them: 0 ok, 1 a file,
+ * schedule or matrix is wrong, 2 a usage error; messages are printed as
+ * "collc: error: ...".
+ */
+#ifndef COLL_CMD_FLAGS_H
+#define COLL_CMD_FLAGS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cost.h"
+#include "driver.h"
+#include "linkmodel.h"
+
+/* Which subcommand is parsing: a flag is accepted by the set it names. */
+enum { CMD_COST = 1, CMD_SIM = 2, CMD_COMPARE = 4, CMD_TUNE = 8, CMD_ALL = 15 };
+
+/* A cost subcommand's options after parsing and checking. */
+typedef struct {
+	const char *cmd;       /* argv[0]: "cost", "sim", ... */
+	int which;             /* CMD_* */
+	char **files;
+	int nfiles;
+	char **algos;          /* -a, split at commas (owned strings) */
+	int nalgos;
+	int n;
+	bool have_n;
+	drv_define defs[32];
+	int ndefs;
+	double *sizes;         /* the sizes to evaluate, from -s, -b/-e or the default */
+	int nsizes;
+	double s_size[64];
+	int ns;
+	double b, e, f, inc;
+	bool have_b, have_e, have_f, have_i;
+	double alpha, bw, rank_bw;
+	bool have_alpha, have_bw, have_rank_bw;
+	const char *links_path;
+	link_model links;
+	int straggler;         /* -1 none, -2 "last" (n-1 for every n) */
+	double delay;
+	bool have_delay;
+	int segments;
+	const char *baseline;
+	bool baseline_given;
+	const char *model;     /* rounds, sim, all */
+	bool csv, json, trace;
+	const char *svg;
+	int nlo, nhi, nstep;   /* --n-range A..B:K; nstep 0: powers of 2 and midpoints */
+	bool have_nrange;
+	int repeat;
+} cmd_opts;
+
+/* An algorithm to cost, built for one n at a time. */
+typedef struct {
+	const char *name;
+	ir_kind kind;
+	ir_sched *s;           /* for the current n; NULL when unsupported */
+	cost_plan *plan;
+	char why[160];         /* why unsupported */
+} cmd_algo;
+
+/* A result row, the unit of --csv and --json. */
+typedef struct {
+	const char *algo;
+	ir_kind kind;
+	int n;
+	double bytes;
+	const char *model;
+	cost_result r;
+	double speedup;        /* NaN: no baseline */
+	int straggler;
+	double delay;          /* the delay given; NaN: masked or none */
+} cmd_row;
+
+/* cmd_flags.c */
+/* Print "collc: error: ..." and return 2 (usage) or 1 (input). */
+int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cmd_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Parse argv (argv[0] the subcommand, `which` its CMD_*) into o and check
+ * the combination; `usage` is the subcommand's own help, printed before
+ * the common options on --help.  Returns 0, 1 (bad link matrix), 2
+ * (usage), or -1 after printing --help.  Free o with cmd_free_opts
+ * whatever it returns. */
+int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o);
+/* Free what cmd_parse allocated in o (not o itself). */
+void cmd_free_opts(cmd_opts *o);
+/* The straggler rank for n ranks, -1 for none. */
+int cmd_straggler_for(const cmd_opts *o, int n);
+
+/* cmd_algos.c */
+/* cmd_parse, then load the files, check every -D and choose the
+ * algorithms (-a, else every named one): sim takes exactly one, and for
+ * compare and tune the baseline comes along.  *p and *v are set (or
+ * NULL) for cmd_teardown whatever it returns; returns as cmd_parse. */
+int cmd_setup(int argc, char **argv, int which, const char *usage, cmd_opts *o, drv_prog **p,
+	      cmd_algo **v, int *nv);
+/* Evaluate and verify a for n ranks and prepare its plan.  0 ok, 1 failed
+ * (diagnostics printed), 3 unsupported n in quiet mode (reason in a->why). */
+int cmd_algo_build(drv_prog *p, const cmd_opts *o, cmd_algo *a, int n, bool quiet);
+/* Free what cmd_setup and cmd_algo_build made; returns rc as an exit
+ * status (-1, --help printed, becomes 0). */
+int cmd_teardown(int rc, cmd_opts *o, drv_prog *p, cmd_algo *v, int nv);
+/* The cost parameters of o for one size at n ranks. */
+cost_params cmd_params(const cmd_opts *o, double bytes, int n);
+/* The models --model names, in table order; m holds 4. */
+int cmd_models(const cmd_opts *o, const cost_model **m);
+
+/* cmd_report.c */
+/* The CSV header line, a row under it (full precision: tools and tests
+ * read these), and a row as a JSON object of a list (`first`: no comma
+ * before it). */
+extern const char cmd_csv_header[];
+void cmd_csv_row(FILE *f, const cmd_row *w);
+void cmd_json_row(FILE *f, const cmd_row *w, bool first);
+/* A JSON number (null when not finite) and a JSON string. */
+void cmd_json_num(FILE *f, double v);
+void cmd_json_str(FILE *f, const char *s);
+/* "# links: ..." with the straggler and segments at n ranks. */
+void cmd_print_links(const cmd_opts *o, int n);
+/* "# NAME (collective): n=..., chunks, rounds, messages, ports". */
+void cmd_describe_sched(const cmd_algo *a);
+/* A time as link_fmt_time writes it (4 significant digits in s, ms, us
+ * or ns), but never finer than 0.001 ns, and a value below half of that
+ * as 0: sums and differences of simulated times carry rounding noise,
+ * which printed as an idle time of "5.421e-11 ns". */
+char *cmd_fmt_time(double s, char *buf, size_t len);
+/* Open an output file for writing, and close it reporting any error of
+ * the writer (rc) or of fclose; both return an exit status. */
+int cmd_open_out(const char *path, FILE **f);
+int cmd_close_out(const char *path, FILE *f, int rc);
+
+#endif
