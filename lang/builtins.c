@@ -60,14 +60,12 @@ static bool holds(ctx *c, inst *in, int r, int ch)
 	if (in->top)
 		return state_complete(state(c), r, in->cmap ? in->cmap[ch] : ch);
 	int k = contrib(c, in, r, ch);
-	switch (in->kind) {
-	case IR_ALLGATHER:
-		return k == 1 && c->buf[0] == ch / (in->chunks / in->n);
-	case IR_BROADCAST:
-		return k == 1 && c->buf[0] == in->root;
-	default:
-		return k == in->n;
-	}
+	/* complete: every rank's contribution, or the one contributor's (coll_kinds.h) */
+	const coll_shape sh = { ir_kind_info((ir_kind)in->kind), in->n, in->chunks, in->root };
+	if ((uint64_t)in->chunks < coll_kind_units(sh.k, in->n))
+		return false;   /* too few chunks for the collective: the verifier says so */
+	int w = coll_shape_contributor(&sh, ch);
+	return w < 0 ? k == in->n : k == 1 && c->buf[0] == w;
 }
 
 /* ---- builtins ------------------------------------------------------------ */

@@ -271,8 +271,8 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 		case B_N:
 			return v_int(in->n);
 		case B_ROOT:
-			if (in->kind != IR_BROADCAST && in->kind != IR_REDUCE) {
-				ev_fail(c, e->pos, "'root' is only defined in broadcast and reduce algorithms, not in %s '%s'",
+			if (!ir_kind_info((ir_kind)in->kind)->rooted) {
+				ev_fail(c, e->pos, "'root' is only defined in %s algorithms, not in %s '%s'", ir_rooted_list(),
 				        ir_kind_names[in->kind], in->algo->str);
 				return V_NILV;
 			}
@@ -969,7 +969,7 @@ ir_sched *eval_algorithm(ast_prog *prog, ast *algo, int n, const drv_define *def
 	for (int i = 0; i < ndefs; i++) {
 		if (strcmp(defs[i].name, "root") != 0)
 			continue;
-		if (algo->kindof != IR_BROADCAST && algo->kindof != IR_REDUCE)
+		if (!ir_kind_info((ir_kind)algo->kindof)->rooted)
 			continue;
 		if (defs[i].value < 0 || defs[i].value >= n)
 			ev_fail(&c, (srcpos){ 0 }, "-D root=%lld out of range 0..%d", defs[i].value, n - 1);
