@@ -391,6 +391,12 @@ coll_result coll_reduce_algo(coll_comm *c, const char *algo, const void *sb, voi
 	return coll_collective(c, COLL_REDUCE, algo, sb, rb, count, dt, op, root);
 }
 
+coll_result coll_alltoall_algo(coll_comm *c, const char *algo, const void *sb, void *rb, size_t count,
+                               coll_dtype dt)
+{
+	return coll_collective(c, COLL_ALLTOALL, algo, sb, rb, count, dt, COLL_SUM, 0);
+}
+
 coll_result coll_allreduce(coll_comm *c, const void *sb, void *rb, size_t count, coll_dtype dt, coll_op op)
 {
 	return coll_allreduce_algo(c, NULL, sb, rb, count, dt, op);
@@ -415,6 +421,11 @@ coll_result coll_broadcast(coll_comm *c, const void *sb, void *rb, size_t count,
 coll_result coll_reduce(coll_comm *c, const void *sb, void *rb, size_t count, coll_dtype dt, coll_op op, int root)
 {
 	return coll_reduce_algo(c, NULL, sb, rb, count, dt, op, root);
+}
+
+coll_result coll_alltoall(coll_comm *c, const void *sb, void *rb, size_t count, coll_dtype dt)
+{
+	return coll_alltoall_algo(c, NULL, sb, rb, count, dt);
 }
 
 coll_result coll_run_algo(coll_comm *c, const coll_algo *a, const void *sb, void *rb, size_t count,

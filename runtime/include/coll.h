@@ -84,8 +84,8 @@ typedef enum { COLL_SUM = 0, COLL_PROD = 1, COLL_MIN = 2, COLL_MAX = 3, COLL_NOP
 
 /* The collectives a plan can implement, from the table the compiler reads
  * too (coll_kinds.def; coll_kinds.h has what each one is): COLL_ALLREDUCE
- * = 0, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_BROADCAST, COLL_REDUCE = 4.
- * The numbers are part of the ABI. */
+ * = 0, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_BROADCAST, COLL_REDUCE,
+ * COLL_ALLTOALL = 5.  The numbers are part of the ABI. */
 typedef enum {
 #define COLL_KIND(id, ...) COLL_##id,
 #include "coll_kinds.def"
@@ -187,6 +187,12 @@ COLL_API coll_result coll_broadcast(coll_comm *comm, const void *sendbuf, void *
 COLL_API coll_result coll_reduce(coll_comm *comm, const void *sendbuf, void *recvbuf,
                                  size_t count, coll_dtype dt, coll_op op, int root);
 
+/* sendbuf holds nranks blocks of count elements, block j for rank j;
+ * recvbuf gets nranks blocks, block i from rank i (MPI_Alltoall with
+ * sendcount = recvcount = count). */
+COLL_API coll_result coll_alltoall(coll_comm *comm, const void *sendbuf, void *recvbuf,
+                                   size_t count, coll_dtype dt);
+
 /* The same, forcing the algorithm `algo` (a name in the plan set, e.g.
  * "ring"); NULL or "" means choose by size.  Extra error: NOALGO. */
 COLL_API coll_result coll_allreduce_algo(coll_comm *comm, const char *algo, const void *sendbuf,
@@ -201,11 +207,13 @@ COLL_API coll_result coll_broadcast_algo(coll_comm *comm, const char *algo, cons
 COLL_API coll_result coll_reduce_algo(coll_comm *comm, const char *algo, const void *sendbuf,
                                       void *recvbuf, size_t count, coll_dtype dt, coll_op op,
                                       int root);
+COLL_API coll_result coll_alltoall_algo(coll_comm *comm, const char *algo, const void *sendbuf,
+                                        void *recvbuf, size_t count, coll_dtype dt);
 
 /* Any collective by kind, as the typed calls above make it (they call
  * this): count is what the typed call takes (allreduce, broadcast and
  * reduce: the buffer's count; reduce_scatter: recvcount; allgather:
- * sendcount), op is ignored by collectives that
+ * sendcount; alltoall: count per peer), op is ignored by collectives that
  * do not reduce and root by those without one; algo as for the _algo
  * calls.  For tools and bindings that serve every collective through one
  * entry point.  Errors: as the typed calls, and INVALID for a bad kind. */

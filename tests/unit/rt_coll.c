@@ -206,6 +206,28 @@ static void t_reduce(const char *algo, size_t count, coll_dtype dt, coll_op op, 
 	free(rb);
 }
 
+/* Rank s's block for rank d is its input at indices [d*pc, (d+1)*pc); it
+ * must land at block s of rank d's recvbuf.  In place: one buffer. */
+static void t_alltoall(const char *algo, size_t pc, coll_dtype dt, int inplace)
+{
+	char what[160];
+	size_t es = coll_dtype_size(dt), count = pc * (size_t)n;
+	snprintf(what, sizeof what, "alltoall %s n=%d count=%zu %s %s", algo ? algo : "auto", n, pc,
+	         coll_dtype_name(dt), inplace ? "in-place" : "out-of-place");
+	char *sb = xmalloc(count * es), *rb = inplace ? sb : xmalloc(count * es);
+	if (!inplace)
+		memset(rb, 0x77, count * es);
+	fill(sb, 0, count, dt, COLL_SUM, rank);
+	expect_ok(coll_alltoall_algo(comm, algo, sb, rb, pc, dt), what);
+	for (int s = 0; s < n; s++)
+		check_input(what, rb + pc * (size_t)s * es, pc * (size_t)s, pc, dt, s, pc * (size_t)rank);
+	if (!inplace) {
+		check_input(what, sb, 0, count, dt, rank, 0);   /* sendbuf untouched */
+		free(rb);
+	}
+	free(sb);
+}
+
 static void sweep(int quick)
 {
 	static refs R;
@@ -238,6 +260,11 @@ static void sweep(int quick)
 			t_allreduce(NULL, count, dt, op, c % 2, &R);
 			t_reduce_scatter(count / (size_t)n + (count ? 1 : 0), dt, op, c % 2, &R);
 			t_allgather(count / (size_t)n + (count ? 1 : 0), dt, c % 2);
+			/* per peer, so n*n of them: a tenth keeps the big case near the others */
+			size_t pc = count / ((size_t)n * (size_t)n * 10) + (count ? 1 : 0);
+			t_alltoall("pairwise", pc, dt, 0);
+			t_alltoall("bruck", pc, dt, c % 2);
+			t_alltoall(NULL, pc, dt, 1);
 			int roots[3] = {0, n - 1, n / 2};
 			for (int ri = 0; ri < 3; ri++) {
 				if (ri && roots[ri] == roots[0])

@@ -119,9 +119,37 @@ coll_algo *rtt_chain_reduce(int n, int chunks)
 	return done(&l, "chain", COLL_REDUCE, n, chunks);
 }
 
+/* Rank s's block for rank d is chunk s*n + d; in round k-1 every rank r
+ * sends its block for r+k straight there. */
+coll_algo *rtt_pairwise_alltoall(int n)
+{
+	xl l = {0};
+	for (int k = 1; k < n; k++)
+		for (int r = 0; r < n; r++)
+			add(&l, k - 1, r, (r + k) % n, r * n + (r + k) % n, 0);
+	return done(&l, "pairwise", COLL_ALLTOALL, n, n * n);
+}
+
+/* Bruck: in round i, blocks whose distance to their destination has bit i
+ * set hop 2^i ranks on; a block's position is its source plus the bits of
+ * its distance already travelled. */
+coll_algo *rtt_bruck_alltoall(int n)
+{
+	xl l = {0};
+	int round = 0;
+	for (int hop = 1; hop < n; hop *= 2, round++)
+		for (int src = 0; src < n; src++)
+			for (int dist = 1; dist < n; dist++)
+				if (dist & hop) {
+					int at = (src + (dist & (hop - 1))) % n;
+					add(&l, round, at, (at + hop) % n, src * n + (src + dist) % n, 0);
+				}
+	return done(&l, "bruck", COLL_ALLTOALL, n, n * n);
+}
+
 coll_plan_set *rtt_plan_set(int n, coll_algo ***algos, int *nalgos)
 {
-	coll_algo **a = calloc(9, sizeof *a);
+	coll_algo **a = calloc(11, sizeof *a);
 	int k = 0;
 	a[k++] = rtt_ring_allreduce(n);
 	a[k++] = rtt_tree_allreduce(n);
@@ -131,6 +159,8 @@ coll_plan_set *rtt_plan_set(int n, coll_algo ***algos, int *nalgos)
 	a[k++] = rtt_chain_broadcast(n, 4);
 	a[k++] = rtt_tree_reduce(n);
 	a[k++] = rtt_chain_reduce(n, 4);
+	a[k++] = rtt_pairwise_alltoall(n);
+	a[k++] = rtt_bruck_alltoall(n);
 	for (int i = 0; i < k; i++)
 		if (!a[i])
 			abort();
@@ -141,6 +171,8 @@ coll_plan_set *rtt_plan_set(int n, coll_algo ***algos, int *nalgos)
 		{COLL_BROADCAST, COLL_BYTES_MAX, "chain"},
 		{COLL_REDUCE, 65536, "tree"},
 		{COLL_REDUCE, COLL_BYTES_MAX, "chain"},
+		{COLL_ALLTOALL, 8192, "bruck"},
+		{COLL_ALLTOALL, COLL_BYTES_MAX, "pairwise"},
 	};
 	coll_plan_set *s = coll_plan_set_build("rtt", n, (const coll_algo *const *)a, k, ch,
 	                                       (int)(sizeof ch / sizeof ch[0]));

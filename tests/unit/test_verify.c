@@ -630,16 +630,18 @@ static bool naive_ok(const ir_sched *s)
 #define AT(A, r, c, k) A[((size_t)(r) * C + (c)) * n + (k)]
 	/* written out per collective on purpose: an oracle independent of
 	 * coll_kinds.h, which the verifier reads */
-	bool copies_only = s->kind == IR_ALLGATHER || s->kind == IR_BROADCAST;
+	bool copies_only = s->kind == IR_ALLGATHER || s->kind == IR_BROADCAST || s->kind == IR_ALLTOALL;
 	for (int c = 0; c < C; c++)
 		for (int r = 0; r < n; r++) {
-			int owner = C >= n ? c / (C / n) : 0;
-			int own = s->kind == IR_ALLGATHER ? owner : s->kind == IR_BROADCAST ? s->root : r;
+			int owner = C >= n ? c / (C / n) : 0, src = C >= n * n ? c / (C / (n * n)) / n : 0;
+			int own = s->kind == IR_ALLGATHER ? owner : s->kind == IR_BROADCAST ? s->root
+				: s->kind == IR_ALLTOALL ? src : r;
 			if (own == r)
 				AT(H, r, c, r) = true;
 			for (int k = 0; k < n; k++)
 				need[(size_t)c * n + k] = s->kind == IR_ALLGATHER ? k == owner
-							 : s->kind == IR_BROADCAST ? k == s->root : true;
+							 : s->kind == IR_BROADCAST ? k == s->root
+							 : s->kind == IR_ALLTOALL ? k == src : true;
 		}
 	for (int i = 0; i < s->nrounds && ok; i++) {
 		const ir_round *rd = &s->rounds[i];
@@ -709,7 +711,8 @@ static bool naive_ok(const ir_sched *s)
 	for (int r = 0; r < n && ok; r++)
 		for (int c = 0; c < C; c++) {
 			bool constrained = s->kind == IR_REDUCE_SCATTER ? c / (C / n) == r
-					   : s->kind == IR_REDUCE ? r == s->root : true;
+					   : s->kind == IR_REDUCE ? r == s->root
+					   : s->kind == IR_ALLTOALL ? C >= n * n && c / (C / (n * n)) % n == r : true;
 			for (int k = 0; constrained && k < n; k++)
 				if (AT(H, r, c, k) != need[(size_t)c * n + k])
 					ok = 0;
@@ -727,7 +730,8 @@ static void test_random_schedules(void)
 	for (int it = 0; it < 30000; it++) {
 		int n = 2 + (int)rnd(4);
 		ir_kind k = (ir_kind)rnd(IR_NKINDS);
-		int C = (k == IR_REDUCE_SCATTER || k == IR_ALLGATHER) ? n * (1 + (int)rnd(2)) : 1 + (int)rnd(3);
+		int C = (k == IR_REDUCE_SCATTER || k == IR_ALLGATHER) ? n * (1 + (int)rnd(2))
+			: k == IR_ALLTOALL ? n * n : 1 + (int)rnd(3);
 		ir_sched *s = mk(k, "random", n, C);
 		s->root = (int)rnd((unsigned)n);
 		s->ports_send = 1 + (int)rnd(2);
@@ -744,7 +748,8 @@ static void test_random_schedules(void)
 				if (rnd(8) && (!state_has(st, a, c) || a == b))
 					continue;
 				ir_op op = rnd(8) == 0 ? (ir_op)rnd(2)
-					   : state_has(st, b, c) && k != IR_ALLGATHER && k != IR_BROADCAST ? IR_REDUCE_OP : IR_COPY;
+					   : state_has(st, b, c) && k != IR_ALLGATHER && k != IR_BROADCAST && k != IR_ALLTOALL
+					   ? IR_REDUCE_OP : IR_COPY;
 				ir_add(s, a, b, c, op, op == IR_COPY ? P_COPY : P_REDUCE);
 			}
 			ir_end_round(s);
