@@ -49,10 +49,10 @@ $(B)/.deps:
 	fi
 	@touch $@
 
-# --- the compiler: lang/ (front end) + codegen/ (back ends) ---------------
+# --- the compiler: lang/ (front end) + codegen/ (back ends) + codegen/cmd/ (command line)
 GEN       := $(B)/gen
 LANG_SRC  := $(wildcard lang/*.c)
-CG_SRC    := $(wildcard codegen/*.c)
+CG_SRC    := $(wildcard codegen/*.c codegen/cmd/*.c)
 # runtime/lower.c is the one lowering of a schedule to rank plans; collc
 # links it to print the plan tables it generates (codegen/emit_c.c).
 COLLC_OBJ := $(patsubst %.c,$(B)/%.o,$(LANG_SRC) $(CG_SRC) runtime/lower.c) $(GEN)/lex.o $(GEN)/parse.o

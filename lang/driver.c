@@ -181,7 +181,7 @@ bool drv_algo_named(const drv_prog *p, int i)
 	return false;
 }
 
-struct ast *drv_cluster(const drv_prog *p, const char *name)
+struct ast *drv_cluster_ast(const drv_prog *p, const char *name)
 {
 	for (int j = 0; j < p->ast.decls.n; j++) {
 		ast *d = p->ast.decls.v[j];

@@ -36,9 +36,6 @@ int drv_find_algo(const drv_prog *p, const char *name);
  * an algorithm that does not support n (a failed `require`). */
 ir_sched *drv_run(drv_prog *p, const char *algo, int n,
 		  const drv_define *defs, int ndefs, bool verify);
-/* The cluster declaration named `name` (NULL: the first one declared in a
- * file given to drv_load), or NULL.  codegen/cluster.c interprets it. */
-struct ast *drv_cluster(const drv_prog *p, const char *name);
 
 /* Where `import` looks after the importing file's directory: $COLL_STDLIB,
  * else ../stdlib beside the collc binary.  argv0 is unused when

@@ -2,7 +2,10 @@
  * linkmodel.h - units and the link model the cost model charges transfers
  * against.
  *
- * Pipeline position: input to the cost model (cost.h).  `collc cost`,
+ * Pipeline position: an input of the compiler, like .coll files, so it
+ * lives in the front end: a cluster's `alpha`, `bw` and `links` are
+ * checked here (lang/cluster.c), and the cost model (codegen/cost.h)
+ * charges transfers against what it builds.  `collc cost`,
  * `sim`, `compare` and `tune` parse their size, time and bandwidth flags
  * here and build one link_model: uniform (--alpha 3us --bw 450GB/s) or a
  * per-pair matrix read from a file that `collc probe` writes.  A transfer
