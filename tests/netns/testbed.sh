@@ -3,7 +3,9 @@
 #
 #   testbed.sh up --hosts N [--rails R] [--rate 200mbit[,60mbit...]] [--mtu 9000]
 #                 [--racks K [--rack-of 0,1,1,0,... | --shuffle SEED]]
-#                 [--trunk-rate 100mbit[,...] | --oversub F] [--prefix NAME]
+#                 [--trunk-rate 100mbit[,...] | --oversub F] [--prefix NAME] [--dry-run]
+#                                           (--dry-run: check the options and print what
+#                                           `info` would, building nothing; no root needed)
 #   testbed.sh down [--prefix NAME] [--stale]
 #   testbed.sh run [up options] -- CMD...   up, run CMD, always down (also on failure,
 #                                           SIGINT, SIGTERM); exits with CMD's status
@@ -11,8 +13,14 @@
 #   testbed.sh ping [--prefix NAME]         every host pings every other on every rail
 #   testbed.sh rate [--prefix NAME] [--from I] [--to J] [--rail R] [--seconds S]
 #                   [--pairs I:J,I:J...]    measure TCP throughput host I -> host J
-#                                           (--pairs: those flows at once)
+#                                           (--pairs: those flows at once, each against
+#                                           its max-min fair share of the shaped links)
 #   testbed.sh info [--prefix NAME]         hosts, rails, racks and addresses of a testbed
+#   testbed.sh link [--prefix NAME] --host I --rail R [--admin] down|up
+#                                           take host I's link on rail R down / up
+#   testbed.sh flap [--prefix NAME] --host I --rail R [--count 10] [--down-ms 300]
+#                   [--up-ms 700] [--seed S] [--admin]
+#                                           take it down and up at random moments
 #
 # Host i is network namespace PREFIXh<i> (so `collrun --netns PREFIXh%d`
 # starts rank i in host i).  Per rail r there is a bridge; each host has a
@@ -40,10 +48,39 @@
 # of the rail) / F: --oversub 1 is a non-blocking rack, --oversub 4 one
 # whose hosts can together send 4 times what its trunk carries.
 #
+# Links.  `link ... down` sets the bridge-side end of host I's rail-R veth
+# (PREFIXh<I>r<R> in the root namespace) down: the host's eth<R> loses
+# carrier (NO-CARRIER), as when a cable or a switch port fails; nothing
+# crosses it either way, the host keeps its address and route, and a TCP
+# connection over it stalls rather than resets.  With --admin it instead
+# sets eth<R> inside the host down, as `ip link set eth1 down` on a real
+# NIC: the kernel also drops the host's route for 10.77.<R>.0/24, so new
+# connections and datagrams on that rail fail at once with "Network is
+# unreachable"; established connections still stall, not reset.  `link ...
+# up` brings both ends up (the route comes back by itself).  `flap` does
+# --count cycles of: wait an up time, down, wait a down time, up; each time
+# is drawn uniformly from [0.5, 1.5] x its --up-ms / --down-ms, from --seed
+# (default: a random seed, printed).  It prints "flap: +MS down|up" per
+# change (MS since it started), and leaves the link up when it ends, fails
+# or is interrupted.  Both work from any process while `run` runs a
+# command: `run` exports TESTBED_PREFIX, which `link`, `flap`, `ping`,
+# `rate` and `info` use when --prefix is not given.
+#
+# What TCP does meanwhile (measured at 100 Mbit/s, kernel 6.18, default
+# sysctls; details in the README, "An emulated cluster on one machine"):
+# the connection stalls, nothing errors, and it carries on after `up`:
+# within 1 s when the sender's own link was down, but after up to the
+# doubled retransmission timeout when the receiver's was (3.6 s after a
+# 10 s outage, 24 s after 30 s).  A write fails only after ~930 s
+# (tcp_retries2; EHOSTUNREACH), or after TCP_USER_TIMEOUT if set; a reader
+# blocked in read() never returns on its own.  A new connect() fails after
+# ~3 s (EHOSTUNREACH, ARP unanswered), or at once after --admin down.
+#
 # Names: namespaces PREFIXh<i>; links in the root namespace PREFIXh<i>r<r>
 # (host links), PREFIXb<r> / PREFIXk<k>b<r> / PREFIXs<r> (bridges),
 # PREFIXt<k>r<r> / PREFIXu<k>r<r> (trunk ends).  PREFIX is [a-z][a-z0-9]*, at
-# most 9 characters; `up` and `down` default to "coll", `run` to tb<pid>.
+# most 9 characters; `up` and `down` default to "coll", `run` to tb<pid>,
+# the other commands to $TESTBED_PREFIX or else "coll".
 # `up` first removes what a previous testbed of the same prefix left, and
 # `run` / `down --stale` remove tb<pid> testbeds whose process is gone, and
 # testbeds brought up with TESTBED_OWNER=PID in the environment (recorded;
@@ -82,7 +119,8 @@ die() { echo "$ME: error: $*" >&2; exit 1; }
 log() { [ -n "${QUIET:-}" ] || echo "$*"; }
 
 PREFIX= HOSTS= RAILS= RACKS= RATE=200mbit TRUNK_RATE= OVERSUB= MTU=9000
-RACK_OF= SHUFFLE= FROM=0 TO=1 RAIL=0 SECONDS=3 STALE=0 PAIRS=
+RACK_OF= SHUFFLE= DRY_RUN=0 FROM=0 TO=1 RAIL=0 SECONDS=3 STALE=0 PAIRS=
+HOST= COUNT=10 DOWN_MS=300 UP_MS=700 SEED= ADMIN=0
 CMD=() POS=()
 
 parse() {
@@ -103,7 +141,14 @@ parse() {
             --pairs) PAIRS=${2:-}; shift 2 ;;
             --rail) RAIL=${2:-}; shift 2 ;;
             --seconds) SECONDS=${2:-}; shift 2 ;;
+            --host) HOST=${2:-}; shift 2 ;;
+            --count) COUNT=${2:-}; shift 2 ;;
+            --down-ms) DOWN_MS=${2:-}; shift 2 ;;
+            --up-ms) UP_MS=${2:-}; shift 2 ;;
+            --seed) SEED=${2:-}; shift 2 ;;
+            --admin) ADMIN=1; shift ;;
             --stale) STALE=1; shift ;;
+            --dry-run) DRY_RUN=1; shift ;;
             -q|--quiet) QUIET=1; shift ;;
             --) shift; CMD=("$@"); break ;;
             -*) die "unknown argument '$1' (see the header of $0)" ;;
@@ -362,8 +407,8 @@ build_net() {
     done
 }
 
-# The environment file: what `run` exports and `info` prints.
-write_env() {
+# The environment file's lines: what `run` exports and `info` prints.
+print_env() {
     local P=$PREFIX r i list ifs=
     {
         echo "TESTBED_PREFIX=$P"
@@ -397,7 +442,7 @@ write_env() {
         echo "TESTBED_ADDR0=$(addr_of 0 0)"
         echo "TESTBED_NETTOOL=$NETTOOL"
         echo "TESTBED_OWNER=${TESTBED_OWNER:-}"
-    } >"/run/coll-testbed-$P.env"
+    }
 }
 
 # "200mbit" when every rail has that rate, else "200mbit,60mbit".
@@ -412,6 +457,7 @@ cmd_up() {
     [ -n "$PREFIX" ] || PREFIX=coll
     check_prefix
     configure
+    if [ "$DRY_RUN" = 1 ]; then print_env; print_info; return; fi
     require_netns
     build_nettool
     teardown "$PREFIX" >/dev/null 2>&1   # leftovers of an earlier testbed with this prefix
@@ -423,7 +469,7 @@ cmd_up() {
     fi
     [ -n "${IN_RUN:-}" ] || trap - INT TERM
     local P=$PREFIX trunks=
-    write_env
+    print_env >"/run/coll-testbed-$P.env"
     if [ "$RACKS" -gt 1 ]; then
         trunks=", trunks $(one_or_list "${TRUNKS[@]}")"
         [ -z "$OVERSUB" ] || trunks+=" (oversubscription $OVERSUB)"
@@ -434,7 +480,7 @@ cmd_up() {
 }
 
 load_env() {
-    [ -n "$PREFIX" ] || PREFIX=coll
+    [ -n "$PREFIX" ] || PREFIX=${TESTBED_PREFIX:-coll}
     check_prefix
     [ -r "/run/coll-testbed-$PREFIX.env" ] || die "no testbed '$PREFIX' is up (no /run/coll-testbed-$PREFIX.env)"
     set -a; . "/run/coll-testbed-$PREFIX.env"; set +a
@@ -452,9 +498,8 @@ print_addrs() {
     done
 }
 
-cmd_info() {
-    no_pos; load_env
-    cat "/run/coll-testbed-$PREFIX.env"
+# After the environment: each host's addresses and each rack's hosts.
+print_info() {
     echo "host i, rail r: interface eth<r> in namespace ${PREFIX}h<i>, address 10.77.<r>.<i+1>/24"
     print_addrs
     local k i line
@@ -465,6 +510,12 @@ cmd_info() {
             echo "$line"
         done
     fi
+}
+
+cmd_info() {
+    no_pos; load_env
+    cat "/run/coll-testbed-$PREFIX.env"
+    print_info
 }
 cmd_ping() {
     load_env; build_nettool
@@ -563,7 +614,74 @@ cmd_rate() {
     fi
 }
 
+# Host HOST's link on rail RAIL: check the arguments.
+check_link_args() {
+    isnum "$HOST" && [ "$HOST" -lt "$HOSTS" ] || die "need --host I with I below $HOSTS"
+    isnum "$RAIL" && [ "$RAIL" -lt "$RAILS" ] || die "--rail must be below $RAILS"
+}
+
+# link_set up|down: see "Links" in the header.  Waits (up to 2 s) until the
+# host's eth<r> reports the new state, so that a caller may rely on it.
+link_set() {
+    local ns=${PREFIX}h$HOST dev=eth$RAIL br=${PREFIX}h${HOST}r$RAIL i st
+    if [ "$1" = down ]; then
+        if [ "$ADMIN" = 1 ]; then ip -n "$ns" link set "$dev" down; else ip link set "$br" down; fi || return 1
+    else
+        ip link set "$br" up && ip -n "$ns" link set "$dev" up || return 1
+    fi
+    for ((i = 0; i < 100; i++)); do
+        st=$(ip -n "$ns" -o link show "$dev" 2>/dev/null)
+        if [ "$1" = up ]; then [[ $st == *"state UP"* ]] && return 0
+        else [[ $st == *"state UP"* ]] || return 0; fi
+        sleep 0.02
+    done
+    echo "$ME: warning: $ns $dev did not report $1 within 2 s: $st" >&2
+}
+
+cmd_link() {
+    load_env; check_link_args
+    [ ${#POS[@]} = 1 ] && [[ ${POS[0]} == up || ${POS[0]} == down ]] || die "link needs 'up' or 'down'"
+    link_set "${POS[0]}" || die "cannot set ${PREFIX}h$HOST rail $RAIL ${POS[0]}"
+    log "link ${PREFIX}h$HOST rail $RAIL: ${POS[0]}$([ "$ADMIN" = 1 ] && [ "${POS[0]}" = down ] && echo " (admin: eth$RAIL down inside the host)")"
+}
+
+# MS = a uniform draw from [M/2, 3M/2] ms.
+draw_ms() { rng_next; MS=$(( $1 / 2 + RNG % ($1 + 1) )); }
+sleep_ms() { sleep "$(($1 / 1000)).$(printf %03d $(($1 % 1000)))"; }
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+sleep_until() { local d=$(( $1 - $(now_ms) )); [ "$d" -le 0 ] || sleep_ms "$d"; }
+
+cmd_flap() {
+    no_pos; load_env; check_link_args
+    isnum "$COUNT" && isnum "$DOWN_MS" && isnum "$UP_MS" || die "--count, --down-ms and --up-ms take non-negative integers"
+    if [ -z "$SEED" ]; then SEED=$(( (RANDOM << 15 | RANDOM) ^ $$ )); fi
+    isnum "$SEED" || die "--seed takes a non-negative integer (got '$SEED')"
+    rng_seed "$SEED"
+    local t0 next c what="${PREFIX}h$HOST rail $RAIL"
+    # Whatever happens, the link is left up.
+    trap 'link_set up >/dev/null 2>&1' EXIT
+    flap_stop() {
+        trap '' INT TERM; link_set up >/dev/null 2>&1
+        echo "flap: interrupted; $what left up" >&2; trap - EXIT; exit "$1"
+    }
+    trap 'flap_stop 130' INT
+    trap 'flap_stop 143' TERM
+    t0=$(now_ms); next=$t0
+    log "flap: $what, $COUNT cycles, up ~${UP_MS} ms, down ~${DOWN_MS} ms, seed $SEED"
+    # Changes are due at times drawn from the start, so that the time the
+    # ip commands take does not lengthen the intervals.
+    for c in $(seq 1 "$COUNT"); do
+        draw_ms "$UP_MS"; next=$((next + MS)); sleep_until "$next"
+        link_set down || die "cannot take $what down"
+        log "flap: +$(( $(now_ms) - t0 )) ms down"
+        draw_ms "$DOWN_MS"; next=$((next + MS)); sleep_until "$next"
+        link_set up || die "cannot bring $what up"
+        log "flap: +$(( $(now_ms) - t0 )) ms up"
+    done
+}
+
 cmd_run() {
+    [ "$DRY_RUN" = 0 ] || die "--dry-run is for up, not run"
     if [ -z "$PREFIX" ]; then PREFIX=tb$$; fi
     TESTBED_OWNER=$$
     [ ${#CMD[@]} -gt 0 ] || die "run needs -- CMD..."
@@ -608,6 +726,8 @@ case $sub in
     ping) parse "$@"; no_pos; cmd_ping ;;
     rate) parse "$@"; cmd_rate ;;
     info) parse "$@"; cmd_info ;;
+    link) parse "$@"; cmd_link ;;
+    flap) parse "$@"; cmd_flap ;;
     -h|--help|help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
-    *) echo "usage: $ME up|down|run|check|ping|rate|info ... (see $ME --help)" >&2; exit 2 ;;
+    *) echo "usage: $ME up|down|run|check|ping|rate|info|link|flap ... (see $ME --help)" >&2; exit 2 ;;
 esac
