@@ -57,7 +57,7 @@ static int emit_algo(FILE *f, const cluster_entry *a)
 	const coll_kind_info *ki = ir_kind_info(s->kind);
 	coll_algo *lo = lower(s, a->label);
 	if (!lo) {
-		fprintf(stderr, "%s: error: cannot lower %s '%s' to rank plans (out of memory)\n", diag_tool, ki->name,
+		diag_tool_error("cannot lower %s '%s' to rank plans (out of memory)", ki->name,
 			a->label);
 		diag_errors++;
 		return -1;
@@ -112,7 +112,7 @@ static FILE *open_out(const char *dir, const char *name, const char *suffix, cha
 	snprintf(path, len, "%s/%s%s", dir, name, suffix);
 	FILE *f = fopen(path, "w");
 	if (!f) {
-		fprintf(stderr, "%s: error: cannot write '%s': %s\n", diag_tool, path, strerror(errno));
+		diag_tool_error("cannot write '%s': %s", path, strerror(errno));
 		diag_errors++;
 	}
 	return f;

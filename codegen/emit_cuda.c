@@ -185,7 +185,7 @@ static FILE *open_out(const char *dir, const char *name, const char *suffix, cha
 	snprintf(path, len, "%s/%s%s", dir, name, suffix);
 	FILE *f = fopen(path, "w");
 	if (!f) {
-		fprintf(stderr, "%s: error: cannot write '%s': %s\n", diag_tool, path, strerror(errno));
+		diag_tool_error("cannot write '%s': %s", path, strerror(errno));
 		diag_errors++;
 	}
 	return f;

@@ -190,6 +190,12 @@ static int entry(drv_prog *p, cluster_desc *d, const cluster_block *b, const ast
 	}
 	if (!x.label)
 		x.label = xstrdup(x.algo);
+	if (strlen(x.label) > CLUSTER_MAX_NAME) {   /* it names C symbols of the library */
+		diag_error(e->pos, "cluster '%s': the library would name this algorithm '%.20s...' (%zu characters); "
+			   "C symbols take at most %d", d->name, x.label, strlen(x.label), CLUSTER_MAX_NAME);
+		entry_free(&x);
+		return -1;
+	}
 	int before = diag_errors;
 	x.s = drv_run(p, x.algo, d->ranks, x.defs, x.ndefs, true);
 	if (!x.s) {
@@ -367,14 +373,22 @@ int cluster_check(drv_prog *p, const char *name, cluster_desc *d)
 	ast *decl = drv_cluster_ast(p, name);
 	if (!decl) {
 		if (name)
-			fprintf(stderr, "%s: error: no cluster named '%s'\n", diag_tool, name);
+			diag_file_error(drv_main_file(p), "no cluster named '%s' here or in what it imports", name);
 		else
-			fprintf(stderr, "%s: error: no cluster declaration in the given files\n", diag_tool);
+			diag_file_error(drv_main_file(p), "declares no cluster (collc build needs one: see lang/README.md, "
+					"\"Cluster declarations\")");
 		diag_errors++;
 		return -1;
 	}
 	d->name = xstrdup(decl->str);
 	d->pos = decl->pos;
+	if (strlen(d->name) > CLUSTER_MAX_NAME) {
+		/* it names files (NAME_plans.c) and C symbols (NAME_plans) */
+		diag_error(decl->pos, "cluster name is %zu characters long; generated files and C symbols take at most %d",
+			   strlen(d->name), CLUSTER_MAX_NAME);
+		cluster_desc_free(d);
+		return -1;
+	}
 	d->target = cluster_target_find("auto");
 	d->align = 1024;
 	d->alpha = 3e-6;

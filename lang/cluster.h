@@ -51,6 +51,10 @@ typedef struct {
 	int first, count;
 } cluster_block;
 
+/* The longest cluster or algorithm name a library takes: they name its
+ * files and C symbols. */
+#define CLUSTER_MAX_NAME 64
+
 #define CLUSTER_STRAGGLER_NONE (-1)
 #define CLUSTER_STRAGGLER_AUTO (-2)
 

@@ -57,7 +57,7 @@ static int load_one(drv_prog *p, const char *path, srcpos from)
 		if (from.file)
 			diag_error(from, "cannot import '%s': %s", path, strerror(errno));
 		else
-			diag_error(from, "cannot open '%s': %s", path, strerror(errno));
+			diag_file_error(path, "cannot open: %s", strerror(errno));
 		return 1;
 	}
 	for (int i = 0; i < p->ast.nfiles; i++)
@@ -66,7 +66,7 @@ static int load_one(drv_prog *p, const char *path, srcpos from)
 			free(real);
 			return 0;
 		}
-	src_file *f = diag_load(path);
+	src_file *f = diag_load_from(path, from);
 	if (!f) {
 		free(real);
 		return 1;
@@ -181,6 +181,14 @@ bool drv_algo_named(const drv_prog *p, int i)
 	return false;
 }
 
+const char *drv_main_file(const drv_prog *p)
+{
+	for (int j = 0; j < p->ast.nfiles; j++)
+		if (p->named[j])
+			return p->ast.files[j]->name;
+	return diag_tool;
+}
+
 struct ast *drv_cluster_ast(const drv_prog *p, const char *name)
 {
 	for (int j = 0; j < p->ast.decls.n; j++) {
@@ -224,16 +232,15 @@ ir_sched *drv_run(drv_prog *p, const char *algo, int n, const drv_define *defs, 
 	p->why[0] = '\0';
 	int i = drv_find_algo(p, algo);
 	if (i < 0) {
-		fprintf(stderr, "%s: error: no algorithm named '%s'", diag_tool, algo);
-		for (int j = 0, k = drv_nalgos(p); j < k; j++)
-			fprintf(stderr, "%s%s", j ? ", " : " (have: ", drv_algo_name(p, j));
-		fprintf(stderr, "%s\n", drv_nalgos(p) ? ")" : "");
-		diag_errors++;
+		char have[1024] = "";
+		size_t at = 0;
+		for (int j = 0, k = drv_nalgos(p); j < k && at < sizeof have; j++)
+			at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", j ? ", " : " (have: ", drv_algo_name(p, j));
+		diag_tool_error("no algorithm named '%s'%s%s", algo, have, drv_nalgos(p) ? ")" : "");
 		return NULL;
 	}
 	if (n < 1 || n > 65536) {
-		fprintf(stderr, "%s: error: rank count %d out of range 1..65536\n", diag_tool, n);
-		diag_errors++;
+		diag_tool_error("rank count %d out of range 1..65536", n);
 		return NULL;
 	}
 	eval_opts o = { .max_steps = drv_max_steps, .quiet_require = p->quiet };
@@ -254,15 +261,14 @@ int drv_parse_define(const char *arg, drv_define *d)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq || eq == arg) {
-		fprintf(stderr, "%s: error: -D expects name=value, found '%s'\n", diag_tool, arg);
+		diag_tool_error("-D expects name=value, found '%s'", arg);
 		return -1;
 	}
 	char *end;
 	errno = 0;
 	long long v = strtoll(eq + 1, &end, 0);
 	if (errno || end == eq + 1 || *end) {
-		fprintf(stderr, "%s: error: -D %.*s: value '%s' is not an integer\n", diag_tool, (int)(eq - arg), arg,
-			eq + 1);
+		diag_tool_error("-D %.*s: value '%s' is not an integer", (int)(eq - arg), arg, eq + 1);
 		return -1;
 	}
 	d->name = strndup(arg, eq - arg);

@@ -73,7 +73,7 @@ static int copy_file(const char *from, const char *to)
 	if (out && fclose(out) != 0)
 		rc = -1;
 	if (rc)
-		fprintf(stderr, "collc: error: cannot copy '%s' to '%s': %s\n", from, to, strerror(errno));
+		diag_tool_error("cannot copy '%s' to '%s': %s", from, to, strerror(errno));
 	return rc;
 }
 
@@ -116,7 +116,7 @@ static int find_cuda(const cluster_desc *c, const char *exedir, cuda_tools *t)
 	if (home && *home) {
 		snprintf(t->nvcc, sizeof t->nvcc, "%s/bin/nvcc", home);
 		if (access(t->nvcc, X_OK) != 0) {
-			fprintf(stderr, "collc: error: transport %s needs nvcc, but CUDA_HOME=%s has no bin/nvcc\n",
+			diag_tool_error("transport %s needs nvcc, but CUDA_HOME=%s has no bin/nvcc",
 				c->target->name, home);
 			return -1;
 		}
@@ -131,8 +131,8 @@ static int find_cuda(const cluster_desc *c, const char *exedir, cuda_tools *t)
 		}
 		free(copy);
 		if (!t->nvcc[0]) {
-			fprintf(stderr, "collc: error: transport %s needs nvcc (the CUDA compiler), which is not on PATH "
-				"and CUDA_HOME is not set; install the CUDA toolkit or set CUDA_HOME\n", c->target->name);
+			diag_tool_error("transport %s needs nvcc (the CUDA compiler), which is not on PATH "
+				"and CUDA_HOME is not set; install the CUDA toolkit or set CUDA_HOME", c->target->name);
 			return -1;
 		}
 	}
@@ -149,7 +149,7 @@ static int find_cuda(const cluster_desc *c, const char *exedir, cuda_tools *t)
 	static const char *const libs[] = { "lib64", "lib", "targets/*/lib" };
 	static const char *const incs[] = { "include", "targets/*/include" };
 	if (!find_in(t->cudalib, sizeof t->cudalib, prefix, libs, 3, "libcudart.so")) {
-		fprintf(stderr, "collc: error: no libcudart.so under %s (lib64, lib, targets/*/lib), the prefix of %s\n",
+		diag_tool_error("no libcudart.so under %s (lib64, lib, targets/*/lib), the prefix of %s",
 			prefix, t->nvcc);
 		return -1;
 	}
@@ -158,8 +158,8 @@ static int find_cuda(const cluster_desc *c, const char *exedir, cuda_tools *t)
 		const char *where = nh && *nh ? nh : prefix;
 		if (!find_in(t->ncclinc, sizeof t->ncclinc, where, incs, 2, "nccl.h") ||
 		    !find_in(t->nccllib, sizeof t->nccllib, where, libs, 3, "libnccl.so")) {
-			fprintf(stderr, "collc: error: transport nccl needs NCCL (nccl.h and libnccl.so), not found under "
-				"%s; set NCCL_HOME or use transport cuda\n", where);
+			diag_tool_error("transport nccl needs NCCL (nccl.h and libnccl.so), not found under "
+				"%s; set NCCL_HOME or use transport cuda", where);
 			return -1;
 		}
 	}
@@ -171,7 +171,7 @@ static int find_cuda(const cluster_desc *c, const char *exedir, cuda_tools *t)
 	char p[PATH_MAX * 2];
 	snprintf(p, sizeof p, "%s/coll_gpu.cu", t->gpusrc);
 	if (!exists(p)) {
-		fprintf(stderr, "collc: error: cannot find the device executor %s; set COLL_RUNTIME_GPU\n", p);
+		diag_tool_error("cannot find the device executor %s; set COLL_RUNTIME_GPU", p);
 		return -1;
 	}
 	return 0;
@@ -295,14 +295,14 @@ int cmd_build(int argc, char **argv)
 			free(files);
 			return 0;
 		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "collc: error: unknown or incomplete option '%s' for 'build'\n", argv[i]);
+			diag_tool_error("unknown or incomplete option '%s' for 'build'", argv[i]);
 			free(files);
 			return 2;
 		} else
 			files[nfiles++] = argv[i];
 	}
 	if (!nfiles || !out) {
-		fprintf(stderr, "collc: error: build needs a cluster file and -o DIR\n");
+		diag_tool_error("build needs a cluster file and -o DIR");
 		free(files);
 		return 2;
 	}
@@ -324,12 +324,12 @@ int cmd_build(int argc, char **argv)
 	if (!inc[0])
 		snprintf(inc, sizeof inc, "%s/../runtime/include", dir);
 	if (!exists(lib) || !exists(inc)) {
-		fprintf(stderr, "collc: error: cannot find the runtime (%s, %s); build it with 'make' or set "
-			"COLL_RUNTIME_LIB and COLL_RUNTIME_INCLUDE\n", lib, inc);
+		diag_tool_error("cannot find the runtime (%s, %s); build it with 'make' or set "
+			"COLL_RUNTIME_LIB and COLL_RUNTIME_INCLUDE", lib, inc);
 		goto free_cluster;
 	}
 	if (mkdir(out, 0777) != 0 && errno != EEXIST) {
-		fprintf(stderr, "collc: error: cannot create '%s': %s\n", out, strerror(errno));
+		diag_tool_error("cannot create '%s': %s", out, strerror(errno));
 		goto free_cluster;
 	}
 	bool gpu = d.target->gpu;

@@ -62,7 +62,8 @@ int cmd_check(int argc, char **argv)
 			printf("%s%s%s\n", skipped ? " (" : "", skipped ? why : "", skipped ? ")" : "");
 	}
 	if (checked == 0) {
-		fprintf(stderr, "collc: error: no algorithms in the given files\n");
+		diag_file_error(o.files[0], "declares no algorithm%s (nothing to check: the files hold only comments, "
+				"imports, functions or clusters)", o.nfiles > 1 ? ", nor do the other files given" : "");
 		failed = 1;
 	}
 	drv_free(p);

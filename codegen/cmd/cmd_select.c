@@ -28,7 +28,7 @@ static int parse_int_arg(const char *flag, const char *v, int lo, int hi, int *o
 	char *end;
 	long x = v ? strtol(v, &end, 10) : 0;
 	if (!v || end == v || *end || x < lo || x > hi) {
-		fprintf(stderr, "collc: error: %s needs an integer in %d..%d, found '%s'\n", flag, lo, hi, v ? v : "");
+		diag_tool_error("%s needs an integer in %d..%d, found '%s'", flag, lo, hi, v ? v : "");
 		return -1;
 	}
 	*out = (int)x;
@@ -54,7 +54,7 @@ int sel_parse(int argc, char **argv, sel_opts *o, bool show)
 			i++;
 		} else if (strcmp(a, "--n-range") == 0 && !show) {
 			if (!v || parse_n_range(v, &o->nlo, &o->nhi)) {
-				fprintf(stderr, "collc: error: --n-range needs A..B with 1 <= A <= B, found '%s'\n", v ? v : "");
+				diag_tool_error("--n-range needs A..B with 1 <= A <= B, found '%s'", v ? v : "");
 				return 2;
 			}
 			o->have_n = true;
@@ -70,7 +70,7 @@ int sel_parse(int argc, char **argv, sel_opts *o, bool show)
 			o->ndefs++;
 		} else if (strcmp(a, "--format") == 0 && v && show) {
 			if (strcmp(v, "table") && strcmp(v, "json") && strcmp(v, "dot")) {
-				fprintf(stderr, "collc: error: --format must be table, json or dot, found '%s'\n", v);
+				diag_tool_error("--format must be table, json or dot, found '%s'", v);
 				return 2;
 			}
 			o->format = v;
@@ -79,13 +79,13 @@ int sel_parse(int argc, char **argv, sel_opts *o, bool show)
 			char *end;
 			long long m = strtoll(v, &end, 10);
 			if (end == v || *end || m < 1) {
-				fprintf(stderr, "collc: error: --max-steps needs a positive integer, found '%s'\n", v);
+				diag_tool_error("--max-steps needs a positive integer, found '%s'", v);
 				return 2;
 			}
 			drv_max_steps = m;
 			i++;
 		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "collc: error: unknown or incomplete option '%s' for '%s' (see collc --help)\n", a,
+			diag_tool_error("unknown or incomplete option '%s' for '%s' (see collc --help)", a,
 				argv[0]);
 			return 2;
 		} else {
@@ -93,11 +93,11 @@ int sel_parse(int argc, char **argv, sel_opts *o, bool show)
 		}
 	}
 	if (o->nfiles == 0) {
-		fprintf(stderr, "collc: error: %s needs at least one .coll file\n", argv[0]);
+		diag_tool_error("%s needs at least one .coll file", argv[0]);
 		return 2;
 	}
 	if (show && !o->have_n) {
-		fprintf(stderr, "collc: error: show needs the rank count: -n N\n");
+		diag_tool_error("show needs the rank count: -n N");
 		return 2;
 	}
 	if (!o->have_n) {
@@ -111,7 +111,7 @@ int sel_check_defines(drv_prog *p, const sel_opts *o)
 {
 	const char *bad = drv_unknown_define(p, o->defs, o->ndefs);
 	if (bad)
-		fprintf(stderr, "collc: error: -D %s: no algorithm has a parameter named '%s'\n", bad, bad);
+		diag_tool_error("-D %s: no algorithm has a parameter named '%s'", bad, bad);
 	return bad ? 1 : 0;
 }
 

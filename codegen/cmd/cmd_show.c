@@ -26,7 +26,8 @@ int cmd_show(int argc, char **argv)
 			algo = drv_algo_name(p, i);
 	rc = 1;
 	if (!algo) {
-		fprintf(stderr, "collc: error: no algorithms in the given files\n");
+		diag_file_error(o.files[0], "declares no algorithm%s (nothing to show)",
+				o.nfiles > 1 ? ", nor do the other files given" : "");
 	} else if (sel_check_defines(p, &o) == 0) {
 		ir_sched *s = drv_run(p, algo, o.nlo, o.defs, o.ndefs, true);
 		if (s) {

@@ -36,6 +36,7 @@ void cmd_usage(FILE *out)
 	      "\n"
 	      "common options:\n"
 	      "  --max-steps N   evaluation step limit (default 200000000)\n"
+	      "  --max-errors N  stop after N errors (default 20; 0: never)\n"
 	      "  --stats         print wall time and peak memory to stderr at exit (benchmarks)\n"
 	      "  --help          this text; COMMAND --help for a command's own flags\n"
 	      "  --version       print the version\n"
@@ -73,13 +74,30 @@ int main(int argc, char **argv)
 	double start = now_ms();
 	drv_init_stdlib(argv[0]);
 	bool stats = false;
-	for (int i = 1; i < argc; i++)
+	/* options every subcommand takes, taken out before it sees argv */
+	for (int i = 1; i < argc;) {
+		int take = 0;
 		if (strcmp(argv[i], "--stats") == 0) {
 			stats = true;
-			memmove(argv + i, argv + i + 1, (argc - i) * sizeof *argv);
-			argc--;
-			break;
+			take = 1;
+		} else if (strcmp(argv[i], "--max-errors") == 0) {
+			char *end;
+			long m = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
+			if (i + 1 >= argc || end == argv[i + 1] || *end || m < 0 || m > 1000000) {
+				diag_tool_error("--max-errors needs an integer in 0..1000000 (0: no limit), found '%s'",
+						i + 1 < argc ? argv[i + 1] : "");
+				return 2;
+			}
+			diag_max_errors = (int)m;
+			take = 2;
 		}
+		if (!take) {
+			i++;
+			continue;
+		}
+		memmove(argv + i, argv + i + take, (size_t)(argc - i - take + 1) * sizeof *argv);
+		argc -= take;
+	}
 	if (argc < 2) {
 		cmd_usage(stderr);
 		return 2;
@@ -105,6 +123,6 @@ int main(int argc, char **argv)
 			print_stats(start);
 		return rc ? rc : (diag_errors ? 1 : 0);
 	}
-	fprintf(stderr, "collc: error: unknown command '%s' (see collc --help)\n", argv[1]);
+	diag_tool_error("unknown command '%s' (see collc --help)", argv[1]);
 	return 2;
 }
