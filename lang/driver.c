@@ -150,6 +150,7 @@ int drv_nalgos(const drv_prog *p)
 }
 
 const char *drv_algo_name(const drv_prog *p, int i) { return algo_at(p, i)->str; }
+srcpos drv_algo_pos(const drv_prog *p, int i) { return algo_at(p, i)->pos; }
 ir_kind drv_algo_kind(const drv_prog *p, int i) { return (ir_kind)algo_at(p, i)->kindof; }
 
 int drv_find_algo(const drv_prog *p, const char *name)

@@ -29,6 +29,8 @@ const char *drv_algo_name(const drv_prog *p, int i);
 ir_kind drv_algo_kind(const drv_prog *p, int i);
 /* The first file given to drv_load (for messages about the input as a whole). */
 const char *drv_main_file(const drv_prog *p);
+/* Where algorithm i is declared. */
+srcpos drv_algo_pos(const drv_prog *p, int i);
 /* Was algorithm i declared in a file given to drv_load (not imported)? */
 bool drv_algo_named(const drv_prog *p, int i);
 /* Index of algorithm `name`, or -1 (no message). */

@@ -774,6 +774,10 @@ static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
 		ev_fail(c, s->pos, "'chunks' after the first transfer; the chunk count must be fixed before any round");
 		return FLOW_ERROR;
 	}
+	if (in->chunks_set) {   /* the reference: once, before any transfer */
+		ev_fail(c, s->pos, "'chunks' a second time; the chunk count is set once");
+		return FLOW_ERROR;
+	}
 	if (k < 1 || k > (1 << 20)) {
 		ev_fail(c, s->a->pos, "chunk count %lld out of range 1..%d", (long long)k, 1 << 20);
 		return FLOW_ERROR;
@@ -852,6 +856,11 @@ int ev_stmt(ctx *c, inst *in, value *fr, ast *s)
 		value m = ev(c, in, fr, s->b);
 		if (c->failed)
 			return FLOW_ERROR;
+		if (m.t != V_STR) {
+			ev_fail(c, s->b->pos, "'require' needs a string message, found %s", a_tname(m));
+			v_unref(m);
+			return FLOW_ERROR;
+		}
 		char *msg = v_show(m, 200);
 		v_unref(m);
 		if (c->opts->quiet_require) {
