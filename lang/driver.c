@@ -46,6 +46,7 @@ struct drv_prog {
 	bool *named;          /* file was named by the caller, not imported */
 	bool quiet;
 	bool unsupported;
+	bool limit;           /* the last drv_run stopped at the step limit or the memory budget */
 	char why[256];
 };
 
@@ -220,6 +221,8 @@ const char *drv_unknown_define(const drv_prog *p, const drv_define *defs, int nd
 
 void drv_set_quiet_require(drv_prog *p, bool quiet) { p->quiet = quiet; }
 
+bool drv_hit_limit(const drv_prog *p) { return p->limit; }
+
 bool drv_unsupported(const drv_prog *p, const char **why)
 {
 	if (why)
@@ -230,6 +233,7 @@ bool drv_unsupported(const drv_prog *p, const char **why)
 ir_sched *drv_run(drv_prog *p, const char *algo, int n, const drv_define *defs, int ndefs, bool verify)
 {
 	p->unsupported = false;
+	p->limit = false;
 	p->why[0] = '\0';
 	int i = drv_find_algo(p, algo);
 	if (i < 0) {
@@ -248,6 +252,7 @@ ir_sched *drv_run(drv_prog *p, const char *algo, int n, const drv_define *defs, 
 	ir_sched *s = eval_algorithm(&p->ast, algo_at(p, i), n, defs, ndefs, &o);
 	if (!s) {
 		p->unsupported = o.unsupported;
+		p->limit = o.limit;
 		snprintf(p->why, sizeof p->why, "%s", o.why);
 		return NULL;
 	}

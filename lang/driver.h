@@ -53,6 +53,8 @@ extern long long drv_max_steps;
  * Sweeps over n use this to skip the n an algorithm does not support. */
 void drv_set_quiet_require(drv_prog *p, bool quiet);
 bool drv_unsupported(const drv_prog *p, const char **why);
+/* Did the last drv_run stop at the step limit or the memory budget? */
+bool drv_hit_limit(const drv_prog *p);
 /* Names of the top-level parameters of algorithm i (its `param`s). */
 int drv_algo_params(const drv_prog *p, int i, const char **names, int max);
 /* The first -D name that is a parameter of no loaded algorithm, or NULL. */

@@ -48,6 +48,12 @@ int cmd_check(int argc, char **argv)
 					snprintf(why, sizeof why, "%s", reason);
 			} else {
 				bad++;
+				/* a runaway loop or a memory hog: reported once, not once per n */
+				if (sweep && drv_hit_limit(p) && n < o.nhi) {
+					fprintf(stderr, "%s: note: '%s': not trying n = %d..%d after that\n", diag_tool, name,
+						n + 1, o.nhi);
+					break;
+				}
 			}
 		}
 		checked++;
