@@ -75,8 +75,9 @@ def parse():
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--compare", action="store_true", help="check gloo and coll parameters agree")
     mode.add_argument("--time", action="store_true", help="time iterations (the default)")
-    ap.add_argument("--coll-algo", default="ring", help="allreduce algorithm for --compare (ring, stragglar, or ''"
-                    " for the library's choice)")
+    ap.add_argument("--coll-algo", default="ring,stragglar",
+                    help="--compare: the coll allreduce algorithms to check against gloo, comma-separated "
+                    "(ring, stragglar, auto: the library's choice)")
     ap.add_argument("--backends", default="gloo,ring,stragglar,auto",
                     help="what --time measures: gloo and coll algorithms (ring, stragglar, auto)")
     ap.add_argument("--steps", type=int, default=None, help="steps (--compare: 5; --time: per pass, 20)")
@@ -134,10 +135,13 @@ def new_coll_group(plans, algo, straggler):
 
 def compare(args, rank, n):
     gloo = dist.group.WORLD
-    coll_pg = new_coll_group(args.plans, args.coll_algo, args.straggler)
+    algos = [a.strip() for a in args.coll_algo.split(",")]
+    groups = {"gloo": gloo}
+    for a in algos:
+        groups[a] = new_coll_group(args.plans, a, args.straggler)
     base = make_model(args.width, args.seed)
     replicas = {}
-    for name, pg in (("gloo", gloo), ("coll", coll_pg)):
+    for name, pg in groups.items():
         m = make_model(args.width, args.seed)
         m.load_state_dict(base.state_dict())
         replicas[name] = (DDP(m, process_group=pg), torch.optim.SGD(m.parameters(), lr=args.lr))
@@ -148,9 +152,9 @@ def compare(args, rank, n):
     data = batches(rank, args.width, args.batch, args.seed)
     for _ in range(steps):
         x, y = next(data)
-        # sum_r |g_r| per element, from this step's local gradients (of coll's
-        # replica: gloo's differ from them by rounding only)
-        mod = replicas["coll"][0].module
+        # sum_r |g_r| per element, from this step's local gradients (of gloo's
+        # replica: the others' differ from them by rounding only)
+        mod = replicas["gloo"][0].module
         before = [q.detach().clone() for q in mod.parameters()]
         local = torch.autograd.grad(loss_fn(mod(x), y), list(mod.parameters()))
         for b, g in zip(bound, local):
@@ -163,20 +167,22 @@ def compare(args, rank, n):
             opt.step()
         for b, p0, p1 in zip(bound, before, mod.parameters()):
             b += eps * torch.maximum(p0.abs(), p1.detach().abs())   # rounding p - lr g
-    worst, maxdiff, identical = 0.0, 0.0, True
-    pg_, pc_ = replicas["gloo"][0].module.parameters(), replicas["coll"][0].module.parameters()
-    for a, c, b in zip(pg_, pc_, bound):
-        d = float((a.detach() - c.detach()).abs().max())
-        identical &= bool(torch.equal(a, c))
-        maxdiff = max(maxdiff, d)
-        worst = max(worst, d / (2 * float(b.max())))
-    ok = worst <= 1.0
-    algo = coll_pg.last_algo()
-    print("rank %d: %d steps, coll %s vs gloo: max |diff| %.3g, max |diff| / tolerance %.3g (per tensor: 2 x the "
-          "largest sum over steps of lr eps sum_r|g_r| + eps max(|p|, |p'|))%s: %s" % (rank, steps, algo, maxdiff, worst,
-                                                           ", bit-identical" if identical else "",
-                                                           "ok" if ok else "MISMATCH"), flush=True)
-    return 0 if ok else 1
+    rc = 0
+    for a in algos:
+        worst, maxdiff, identical = 0.0, 0.0, True
+        pg_, pc_ = replicas["gloo"][0].module.parameters(), replicas[a][0].module.parameters()
+        for p, c, b in zip(pg_, pc_, bound):
+            d = float((p.detach() - c.detach()).abs().max())
+            identical &= bool(torch.equal(p, c))
+            maxdiff = max(maxdiff, d)
+            worst = max(worst, d / (2 * float(b.max())))
+        ok = worst <= 1.0
+        rc |= 0 if ok else 1
+        print("rank %d: %d steps, coll %s vs gloo: max |diff| %.3g, max |diff| / tolerance %.3g (per tensor: 2 x "
+              "the largest sum over steps of lr eps sum_r|g_r| + eps max(|p|, |p'|))%s: %s"
+              % (rank, steps, groups[a].last_algo(), maxdiff, worst, ", bit-identical" if identical else "",
+                 "ok" if ok else "MISMATCH"), flush=True)
+    return rc
 
 
 def timed(args, rank, pg, label):

@@ -122,7 +122,7 @@ class _Pinned:
         flags = _PyBUF_FORMAT | _PyBUF_C_CONTIGUOUS | (_PyBUF_WRITABLE if writable else 0)
         try:
             _GetBuffer(obj, ctypes.byref(self.view), flags)
-        except BufferError as e:
+        except (BufferError, ValueError) as e:   # numpy raises ValueError
             need = "a writable C-contiguous buffer" if writable else "a C-contiguous buffer"
             raise ValueError("%s must be %s: %s" % (what, need, e)) from None
         except TypeError:
@@ -307,6 +307,8 @@ class Comm:
                     so, ro = inplace(count)
                     s, r = _Offset(b, so), _Offset(b, ro)
             else:
+                if _is_numpy(send) and not send.flags.c_contiguous:
+                    send = _np.ascontiguousarray(send)   # only read: a packed copy does
                 s = _Pinned(send, "send buffer", False, dtype) if send is not None else None
                 if s is not None:
                     pins.append(s)
@@ -486,6 +488,8 @@ class _Peek:
     """dtype and element count of a buffer without keeping it pinned."""
 
     def __init__(self, obj, dtype):
+        if _is_numpy(obj) and not obj.flags.c_contiguous:
+            obj = _np.ascontiguousarray(obj)
         p = _Pinned(obj, "send buffer", False, _dtype_arg(dtype))
         self.dtype, self.count = p.dtype, p.count
         p.release()
