@@ -231,7 +231,8 @@ def time_backends(args, rank, n):
               (n, nparams, nparams * 4 / 2 ** 20, args.batch, args.straggler, args.delay, args.repeats, steps,
                args.warmup))
         for name in names:
-            algo = "" if name == "gloo" else " (ran %s)" % groups[name].last_algo()
+            algo = "" if name == "gloo" else " (ran %s; detected straggler %d, delay %.1f ms)" % (
+                (groups[name].last_algo(),) + tuple(x * f for x, f in zip(groups[name].straggler(), (1, 1e3))))
             label = "gloo" if name == "gloo" else "coll " + name
             print("%-16s %8.2f ms/iteration (median of %s)%s" %
                   (label, statistics.median(times[name]) * 1e3,
