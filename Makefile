@@ -33,7 +33,7 @@ DEPS := re2c:re2c bison:bison tclsh:tcl mpicc:libopenmpi-dev mpirun:openmpi-bin 
 	/usr/include/infiniband/verbs.h:libibverbs-dev
 
 .PHONY: all deps demo test quicktest bench bench-cluster clean san
-all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench rt-mpi
+all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench rt-mpi py
 
 # Install missing build tools once; a stamp keeps later builds quiet.
 deps: $(B)/.deps
@@ -79,6 +79,9 @@ $(B)/collc: $(COLLC_OBJ)
 
 # --- the runtime: libcollrt, collrun and their C tests ----------------------
 include runtime/Makefile.frag
+
+# --- the Python package and the torch.distributed backend ------------------
+include runtime/python/Makefile.frag
 
 # --- C unit tests of compiler passes (driven by tests/unit.test) -----------
 UNIT_BIN := $(B)/tests/test_matching $(B)/tests/test_verify
