@@ -34,7 +34,8 @@ typedef enum {
 	OP_NEG, OP_NOT,
 	OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
 	OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_IN, OP_NOTIN,
-	OP_UNION, OP_INTER,
+	OP_UNION, OP_INTER,       /* `|` and `&`: set union / intersection, or bitwise on ints */
+	OP_XOR, OP_SHL, OP_SHR, OP_POW,   /* `^` (also symmetric difference of sets), `<<`, `>>`, `**` */
 	OP_SET = -1  /* plain '=' in A_ASSIGN */
 } ast_op;
 

@@ -93,7 +93,8 @@ static const char *opname(int op)
 		[OP_NEG] = "-", [OP_NOT] = "not", [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*",
 		[OP_DIV] = "/", [OP_MOD] = "%", [OP_EQ] = "==", [OP_NE] = "!=", [OP_LT] = "<",
 		[OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">=", [OP_IN] = "in", [OP_NOTIN] = "not in",
-		[OP_UNION] = "|", [OP_INTER] = "&",
+		[OP_UNION] = "|", [OP_INTER] = "&", [OP_XOR] = "^", [OP_SHL] = "<<", [OP_SHR] = ">>",
+		[OP_POW] = "**",
 	};
 	return names[op];
 }
@@ -138,6 +139,26 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 		case OP_LE: return v_bool(a.i <= b.i);
 		case OP_GT: return v_bool(a.i > b.i);
 		case OP_GE: return v_bool(a.i >= b.i);
+		case OP_UNION: return v_int(a.i | b.i);
+		case OP_INTER: return v_int(a.i & b.i);
+		case OP_XOR: return v_int(a.i ^ b.i);
+		case OP_SHL: case OP_SHR:
+			if (b.i < 0 || b.i > 63) {
+				ev_fail(c, e->pos, "shift by %lld in '%s'; the amount must be in 0..63", (long long)b.i, opname(op));
+				return V_NILV;
+			}
+			if (!(op == OP_SHL ? int_shl : int_shr)(a.i, b.i, &r))
+				goto overflow;
+			return v_int(r);
+		case OP_POW:
+			if (b.i < 0) {
+				ev_fail(c, e->pos, "negative exponent in '**' (%lld ** %lld); ints have no fractions",
+				        (long long)a.i, (long long)b.i);
+				return V_NILV;
+			}
+			if (!int_pow(a.i, b.i, &r))
+				goto overflow;
+			return v_int(r);
 		default: break;
 		}
 	}
@@ -186,11 +207,19 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 			return l;
 		}
 		break;
-	case OP_SUB: case OP_UNION: case OP_INTER:
+	case OP_SUB: case OP_UNION: case OP_INTER: case OP_XOR:
 		if (a.t == V_SET && b.t == V_SET) {
 			size_t na = (size_t)v_list(a)->n, nb = (size_t)v_list(b)->n;
-			if (!ev_fits(c, e, (op == OP_UNION ? na + nb : na) * sizeof(value)) || !steps_for(c, e, (long long)(na + nb)))
+			bool grows = op == OP_UNION || op == OP_XOR;
+			if (!ev_fits(c, e, (grows ? 2 * (na + nb) : na) * sizeof(value)) || !steps_for(c, e, (long long)(na + nb)))
 				return V_NILV;
+			if (op == OP_XOR) {   /* symmetric difference: (a - b) | (b - a) */
+				value x = v_set_diff(v_list(a), v_list(b)), y = v_set_diff(v_list(b), v_list(a));
+				value r = v_set_union(v_list(x), v_list(y));
+				v_unref(x);
+				v_unref(y);
+				return r;
+			}
 			return op == OP_SUB ? v_set_diff(v_list(a), v_list(b))
 			     : op == OP_UNION ? v_set_union(v_list(a), v_list(b)) : v_set_inter(v_list(a), v_list(b));
 		}
@@ -206,12 +235,24 @@ overflow:
 
 /* ---- the fast path, from the walker's side ------------------------------- */
 
+/* Expression program fc gave up (or is demoted): count it, and demote it
+ * at FAST_MISSES (a set operation, most likely).  Out of line, so that
+ * fast_eval stays small enough to inline. */
+static __attribute__((noinline)) bool fast_missed(struct fast_code *fc)
+{
+	if (fc->ok && ++fc->misses == FAST_MISSES)
+		fc->ok = false;
+	return false;
+}
+
 /* Run fast expression e (e->fast set) into *out (a bool as 0 / 1); false
  * when the fast path gives up. */
 static bool fast_eval(ctx *c, inst *in, value *fr, ast *e, int64_t *out)
 {
 	struct fast_code *fc = fc_code(c, e);
-	return fc->ok && vm_run(c, in, fr, fc, out) == FLOW_NEXT;
+	if (fc->ok && vm_run(c, in, fr, fc, out) == FLOW_NEXT)
+		return true;
+	return fast_missed(fc);
 }
 
 /* Box a fast expression's result, or false to take the generic path. */

@@ -195,7 +195,10 @@ int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx)
 	">="  { TOK(GE); }
 	"+="  { TOK(PLUSEQ); }
 	"-="  { TOK(MINUSEQ); }
-	[;:,()[\]{}=<>+\-*/%|&] { TOK(lx->tok[0]); }
+	"<<"  { TOK(SHL); }
+	">>"  { TOK(SHR); }
+	"**"  { TOK(POW); }
+	[;:,()[\]{}=<>+\-*/%|&^] { TOK(lx->tok[0]); }
 
 	* {
 		unsigned char c = (unsigned char)lx->tok[0];

@@ -242,7 +242,9 @@ static int fast_type(const ast *e)
 	case A_BINOP:
 		if (a != FAST_INT || b != FAST_INT)
 			return FAST_NO;
-		if (e->op >= OP_ADD && e->op <= OP_MOD)
+		/* `|` `&` `^` may be set operations: decided at run time, when
+		 * the fast path gives up on a local that holds a set */
+		if ((e->op >= OP_ADD && e->op <= OP_MOD) || (e->op >= OP_UNION && e->op <= OP_POW))
 			return FAST_INT;
 		return e->op >= OP_EQ && e->op <= OP_GE ? FAST_BOOL : FAST_NO;
 	case A_AND: case A_OR:
