@@ -22,7 +22,7 @@ typedef enum {
 	/* statements */
 	A_BLOCK, A_LET, A_ASSIGN, A_IF, A_FOR, A_WHILE, A_BREAK, A_CONTINUE,
 	A_RETURN, A_REQUIRE, A_PARAM, A_CHUNKS, A_PORTS, A_ROUND, A_PHASE,
-	A_XFER, A_RUN, A_EXPR,
+	A_XFER, A_RUN, A_PARALLEL, A_EXPR,
 	/* declarations */
 	A_ALGO, A_FN, A_IMPORT,
 	/* cluster declarations (cluster.c checks them) */

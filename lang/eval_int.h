@@ -38,9 +38,14 @@ typedef struct inst {
 	int n, root;
 	int *rmap;            /* local rank -> top-level rank (owned) */
 	int *cmap;            /* local chunk -> top-level chunk (owned); NULL: identity */
-	int ncmap;            /* entries in cmap, or the parent's chunk count when cmap is NULL */
+	int *coff;            /* NULL, or local chunk j is the block of top-level chunks
+				 cmap[coff[j] .. coff[j+1]-1] (owned; `run ... chunks`
+				 with lists) */
+	int ncmap;            /* local chunks cmap maps, or the parent's chunk count when cmap is NULL */
 	int *rinv;            /* top-level rank -> local rank or -1 (owned) */
 	int chunks;
+	int xlim;             /* chunks, or 0 with coff: xfer_emit's range check then
+				 sends every transfer to ev_xfer_slow, which emits blocks */
 	bool chunks_set, emitted, top;
 	ast_list *with;       /* `run ... with` bindings (evaluated in withv) */
 	value *withv;
@@ -64,6 +69,7 @@ typedef struct {
 	value ret;            /* value of the last `return` */
 	const drv_define *defs;
 	int ndefs;
+	struct par *par;      /* the innermost `parallel` block running (eval.c), or NULL */
 } ctx;
 
 /* What a statement tells its caller: go on, leave the loop, go to the
@@ -245,6 +251,10 @@ void ev_limit(ctx *c, srcpos p);
 /* Report an error at p (then a note naming the algorithm and n) and set
  * c->failed; only the first error of a run is printed. */
 void ev_fail(ctx *c, srcpos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* xfer_emit's rare cases: a chunk out of range (an error), or one that
+ * stands for a block of chunks (in->coff): one transfer per chunk of the
+ * block, in one round. */
+int ev_xfer_slow(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b);
 /* Run statement s, its step already counted (ex counts it first). */
 int ev_stmt(ctx *c, inst *in, value *fr, ast *s);
 /* An if / while / require condition: 1 or 0, or -1 after an error. */
@@ -380,24 +390,29 @@ static inline bool int_pow(int64_t a, int64_t b, int64_t *r)
 	return true;
 }
 
-/* Emit transfer statement s with its operands evaluated (local chunk
- * ch from rank a to rank b), after checking their ranges.  Always
- * inlined: vm.c runs it once per transfer. */
-static inline __attribute__((always_inline)) int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
+/* Are transfer s's ranks a and b in range?  Else an error. */
+static inline __attribute__((always_inline)) bool xfer_ranks_ok(ctx *c, inst *in, ast *s, int64_t a, int64_t b)
 {
-	if (ch < 0 || ch >= in->chunks) {
-		ev_fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
-		        in->chunks, in->chunks == 1 ? "" : "s", in->chunks - 1);
-		return FLOW_ERROR;
-	}
 	for (int k = 0; k < 2; k++) {
 		int64_t r = k ? b : a;
 		if (r < 0 || r >= in->n) {
 			ev_fail(c, (k ? s->c : s->b)->pos, "%s rank %lld out of range: '%s' runs on %d ranks (0..%d)",
 			        k ? "destination" : "source", (long long)r, in->algo->str, in->n, in->n - 1);
-			return FLOW_ERROR;
+			return false;
 		}
 	}
+	return true;
+}
+
+/* Emit transfer statement s with its operands evaluated (local chunk
+ * ch from rank a to rank b), after checking their ranges.  Always
+ * inlined: vm.c runs it once per transfer. */
+static inline __attribute__((always_inline)) int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
+{
+	if (__builtin_expect((uint64_t)ch >= (uint64_t)in->xlim, 0))
+		return ev_xfer_slow(c, in, s, ch, a, b);
+	if (!xfer_ranks_ok(c, in, s, a, b))
+		return FLOW_ERROR;
 	int gc = in->cmap ? in->cmap[ch] : (int)ch;
 	int ga = in->rmap[a], gb = in->rmap[b];
 	bool lone = !c->in_round;

@@ -155,6 +155,7 @@ int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx)
 	"copy"      { TOK(COPY); }
 	"reduce"    { TOK(REDUCE); }
 	"run"       { TOK(RUN); }
+	"parallel"  { TOK(PARALLEL); }
 	"on"        { TOK(ON); }
 	"with"      { TOK(WITH); }
 	"if"        { TOK(IF); }

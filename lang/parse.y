@@ -57,7 +57,7 @@ static ast *binop(lex_state *lx, int op, ast *a, ast *b, parse_loc loc);
 %token END 0 "end of file"
 %token ALGORITHM "'algorithm'" FN "'fn'" IMPORT "'import'" CLUSTER "'cluster'" CHOOSE "'choose'" BELOW "'below'" LET "'let'" PARAM "'param'"
 %token CHUNKS "'chunks'" PORTS "'ports'" ROUND "'round'" PHASE "'phase'"
-%token COPY "'copy'" REDUCE "'reduce'" RUN "'run'" ON "'on'" WITH "'with'"
+%token COPY "'copy'" REDUCE "'reduce'" RUN "'run'" PARALLEL "'parallel'" ON "'on'" WITH "'with'"
 %token IF "'if'" ELSE "'else'" FOR "'for'" IN "'in'" WHILE "'while'"
 %token BREAK "'break'" CONTINUE "'continue'" RETURN "'return'" REQUIRE "'require'"
 %token <i> TRUE "'true'" FALSE "'false'"
@@ -210,6 +210,7 @@ stmt
 		$$ = NEW(A_XFER, @1); $$->op = (int)$1; $$->a = $2; $$->b = $4; $$->c = $6; $$->both = true; }
 	| RUN IDENT ON expr opt_chunks opt_with ';' {
 		$$ = NEW(A_RUN, @2); $$->str = $2; $$->a = $4; $$->b = $5; $$->list = $6; }
+	| PARALLEL block { $$ = NEW(A_PARALLEL, @1); $$->b = $2; }
 	| expr ';' { $$ = NEW(A_EXPR, @1); $$->a = $1; }
 	| error ';' { $$ = NULL; }
 	;

@@ -49,6 +49,7 @@ typedef struct {
 	int nslots;
 	int loops;          /* enclosing loops */
 	int rounds;         /* enclosing round blocks */
+	int parallels;      /* enclosing parallel blocks */
 	int depth;          /* block nesting below the unit's body */
 } resolver;
 
@@ -390,6 +391,9 @@ static void stmt(resolver *r, ast *s)
 	case A_ROUND:
 		if (r->rounds)
 			err(s->pos, "'round' inside another round; a round is a flat set of transfers");
+		else if (r->parallels)
+			err(s->pos, "'round' inside 'parallel'; there, rounds come only from 'run' statements (put the "
+			    "transfers in an algorithm and run it)");
 		r->rounds++;
 		block(r, s->b);
 		r->rounds--;
@@ -399,6 +403,9 @@ static void stmt(resolver *r, ast *s)
 		block(r, s->b);
 		break;
 	case A_XFER:
+		if (r->parallels && !r->rounds)
+			err(s->pos, "transfer inside 'parallel'; there, rounds come only from 'run' statements (put the "
+			    "transfers in an algorithm and run it)");
 		expr(r, s->a);
 		expr(r, s->b);
 		expr(r, s->c);
@@ -425,6 +432,15 @@ static void stmt(resolver *r, ast *s)
 		}
 		break;
 	}
+	case A_PARALLEL:
+		if (r->rounds)
+			err(s->pos, "'parallel' inside a round; the runs in it emit their own rounds");
+		else if (r->parallels)
+			err(s->pos, "'parallel' inside another 'parallel'; put all the runs in one");
+		r->parallels++;
+		block(r, s->b);
+		r->parallels--;
+		break;
 	case A_EXPR:
 		expr(r, s->a);
 		if (s->a->kind != A_CALL)

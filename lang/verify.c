@@ -221,7 +221,7 @@ out:
 
 /* The round's port error: once per round, at the first rank over the
  * port model (x's sender when `send`, else its receiver). */
-static void port_error(vctx *v, const ir_round *rd, const ir_xfer *x, bool send)
+static inline void port_error(vctx *v, const ir_round *rd, const ir_xfer *x, bool send)
 {
 	if (v->ported)
 		return;
