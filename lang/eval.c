@@ -153,18 +153,20 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 				ev_fail(c, e->pos, "shift by %lld in '%s'; the amount must be in 0..63", (long long)b.i, opname(op));
 				return V_NILV;
 			}
-			if (!(op == OP_SHL ? int_shl : int_shr)(a.i, b.i, &r))
+			int_result sh = (op == OP_SHL ? int_shl : int_shr)(a.i, b.i);
+			if (!sh.ok)
 				goto overflow;
-			return v_int(r);
+			return v_int(sh.v);
 		case OP_POW:
 			if (b.i < 0) {
 				ev_fail(c, e->pos, "negative exponent in '**' (%lld ** %lld); ints have no fractions",
 				        (long long)a.i, (long long)b.i);
 				return V_NILV;
 			}
-			if (!int_pow(a.i, b.i, &r))
+			int_result pw = int_pow(a.i, b.i);
+			if (!pw.ok)
 				goto overflow;
-			return v_int(r);
+			return v_int(pw.v);
 		default: break;
 		}
 	}

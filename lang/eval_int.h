@@ -355,39 +355,43 @@ static inline int64_t floormod(int64_t a, int64_t b)
 }
 
 /* The language's `<<`, `>>` and `**` on ints, shared by the walker and
- * the VM: false when the amount is not in 0..63, the exponent is
- * negative, or the result does not fit in 64 bits (the walker says which). */
-static inline bool int_shl(int64_t a, int64_t b, int64_t *r)
+ * the VM: .ok false when the amount is not in 0..63, the exponent is
+ * negative, or the result does not fit in 64 bits (the walker says
+ * which).  A result by value, not through a pointer: in the VM that
+ * pointer would point into its stack union, which UBSan's object-size
+ * check refuses, or keep a local out of a register. */
+typedef struct { int64_t v; bool ok; } int_result;
+
+static inline int_result int_shl(int64_t a, int64_t b)
 {
 	if (b < 0 || b > 63)
-		return false;
-	*r = (int64_t)((uint64_t)a << b);
-	return *r >> b == a;   /* no bit (and no sign) lost */
+		return (int_result){ 0, false };
+	int64_t r = (int64_t)((uint64_t)a << b);
+	return (int_result){ r, r >> b == a };   /* no bit (and no sign) lost */
 }
 
-static inline bool int_shr(int64_t a, int64_t b, int64_t *r)
+static inline int_result int_shr(int64_t a, int64_t b)
 {
 	if (b < 0 || b > 63)
-		return false;
-	*r = a >> b;   /* arithmetic, as GCC and Clang do it: floor(a / 2^b) */
-	return true;
+		return (int_result){ 0, false };
+	return (int_result){ a >> b, true };   /* arithmetic, as GCC and Clang do it: floor(a / 2^b) */
 }
 
-static inline bool int_pow(int64_t a, int64_t b, int64_t *r)
+static inline int_result int_pow(int64_t a, int64_t b)
 {
-	int64_t x = a;
+	int64_t x = a, r = 1;
 	if (b < 0)
-		return false;
+		return (int_result){ 0, false };
 	/* square and multiply; a square that overflows would be a factor of
 	 * the result, so that overflows too (|x| >= 2 whenever it can) */
-	for (*r = 1; b > 0;) {
-		if ((b & 1) && __builtin_mul_overflow(*r, x, r))
-			return false;
+	while (b > 0) {
+		if ((b & 1) && __builtin_mul_overflow(r, x, &r))
+			return (int_result){ 0, false };
 		b >>= 1;
 		if (b && __builtin_mul_overflow(x, x, &x))
-			return false;
+			return (int_result){ 0, false };
 	}
-	return true;
+	return (int_result){ r, true };
 }
 
 /* Are transfer s's ranks a and b in range?  Else an error. */

@@ -54,6 +54,7 @@ int vm_run(ctx *c, inst *in, value *fr, struct fast_code *fc, int64_t *out)
 	value *p, v;
 	vlist *l;
 	int64_t x, y;
+	int_result r;
 	int f = FLOW_NEXT, t;
 	for (int i = 0; i < fc->nloops; i++)
 		loop[i].coll = V_NILV;
@@ -425,9 +426,16 @@ do_GE: sp[-1].i = sp[-1].i >= y; NEXT();
 do_BOR: sp[-1].i |= y; NEXT();
 do_BAND: sp[-1].i &= y; NEXT();
 do_BXOR: sp[-1].i ^= y; NEXT();
-do_SHL: if (!int_shl(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
-do_SHR: if (!int_shr(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
-do_POW: if (!int_pow(sp[-1].i, y, &sp[-1].i)) goto giveup; NEXT();
+	/* shifts and powers: the rules of eval_int.h's int_shl, int_shr,
+	 * int_pow, which return their result rather than store it */
+do_SHL: r = int_shl(sp[-1].i, y); goto int_result;
+do_SHR: r = int_shr(sp[-1].i, y); goto int_result;
+do_POW: r = int_pow(sp[-1].i, y);
+int_result:
+	if (!r.ok)
+		goto giveup;
+	sp[-1].i = r.v;
+	NEXT();
 	/* compare-and-jump: pop the left operand, then as S_JZ */
 do_JEQ: t = (--sp)->i == y; goto jump_if_false;
 do_JNE: t = (--sp)->i != y; goto jump_if_false;
