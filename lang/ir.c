@@ -155,6 +155,10 @@ void ir_interleave(ir_sched *s, int start, const int *len, int nb)
 	if (start >= s->nrounds || nb < 2)
 		return;
 	int x0 = s->rounds[start].first, nx = s->nxfers - x0, at = 0;
+	/* scratch copies, charged while they live (past the budget, the
+	 * evaluator stops at its next step) */
+	size_t scratch = (size_t)longest * sizeof(ir_round) + (size_t)nx * sizeof(ir_xfer);
+	mem_charge(scratch);
 	ir_round *rr = xmalloc((size_t)longest * sizeof *rr);
 	ir_xfer *xx = xmalloc((size_t)nx * sizeof *xx + 1);
 	for (int k = 0; k < longest; k++) {
@@ -177,4 +181,5 @@ void ir_interleave(ir_sched *s, int start, const int *len, int nb)
 	s->nrounds = start + longest;
 	free(rr);
 	free(xx);
+	mem_release(scratch);
 }
