@@ -8,8 +8,9 @@
 #
 # Default n: 3 .. 256 and 1024. Prints a Markdown table with one row per n
 # (n, rounds, bound, rounds over the bound, the paper generator's rounds),
-# or with -compact the two tables in README.md (a grid of the distance to
-# the bound, and the even n the paper's generator was measured for), then a
+# or with -compact the two grids in README.md (the distance to the bound
+# per n; for the even n the paper's generator was measured for, its
+# distance beside ours), then a
 # summary: the largest distance for n <= 64, n <= 256 and above, the n not
 # at the bound, and how the even n compare with the paper's generator.
 set root [file normalize [file join [file dirname [info script]] .. ..]]
@@ -71,14 +72,26 @@ if {!$compact} {
         puts $line
     }
     puts ""
-    puts "| n | bound | stragglar.coll | the paper's generator |"
-    puts "| --- | --- | --- | --- |"
-    foreach n $ns {
-        if {![info exists paper($n)]} continue
-        puts "| $n | $lb($n) | $rounds($n) (+$over($n)) | $paper($n) (+[expr {$paper($n) - $lb($n)}]) |"
+    # even n the paper's generator was measured for: "ours / theirs",
+    # each as rounds over the bound
+    set hdr "| n |"; set sep "| --- |"
+    for {set j 0} {$j < 16} {incr j 2} { append hdr " +$j |"; append sep " --- |" }
+    puts $hdr; puts $sep
+    set rows {}
+    foreach n $ns { if {[info exists paper($n)]} { lappend rows [expr {$n / 16 * 16}] } }
+    foreach r [lsort -integer -unique $rows] {
+        set line "| $r |"
+        for {set j 0} {$j < 16} {incr j 2} {
+            set n [expr {$r + $j}]
+            if {[info exists paper($n)] && [info exists over($n)]} {
+                append line " $over($n) / [expr {$paper($n) - $lb($n)}] |"
+            } else {
+                append line " |"
+            }
+        }
+        puts $line
     }
 }
-
 puts ""
 foreach {lo hi} {3 64 65 256 257 1000000} {
     set m -1; set cnt 0
