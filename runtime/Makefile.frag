@@ -23,6 +23,8 @@
 #                         prints "N passed, N failed"
 #   $(B)/tests/rt_mpiboot an MPI application one rank of which never calls
 #                         coll_init (built with the plugin, by mpicc)
+#   $(B)/tests/ib_unit    the ibverbs plugin's device-free parts: wire format,
+#                         ring placement and credits, MR cache
 #   rt-tests (phony)      all of the above
 #   rt-mpi (phony)        the MPI plugin, or a line saying why it is not built
 #                         (part of `all`: the plugin reads libcollrt's structures,
@@ -38,7 +40,7 @@ RT_LIBS   := -lm -ldl
 MPICC     ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
 RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/rt_coll $(B)/tests/rt_suite $(B)/tests/librtlib.so \
-             $(if $(HAVE_MPICC),$(B)/tests/rt_mpiboot)
+             $(if $(HAVE_MPICC),$(B)/tests/rt_mpiboot) $(B)/tests/ib_unit
 
 $(B)/rt/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -79,6 +81,10 @@ $(B)/rt/mpi/plugin.o: runtime/mpi/plugin.c
 $(B)/libcollrt_mpi.so: $(B)/rt/mpi/plugin.o
 	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -o $@ $<
 
+# The ibverbs plugin's device-free parts (wire.c, ring.c, mrcache.c).
+IB_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(wildcard runtime/ibverbs/*.c))
+IB_PURE   := $(filter-out %/ib.o,$(IB_OBJ))
+
 # --- tests -----------------------------------------------------------------
 RT_TCFLAGS = $(CFLAGS) -Iruntime/include -Iruntime/tools -Itests/unit
 
@@ -102,6 +108,11 @@ $(B)/tests/rt_suite: $(B)/rt/tests/rt_suite.o
 $(B)/tests/rt_mpiboot: tests/unit/rt_mpiboot.c $(B)/libcollrt.a
 	@mkdir -p $(dir $@)
 	OMPI_CC=$(CC) $(MPICC) $(RT_TCFLAGS) $(LDFLAGS) -o $@ $< $(B)/libcollrt.a $(RT_LIBS)
+
+# The ibverbs plugin's logic without a device (and without libibverbs).
+$(B)/tests/ib_unit: $(B)/rt/tests/ib_unit.o $(IB_PURE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^
 
 # What `collc build` will emit, written by hand: a plan set in a .so.
 $(B)/tests/librtlib.so: tests/unit/rt_planlib.c runtime/include/coll_plan.h runtime/include/coll.h
@@ -127,4 +138,4 @@ rt-check: rt-tests rt-syms
 	$(B)/tests/rt_suite -build $(B) $(if $(RT_QUICK),-quick)
 
 -include $(RT_OBJ:.o=.d) $(B)/rt/runtime/collrun.d $(wildcard $(B)/rt/tests/*.d) $(wildcard $(B)/rt/runtime/tools/*.d) \
-	$(wildcard $(B)/rt/mpi/*.d)
+	$(wildcard $(B)/rt/mpi/*.d) $(IB_OBJ:.o=.d)
