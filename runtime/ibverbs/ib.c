@@ -116,6 +116,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -803,6 +804,10 @@ static void ib_close(rt_tp *tp)
 			break;
 		for (int r = 0; r < t->n; r++)
 			busy |= r != t->rank && t->peers && t->peers[r].qp && !t->peers[r].gone && t->peers[r].sent_count;
+		if (busy) {
+			struct timespec ts = {0, 20000};   /* acks take microseconds; a dead peer's retries, ~0.5 s */
+			nanosleep(&ts, NULL);
+		}
 	}
 	for (int r = 0; t->peers && r < t->n; r++) {
 		ib_peer *p = &t->peers[r];
