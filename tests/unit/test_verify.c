@@ -917,6 +917,7 @@ static void test_timings(void)
 int main(int argc, char **argv)
 {
 	bool quick = false;
+	diag_max_errors = 0;   /* every case's errors are captured, across many cases */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0)
 			verbose = true;
