@@ -76,7 +76,9 @@ static int want_mpi(const coll_config *cfg, const char *tname)
 static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_config *cfg)
 {
 	int rc;
-	const char *tname = pick(cfg->transport, "COLL_TRANSPORT", "auto");
+	/* The transport: the config's, else COLL_TRANSPORT, else the plan
+	 * set's (the cluster's), else auto. */
+	const char *tname = pick(cfg->transport, "COLL_TRANSPORT", plans && plans->transport ? plans->transport : "auto");
 	const char *secret = pick(cfg->secret, "COLL_SECRET", "");
 	int mpi = want_mpi(cfg, tname);
 	c->rank = cfg->rank >= 0 ? cfg->rank : (int)rt_env_long("COLL_RANK", -1);
