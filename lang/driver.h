@@ -40,9 +40,11 @@ ir_sched *drv_run(drv_prog *p, const char *algo, int n,
  * file given to drv_load), or NULL.  codegen/cluster.c interprets it. */
 struct ast *drv_cluster(const drv_prog *p, const char *name);
 
-/* Where `import` looks after the importing file's directory: $COLL_STDLIB,
- * else ../stdlib beside the collc binary.  argv0 is unused when
- * /proc/self/exe is readable. */
+/* Find the standard library, where `import` looks last (after the
+ * importing file's directory and each directory of $COLL_PATH):
+ * $COLL_STDLIB, else ../share/coll/stdlib beside the collc binary (an
+ * installed collc), else ../stdlib (the source tree's build/collc).
+ * argv0 is unused when /proc/self/exe is readable. */
 void drv_init_stdlib(const char *argv0);
 
 /* Evaluation step limit (statements + loop iterations) for drv_run. */
