@@ -31,7 +31,8 @@
 #   rt-syms (phony)       fail if libcollrt exports a symbol without coll_
 
 RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c)
-RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c runtime/tools/refdata.c
+RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c runtime/tools/planload.c \
+             runtime/tools/refdata.c
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime
 RT_LIBS   := -lm -ldl
