@@ -7,6 +7,9 @@
 #   make test SAN=1 everything built with AddressSanitizer + UBSan
 #   make bench      benchmarks; print ratios against baselines measured in the same run
 #   make bench-cluster  the same on an emulated multi-host cluster (network namespaces)
+#   make install    [PREFIX=/usr/local] [DESTDIR=...]: tools, libraries, headers, stdlib,
+#                   MPI plugin and PMPI library, coll.pc (layout: install.mk)
+#   make uninstall  the same PREFIX and DESTDIR: removes all of it
 #
 # On a fresh Debian machine the first target installs what it needs with
 # apt-get (you are expected to be root there, as in CI); see `deps`.
@@ -79,6 +82,9 @@ $(B)/collc: $(COLLC_OBJ)
 
 # --- the runtime: libcollrt, collrun and their C tests ----------------------
 include runtime/Makefile.frag
+
+# --- make install / uninstall, coll.pc ---------------------------------------
+include install.mk
 
 # --- C unit tests of compiler passes (driven by tests/unit.test) -----------
 UNIT_BIN := $(B)/tests/test_matching $(B)/tests/test_verify

@@ -11,9 +11,17 @@
  * listener addresses are allgathered, so every transport (shm, tcp, mpi)
  * works on an MPI-bootstrapped communicator exactly as on a collrun one.
  *
- * The plugin is looked for at $COLL_MPI_PLUGIN, then next to the object
- * that holds libcollrt (libcollrt.so, or the program that linked
- * libcollrt.a), then by the dynamic linker's search path.
+ * The plugin is looked for, first found wins:
+ *   1. $COLL_MPI_PLUGIN;
+ *   2. beside the object that holds libcollrt's code (libcollrt.so, a
+ *      library from `collc build`, which gets a copy of the plugin, or the
+ *      program that linked libcollrt.a), found with dladdr;
+ *   3. in that directory's coll/ (an installed PREFIX/lib/libcollrt.so:
+ *      PREFIX/lib/coll/);
+ *   4. in the directories compiled in (coll_paths.h, written by the
+ *      Makefile): the install prefix's plugin directory, then the build
+ *      directory, for programs that linked libcollrt.a and live elsewhere;
+ *   5. by the dynamic linker's search path.
  */
 #include <dlfcn.h>
 #include <ifaddrs.h>
@@ -25,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coll_paths.h"   /* COLL_PLUGIN_PATH: the install's plugin dir and the build dir */
 #include "rt.h"
 
 #define PLUGIN_NAME "libcollrt_mpi.so"
@@ -72,35 +81,51 @@ static const rt_mpi_plugin *load_plugin(coll_comm *c)
 	static const rt_mpi_plugin *cached;
 	if (cached)
 		return cached;
-	char path[PATH_MAX], why[256] = "";
-	const char *tries[3];
-	int nt = 0;
+	enum { MAXTRY = 16 };
+	char paths[MAXTRY][PATH_MAX], why[256] = "";
+	int nt = 0, why_there = 0;
 	const char *env = getenv("COLL_MPI_PLUGIN");
 	if (env && *env)
-		tries[nt++] = env;
-	char dir[PATH_MAX - 32];
-	if (self_dir(dir, sizeof dir) == 0) {
-		snprintf(path, sizeof path, "%s/%s", dir, PLUGIN_NAME);
-		tries[nt++] = path;
+		snprintf(paths[nt++], PATH_MAX, "%s", env);
+	char dir[PATH_MAX - 64];
+	int have_dir = self_dir(dir, sizeof dir) == 0;
+	if (have_dir) {
+		snprintf(paths[nt++], PATH_MAX, "%s/%s", dir, PLUGIN_NAME);
+		snprintf(paths[nt++], PATH_MAX, "%s/coll/%s", dir, PLUGIN_NAME);
 	}
-	tries[nt++] = PLUGIN_NAME;
+	for (const char *p = COLL_PLUGIN_PATH; *p && nt < MAXTRY - 1;) {
+		size_t k = strcspn(p, ":");
+		if (k > 0 && k < PATH_MAX - 64)
+			snprintf(paths[nt++], PATH_MAX, "%.*s/%s", (int)k, p, PLUGIN_NAME);
+		p += k + (p[k] == ':');
+	}
+	snprintf(paths[nt++], PATH_MAX, "%s", PLUGIN_NAME);
 	for (int i = 0; i < nt; i++) {
 		/* RTLD_GLOBAL: libmpi's own components resolve against it. */
-		void *h = dlopen(tries[i], RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+		void *h = dlopen(paths[i], RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
 		if (!h) {
-			if (!why[0] || i == 0)
-				snprintf(why, sizeof why, "%s", dlerror());
+			/* the reason worth printing: a file that is there but does
+			 * not load (wrong MPI, missing libmpi), else $COLL_MPI_PLUGIN's */
+			const char *e = dlerror();
+			int there = strchr(paths[i], '/') && access(paths[i], F_OK) == 0;
+			if ((there && !why_there) || (i == 0 && env && *env)) {
+				snprintf(why, sizeof why, "%.200s", e ? e : paths[i]);
+				why_there = there;
+			}
 			continue;
 		}
 		const rt_mpi_plugin *(*entry)(const rt_host_api *) =
 		        (const rt_mpi_plugin *(*)(const rt_host_api *))dlsym(h, "coll_mpi_plugin");
 		const rt_mpi_plugin *p = entry ? entry(&host_api) : NULL;
 		if (!p || p->abi != RT_MPI_ABI || p->size != sizeof(rt_mpi_plugin)) {
-			rt_err(c, COLL_ERR_UNSUPPORTED, "%s is not a libcollrt MPI plugin of this version", tries[i]);
+			rt_err(c, COLL_ERR_UNSUPPORTED, "%s is not a libcollrt MPI plugin of this version", paths[i]);
 			return NULL;
 		}
 		return cached = p;
 	}
+	if (!why[0])
+		snprintf(why, sizeof why, "not beside %.80s, in its coll/, in %.120s or on the linker's path",
+		         have_dir ? dir : "libcollrt", COLL_PLUGIN_PATH);
 	rt_err(c, COLL_ERR_UNSUPPORTED,
 	       "launched under MPI, but the MPI plugin %s could not be loaded (%s); build it with mpicc "
 	       "(apt-get install libopenmpi-dev), set COLL_MPI_PLUGIN, or launch with collrun",
