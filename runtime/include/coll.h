@@ -135,6 +135,19 @@ COLL_API coll_result coll_init(coll_comm **comm, const coll_plan_set *plans, con
  * errors as coll_init. */
 COLL_API coll_result coll_init_env(coll_comm **comm, const coll_plan_set *plans);
 
+/* coll_init over an MPI communicator the caller has: the rendezvous runs
+ * through the MPI plugin on *mpi_comm (mpi_comm points to an MPI_Comm of
+ * the MPI that libcollrt_mpi.so was built with) instead of on
+ * MPI_COMM_WORLD, and rank and nranks are the communicator's (cfg's must
+ * be unset: -1 and 0).  Collective over that communicator, ordered like
+ * any of its collectives; MPI must be initialised.  For MPI programs and
+ * libraries that want one coll communicator per MPI communicator (the
+ * PMPI library, runtime/mpi/pmpi.c, makes one for MPI_COMM_WORLD and for
+ * each duplicate of it).  Errors: as coll_init; INVALID for an
+ * intercommunicator. */
+COLL_API coll_result coll_init_mpi(coll_comm **comm, const coll_plan_set *plans, const coll_config *cfg,
+                                   const void *mpi_comm);
+
 /* Close the transport and free the communicator.  Does not wait for peers
  * and never fails; NULL is allowed. */
 COLL_API void coll_finalize(coll_comm *comm);
