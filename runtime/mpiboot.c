@@ -17,7 +17,8 @@
  *      library from `collc build`, which gets a copy of the plugin, or the
  *      program that linked libcollrt.a), found with dladdr;
  *   3. in that directory's coll/ (an installed PREFIX/lib/libcollrt.so:
- *      PREFIX/lib/coll/);
+ *      PREFIX/lib/coll/), and in its ../lib/coll/ (an installed program
+ *      in PREFIX/bin that linked libcollrt.a, such as collbench);
  *   4. in the directories compiled in (coll_paths.h, written by the
  *      Makefile): the install prefix's plugin directory, then the build
  *      directory, for programs that linked libcollrt.a and live elsewhere;
@@ -92,6 +93,7 @@ static const rt_mpi_plugin *load_plugin(coll_comm *c)
 	if (have_dir) {
 		snprintf(paths[nt++], PATH_MAX, "%s/%s", dir, PLUGIN_NAME);
 		snprintf(paths[nt++], PATH_MAX, "%s/coll/%s", dir, PLUGIN_NAME);
+		snprintf(paths[nt++], PATH_MAX, "%s/../lib/coll/%s", dir, PLUGIN_NAME);
 	}
 	for (const char *p = COLL_PLUGIN_PATH; *p && nt < MAXTRY - 1;) {
 		size_t k = strcspn(p, ":");
