@@ -11,7 +11,8 @@
 # DESTDIR or moved to another prefix still works):
 #
 #   bin/                  collc, collrun, collbench  (INSTALL_TOOLS)
-#   lib/                  libcollrt.so, libcollrt.a
+#   lib/                  libcollrt.so, libcollrt.a, libcoll_mpi.so (the PMPI
+#                         interposition library: LD_PRELOAD it under mpirun)
 #   lib/coll/             libcollrt_mpi.so, the MPI plugin libcollrt dlopens
 #                         (a plugin, not for linking: kept out of lib/)
 #   lib/pkgconfig/        coll.pc: Cflags -I${includedir}/coll, Libs -lcollrt,
@@ -26,9 +27,11 @@
 # ../share/coll/stdlib and the runtime for `collc build` from ../lib and
 # ../include/coll (relative to /proc/self/exe); collbench runs the collc
 # beside it; libcollrt finds its MPI plugin beside the object holding it,
-# in that directory's coll/, then in the compiled-in $(PLUGINDIR) and build
-# directory ($(B)/rt/coll_paths.h: changing PREFIX rebuilds libcollrt);
-# `collc build` copies the plugin beside each library it generates.
+# in that directory's coll/ or ../lib/coll/, then in the compiled-in
+# $(PLUGINDIR) and build directory ($(B)/rt/coll_paths.h: changing PREFIX
+# rebuilds libcollrt); `collc build` copies the plugin beside each library
+# it generates; libcoll_mpi.so runs ../bin/collc and reads
+# ../share/coll/stdlib.
 #
 # uninstall removes the files install wrote in shared directories (bin/,
 # lib/, lib/pkgconfig/) by name and the directories coll owns
@@ -45,7 +48,7 @@ PCDIR     := $(LIBDIR)/pkgconfig
 
 # What gets installed.  Adding a tool (collprobe, ...) is one word here.
 INSTALL_TOOLS   := collc collrun collbench
-INSTALL_LIBS    := libcollrt.so libcollrt.a
+INSTALL_LIBS    := libcollrt.so libcollrt.a $(if $(HAVE_MPICC),libcoll_mpi.so)
 INSTALL_PLUGINS := $(if $(HAVE_MPICC),libcollrt_mpi.so)
 INSTALL_HEADERS := $(wildcard runtime/include/*.h) runtime/include/coll_kinds.def
 INSTALL_STDLIB  := $(wildcard stdlib/*.coll)
