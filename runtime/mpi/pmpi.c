@@ -33,11 +33,11 @@
  * The plans: COLL_MPI_LIB=DIR/libNAME.so names a library from `collc
  * build` (dlopen, its NAME_plans, for as many ranks as the job has; its
  * cluster's transport).  Otherwise rank 0 builds them at MPI_Init from the
- * stdlib with collc, choosing by cost: `collc tune` over every algorithm
- * of the .coll files (COLL_MPI_FILES, colon-separated, else the stdlib
- * beside this library) for the job's rank count with the link model of
- * COLL_MPI_TUNE (default "--alpha 5us --bw 5GB/s", the order of one
- * host's shared memory), then `collc show --format json` of each
+ * stdlib with collc, choosing by cost: `collc tune --ranges-only` over
+ * every algorithm of the .coll files (COLL_MPI_FILES, colon-separated,
+ * else the stdlib beside this library) for the job's rank count with the
+ * link model of COLL_MPI_TUNE (default "--alpha 5us --bw 5GB/s", the order
+ * of one host's shared memory), then `collc show --format json` of each
  * algorithm the size table names; the texts are broadcast, so every rank
  * lowers the same plans and collc need only exist where rank 0 runs.
  *
@@ -784,6 +784,7 @@ static buf stdlib_texts(void)
 	args[na++] = "-n", args[na++] = nbuf, args[na++] = "-b", args[na++] = "1", args[na++] = "-e", args[na++] = "4G";
 	for (char *s = tune_copy, *save = NULL, *w; (w = strtok_r(s, " \t", &save)); s = NULL)
 		args[na++] = w;
+	args[na++] = "--ranges-only";   /* the critical delays of StragglAR are not wanted here */
 	args[na++] = "--json";
 	buf_add(&out, "OK", 3);
 	size_t tune_at = out.len;
