@@ -29,7 +29,7 @@ $(B)/libcoll_mpi.so: $(PMPI_OBJ) $(B)/libcollrt.a runtime/mpi/pmpi.map
 
 $(B)/tests/pmpi_app: tests/pmpi/app.c
 	@mkdir -p $(dir $@)
-	OMPI_CC=$(CC) $(MPICC) $(CFLAGS) -o $@ $< -lm
+	OMPI_CC=$(CC) $(MPICC) $(CFLAGS) -pthread -o $@ $< -lm
 
 .PHONY: pmpi
 ifneq ($(HAVE_MPICC),)

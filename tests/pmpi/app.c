@@ -22,10 +22,15 @@
  *                  check and MPI_Error_string's text
  *   app fatal      the same failure on MPI_COMM_WORLD's default handler
  *                  (the job must abort)
+ *   app threads    under MPI_THREAD_MULTIPLE, two threads each run 200
+ *                  allreduces on a duplicate of their own at once (each
+ *                  duplicate gets its own coll communicator, so their
+ *                  calls cannot pair across threads)
  * Exit status 0 when every check passed.
  */
 #include <math.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,14 +434,69 @@ static int errors(int fatal)
 	return rc != MPI_SUCCESS ? 0 : 1;
 }
 
+/* One thread of `app threads`: allreduces on its own duplicate, counts
+ * that differ from the other thread's so that a cross-pairing is caught
+ * by coll's header check if not by the values. */
+static MPI_Comm thread_comm[2];
+static long thread_wrong[2];
+static void *thread_main(void *arg)
+{
+	int t = (int)(long)arg, count = 1000 - 3 * t, v[1000], out[1000];
+	for (int it = 0; it < 200; it++) {
+		for (int i = 0; i < count; i++)
+			v[i] = rank * 7 + i + t * 1000 + it;
+		if (MPI_Allreduce(v, out, count, MPI_INT, MPI_SUM, thread_comm[t]) != MPI_SUCCESS)
+			thread_wrong[t]++;
+		for (int i = 0; i < count; i++) {
+			long want = 0;
+			for (int r = 0; r < nranks; r++)
+				want += r * 7 + i + t * 1000 + it;
+			if (out[i] != want) {
+				thread_wrong[t]++;
+				break;
+			}
+		}
+	}
+	return NULL;
+}
+
+static int threads(int provided)
+{
+	if (provided < MPI_THREAD_MULTIPLE) {
+		printf("app: rank %d: MPI_THREAD_MULTIPLE not provided\n", rank);
+		return 1;
+	}
+	pthread_t th[2];
+	for (int t = 0; t < 2; t++)
+		MPI_Comm_dup(MPI_COMM_WORLD, &thread_comm[t]);
+	for (long t = 0; t < 2; t++)
+		pthread_create(&th[t], NULL, thread_main, (void *)t);
+	for (int t = 0; t < 2; t++) {
+		pthread_join(th[t], NULL);
+		MPI_Comm_free(&thread_comm[t]);
+		want_served[F_ALLREDUCE] += 200;
+	}
+	if (rank == 0)
+		print_expect();
+	printf("app: rank %d: 400 checks, %ld wrong\n", rank, thread_wrong[0] + thread_wrong[1]);
+	return thread_wrong[0] + thread_wrong[1] != 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "all";
 	int provided;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+	MPI_Init_thread(&argc, &argv, strcmp(mode, "threads") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
+	                &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	no_alltoall = getenv("APP_NO_ALLTOALL") != NULL;
+	if (strcmp(mode, "threads") == 0) {
+		int rc = threads(provided);
+		fflush(stdout);
+		MPI_Finalize();
+		return rc;
+	}
 	if (strcmp(mode, "errors") == 0 || strcmp(mode, "fatal") == 0) {
 		int rc = errors(strcmp(mode, "fatal") == 0);
 		MPI_Finalize();
