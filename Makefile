@@ -8,7 +8,7 @@
 #   make bench      benchmarks; print ratios against baselines measured in the same run
 #   make bench-cluster  the same on an emulated multi-host cluster (network namespaces)
 #   make install    [PREFIX=/usr/local] [DESTDIR=...]: tools, libraries, headers, stdlib,
-#                   MPI plugin and PMPI library, coll.pc (layout: install.mk)
+#                   MPI plugin and PMPI library, coll.pc, the Python package (layout: install.mk)
 #   make uninstall  the same PREFIX and DESTDIR: removes all of it
 #   make pmpi       libcoll_mpi.so, the MPI interposition library (runtime/mpi/Makefile.frag;
 #                   part of `make`)
@@ -41,7 +41,7 @@ DEPS := re2c:re2c bison:bison tclsh:tcl mpicc:libopenmpi-dev mpirun:openmpi-bin 
 	/usr/lib/python3/dist-packages/mpi4py/__init__.py:python3-mpi4py
 
 .PHONY: all deps demo test quicktest bench bench-cluster clean san
-all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench rt-mpi pmpi
+all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench rt-mpi py pmpi
 
 # Install missing build tools once; a stamp keeps later builds quiet (and
 # goes stale when this Makefile, which lists them, changes).
@@ -58,10 +58,10 @@ $(B)/.deps: Makefile
 	fi
 	@touch $@
 
-# --- the compiler: lang/ (front end) + codegen/ (back ends) ---------------
+# --- the compiler: lang/ (front end) + codegen/ (back ends) + codegen/cmd/ (command line)
 GEN       := $(B)/gen
 LANG_SRC  := $(wildcard lang/*.c)
-CG_SRC    := $(wildcard codegen/*.c)
+CG_SRC    := $(wildcard codegen/*.c codegen/cmd/*.c)
 # runtime/lower.c is the one lowering of a schedule to rank plans; collc
 # links it to print the plan tables it generates (codegen/emit_c.c).
 COLLC_OBJ := $(patsubst %.c,$(B)/%.o,$(LANG_SRC) $(CG_SRC) runtime/lower.c) $(GEN)/lex.o $(GEN)/parse.o
@@ -88,6 +88,9 @@ $(B)/collc: $(COLLC_OBJ)
 
 # --- the runtime: libcollrt, collrun and their C tests ----------------------
 include runtime/Makefile.frag
+
+# --- the Python package and the torch.distributed backend ------------------
+include runtime/python/Makefile.frag
 
 # --- MPI applications, unmodified: the PMPI interposition library ------------
 include runtime/mpi/Makefile.frag

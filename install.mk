@@ -22,6 +22,10 @@
 #   share/coll/stdlib/    the standard library (*.coll)
 #   share/coll/gpu/       the device executor sources collc build compiles for
 #                         GPU clusters
+#   lib/python3/dist-packages/coll/
+#                         the Python package and the torch backend ($(PYDIR):
+#                         runtime/python/Makefile.frag's py-install, run by
+#                         install; the package finds ../../../libcollrt.so)
 #
 # How an installed tree finds itself: collc takes its stdlib from
 # ../share/coll/stdlib and the runtime for `collc build` from ../lib and
@@ -35,7 +39,7 @@
 #
 # uninstall removes the files install wrote in shared directories (bin/,
 # lib/, lib/pkgconfig/) by name and the directories coll owns
-# (include/coll, share/coll, lib/coll) whole, so nothing is left behind
+# (include/coll, share/coll, lib/coll, $(PYDIR)/coll) whole, so nothing is left behind
 # even when the source tree's stdlib changed in between.
 
 PREFIX    ?= /usr/local
@@ -80,7 +84,7 @@ $(B)/rt/runtime/mpiboot.o: RT_CFLAGS += -I$(B)/rt
 $(B)/coll.pc: FORCE
 	$(call write_if_changed,'prefix=$(PREFIX)\nexec_prefix=$${prefix}\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\nplugindir=$${libdir}/coll\nstdlibdir=$${prefix}/share/coll/stdlib\ncollc=$${prefix}/bin/collc\n\nName: coll\nDescription: coll runtime (libcollrt): collectives from verified schedules\nVersion: $(COLL_VERSION)\nCflags: -I$${includedir}/coll\nLibs: -L$${libdir} -lcollrt\nLibs.private: -lm -ldl\n')
 
-install: all $(B)/coll.pc
+install: all $(B)/coll.pc py-install
 	@[ -n "$(PREFIX)" ] || { echo "install: PREFIX is empty" >&2; exit 1; }
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR) $(DESTDIR)$(INCDIR) \
 	        $(DESTDIR)$(DATADIR)/stdlib $(DESTDIR)$(DATADIR)/gpu $(if $(INSTALL_PLUGINS),$(DESTDIR)$(PLUGINDIR))
@@ -98,4 +102,4 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_TOOLS)) \
 	      $(addprefix $(DESTDIR)$(LIBDIR)/,libcollrt.so libcollrt.a libcoll_mpi.so) \
 	      $(DESTDIR)$(PCDIR)/coll.pc
-	rm -rf $(DESTDIR)$(INCDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(PLUGINDIR)
+	rm -rf $(DESTDIR)$(INCDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PYDIR)/coll

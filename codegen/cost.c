@@ -5,7 +5,8 @@
  *
  * Pipeline position: reads a verified schedule (through a cost_plan, which
  * groups each round's transfers into messages once) and a link model;
- * `collc cost|sim|compare|tune` (cmd_cost.c) and the rank reordering
+ * `collc cost|sim|compare|tune` (codegen/cmd/), `collc build`'s size tables
+ * (choose.c) and the rank reordering
  * search call it many times per schedule, so the plan is built once and
  * each evaluation is a single pass over the messages.
  */

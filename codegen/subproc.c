@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "diag.h"
 #include "subproc.h"
 #include "xalloc.h"
 
@@ -88,7 +89,7 @@ pid_t subproc_start(const subproc_argv *a, bool quiet_err, bool echo)
 	int rc = posix_spawnp(&pid, a->v[0], &fa, NULL, a->v, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
-		fprintf(stderr, "collc: error: cannot run '%s': %s\n", a->v[0], strerror(rc));
+		diag_tool_error("cannot run '%s': %s", a->v[0], strerror(rc));
 		return -1;
 	}
 	return pid;
@@ -102,16 +103,21 @@ int subproc_wait(pid_t pid, const subproc_argv *a)
 		;
 	if (r == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
-	fprintf(stderr, "collc: error: command failed (");
+	char why[64], *cmd = NULL;
+	size_t cmdlen = 0;
 	if (r != pid)
-		fprintf(stderr, "wait: %s", strerror(errno));
+		snprintf(why, sizeof why, "wait: %s", strerror(errno));
 	else if (WIFEXITED(st))
-		fprintf(stderr, "exit status %d", WEXITSTATUS(st));
+		snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(st));
 	else
-		fprintf(stderr, "signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-	fprintf(stderr, "): ");
-	print_cmd(stderr, a);
-	fputc('\n', stderr);
+		snprintf(why, sizeof why, "signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	FILE *m = open_memstream(&cmd, &cmdlen);
+	if (m) {
+		print_cmd(m, a);
+		fclose(m);
+	}
+	diag_tool_error("command failed (%s): %s", why, cmd ? cmd : a->v[0]);
+	free(cmd);
 	return -1;
 }
 

@@ -25,7 +25,7 @@ typedef enum {
 	A_XFER, A_RUN, A_EXPR,
 	/* declarations */
 	A_ALGO, A_FN, A_IMPORT,
-	/* cluster declarations (codegen/cluster.c reads them) */
+	/* cluster declarations (cluster.c checks them) */
 	A_CLUSTER, A_CITEM, A_CCOLL, A_CENTRY
 } ast_kind;
 
@@ -103,6 +103,12 @@ typedef struct { uint32_t off, end; } parse_loc;
 /* parse.y */
 /* Parse one file, appending its declarations to prog; returns errors found. */
 int parse_file(ast_prog *prog, const src_file *f);
+
+/* driver.c (for cluster.c: the tree stays inside the front end) */
+struct drv_prog;
+/* The cluster declaration named `name` (NULL: the first one declared in a
+ * file given to drv_load), or NULL. */
+ast *drv_cluster_ast(const struct drv_prog *p, const char *name);
 
 /* resolve.c */
 /* Bind every name in prog; report unknown names, duplicate declarations,

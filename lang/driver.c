@@ -78,6 +78,7 @@ struct drv_prog {
 	bool *named;          /* file was named by the caller, not imported */
 	bool quiet;
 	bool unsupported;
+	bool limit;           /* the last drv_run stopped at the step limit or the memory budget */
 	char why[256];
 };
 
@@ -89,7 +90,7 @@ static int load_one(drv_prog *p, const char *path, srcpos from)
 		if (from.file)
 			diag_error(from, "cannot import '%s': %s", path, strerror(errno));
 		else
-			diag_error(from, "cannot open '%s': %s", path, strerror(errno));
+			diag_file_error(path, "cannot open: %s", strerror(errno));
 		return 1;
 	}
 	for (int i = 0; i < p->ast.nfiles; i++)
@@ -98,7 +99,7 @@ static int load_one(drv_prog *p, const char *path, srcpos from)
 			free(real);
 			return 0;
 		}
-	src_file *f = diag_load(path);
+	src_file *f = diag_load_from(path, from);
 	if (!f) {
 		free(real);
 		return 1;
@@ -181,6 +182,7 @@ int drv_nalgos(const drv_prog *p)
 }
 
 const char *drv_algo_name(const drv_prog *p, int i) { return algo_at(p, i)->str; }
+srcpos drv_algo_pos(const drv_prog *p, int i) { return algo_at(p, i)->pos; }
 ir_kind drv_algo_kind(const drv_prog *p, int i) { return (ir_kind)algo_at(p, i)->kindof; }
 
 int drv_find_algo(const drv_prog *p, const char *name)
@@ -212,7 +214,15 @@ bool drv_algo_named(const drv_prog *p, int i)
 	return false;
 }
 
-struct ast *drv_cluster(const drv_prog *p, const char *name)
+const char *drv_main_file(const drv_prog *p)
+{
+	for (int j = 0; j < p->ast.nfiles; j++)
+		if (p->named[j])
+			return p->ast.files[j]->name;
+	return diag_tool;
+}
+
+struct ast *drv_cluster_ast(const drv_prog *p, const char *name)
 {
 	for (int j = 0; j < p->ast.decls.n; j++) {
 		ast *d = p->ast.decls.v[j];
@@ -242,6 +252,8 @@ const char *drv_unknown_define(const drv_prog *p, const drv_define *defs, int nd
 
 void drv_set_quiet_require(drv_prog *p, bool quiet) { p->quiet = quiet; }
 
+bool drv_hit_limit(const drv_prog *p) { return p->limit; }
+
 bool drv_unsupported(const drv_prog *p, const char **why)
 {
 	if (why)
@@ -252,25 +264,26 @@ bool drv_unsupported(const drv_prog *p, const char **why)
 ir_sched *drv_run(drv_prog *p, const char *algo, int n, const drv_define *defs, int ndefs, bool verify)
 {
 	p->unsupported = false;
+	p->limit = false;
 	p->why[0] = '\0';
 	int i = drv_find_algo(p, algo);
 	if (i < 0) {
-		fprintf(stderr, "%s: error: no algorithm named '%s'", diag_tool, algo);
-		for (int j = 0, k = drv_nalgos(p); j < k; j++)
-			fprintf(stderr, "%s%s", j ? ", " : " (have: ", drv_algo_name(p, j));
-		fprintf(stderr, "%s\n", drv_nalgos(p) ? ")" : "");
-		diag_errors++;
+		char have[1024] = "";
+		size_t at = 0;
+		for (int j = 0, k = drv_nalgos(p); j < k && at < sizeof have; j++)
+			at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", j ? ", " : " (have: ", drv_algo_name(p, j));
+		diag_tool_error("no algorithm named '%s'%s%s", algo, have, drv_nalgos(p) ? ")" : "");
 		return NULL;
 	}
 	if (n < 1 || n > 65536) {
-		fprintf(stderr, "%s: error: rank count %d out of range 1..65536\n", diag_tool, n);
-		diag_errors++;
+		diag_tool_error("rank count %d out of range 1..65536", n);
 		return NULL;
 	}
 	eval_opts o = { .max_steps = drv_max_steps, .quiet_require = p->quiet };
 	ir_sched *s = eval_algorithm(&p->ast, algo_at(p, i), n, defs, ndefs, &o);
 	if (!s) {
 		p->unsupported = o.unsupported;
+		p->limit = o.limit;
 		snprintf(p->why, sizeof p->why, "%s", o.why);
 		return NULL;
 	}
@@ -285,15 +298,14 @@ int drv_parse_define(const char *arg, drv_define *d)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq || eq == arg) {
-		fprintf(stderr, "%s: error: -D expects name=value, found '%s'\n", diag_tool, arg);
+		diag_tool_error("-D expects name=value, found '%s'", arg);
 		return -1;
 	}
 	char *end;
 	errno = 0;
 	long long v = strtoll(eq + 1, &end, 0);
 	if (errno || end == eq + 1 || *end) {
-		fprintf(stderr, "%s: error: -D %.*s: value '%s' is not an integer\n", diag_tool, (int)(eq - arg), arg,
-			eq + 1);
+		diag_tool_error("-D %.*s: value '%s' is not an integer", (int)(eq - arg), arg, eq + 1);
 		return -1;
 	}
 	d->name = strndup(arg, eq - arg);

@@ -23,6 +23,7 @@
 #include "eval_int.h"
 #include "state.h"
 #include "value.h"
+#include "xalloc.h"
 
 #define MAX_DEPTH 1000
 #define MAX_RANGE 100000000LL
@@ -48,6 +49,40 @@ static const char *a_tname(value v)
 
 static value ev(ctx *c, inst *in, value *fr, ast *e);
 static int block(ctx *c, inst *in, value *fr, ast *b);
+void ev_limit(ctx *c, srcpos p)
+{
+	c->opts->limit = true;
+	if (c->mem_over)
+		ev_fail(c, p, "memory budget exceeded (%zu MiB in use; raise it with --max-memory)", mem_used >> 20);
+	else
+		ev_fail(c, p, "step limit exceeded (%lld steps); is there a runaway loop? (raise it with --max-steps)",
+		        c->max_steps);
+}
+
+/* The evaluation running, for the memory budget's hook (one at a time). */
+static ctx *running;
+
+/* Crossing the budget (xalloc.h) stops the evaluation at its next step. */
+static void over_budget(void)
+{
+	if (running && !running->mem_over) {
+		running->mem_over = true;
+		running->max_steps = running->steps;
+	}
+}
+
+/* A value of `bytes` about to be built at e: within the budget, or an
+ * error (before allocating anything). */
+bool ev_fits(ctx *c, ast *e, size_t bytes)
+{
+	if (mem_fits(bytes))
+		return true;
+	c->opts->limit = true;
+	ev_fail(c, e->pos, "memory budget exceeded: this needs %zu MiB more, %zu MiB are in use (raise it with "
+	        "--max-memory)", bytes >> 20, mem_used >> 20);
+	return false;
+}
+
 static void run_inst(ctx *c, inst *in);
 
 /* ---- arithmetic ---------------------------------------------------------- */
@@ -110,6 +145,8 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 	case OP_EQ: return v_bool(v_eq(a, b));
 	case OP_NE: return v_bool(!v_eq(a, b));
 	case OP_IN: case OP_NOTIN: {
+		if (b.t == V_LIST && !steps_for(c, e, v_list(b)->n))   /* a scan; sets and maps search */
+			return V_NILV;
 		bool ok, m = member(b, a, &ok);
 		if (ok)
 			return v_bool(op == OP_IN ? m : !m);
@@ -130,6 +167,8 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 				        (int)y->len, V_MAX_LEN);
 				return V_NILV;
 			}
+			if (!ev_fits(c, e, (size_t)x->len + (size_t)y->len) || !steps_for(c, e, (x->len + y->len) / 16))
+				return V_NILV;
 			return v_strcat(x, y);
 		}
 		if (a.t == V_LIST && b.t == V_LIST) {
@@ -139,23 +178,22 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 				        V_MAX_LEN);
 				return V_NILV;
 			}
+			if (!ev_fits(c, e, ((size_t)x->n + (size_t)y->n) * sizeof(value)) || !steps_for(c, e, x->n + y->n))
+				return V_NILV;
 			value l = v_newlist(V_LIST, x->n + y->n);
 			for (int i = 0; i < x->n; i++) v_push(v_list(l), v_ref(x->v[i]));
 			for (int i = 0; i < y->n; i++) v_push(v_list(l), v_ref(y->v[i]));
 			return l;
 		}
 		break;
-	case OP_SUB:
-		if (a.t == V_SET && b.t == V_SET)
-			return v_set_diff(v_list(a), v_list(b));
-		break;
-	case OP_UNION:
-		if (a.t == V_SET && b.t == V_SET)
-			return v_set_union(v_list(a), v_list(b));
-		break;
-	case OP_INTER:
-		if (a.t == V_SET && b.t == V_SET)
-			return v_set_inter(v_list(a), v_list(b));
+	case OP_SUB: case OP_UNION: case OP_INTER:
+		if (a.t == V_SET && b.t == V_SET) {
+			size_t na = (size_t)v_list(a)->n, nb = (size_t)v_list(b)->n;
+			if (!ev_fits(c, e, (op == OP_UNION ? na + nb : na) * sizeof(value)) || !steps_for(c, e, (long long)(na + nb)))
+				return V_NILV;
+			return op == OP_SUB ? v_set_diff(v_list(a), v_list(b))
+			     : op == OP_UNION ? v_set_union(v_list(a), v_list(b)) : v_set_inter(v_list(a), v_list(b));
+		}
 		break;
 	}
 	ev_fail(c, e->pos, "operator '%s' cannot combine %s and %s", opname(op), tname(a), tname(b));
@@ -336,7 +374,10 @@ static value ev(ctx *c, inst *in, value *fr, ast *e)
 			        MAX_RANGE);
 			return V_NILV;
 		}
-		value l = v_newlist(V_LIST, hi >= lo ? (int)(hi - lo + 1) : 0);
+		int64_t len = hi >= lo ? hi - lo + 1 : 0;
+		if (!ev_fits(c, e, (size_t)len * sizeof(value)) || !steps_for(c, e, len))
+			return V_NILV;
+		value l = v_newlist(V_LIST, (int)len);
 		for (int64_t i = lo; i <= hi; i++)
 			v_push(v_list(l), v_int(i));
 		return l;
@@ -507,6 +548,11 @@ static int assign(ctx *c, inst *in, value *fr, ast *s)
 					free(t);
 					goto out;
 				}
+				if (v_would_cycle(cont, x)) {
+					ev_fail(c, s->pos, "this would make the map contain itself; values are shared by "
+					        "reference, so store a copy");
+					goto out;
+				}
 				v_map_set(v_map(cont), v_ref(key), x);
 				x = V_NILV;
 				goto out;
@@ -522,6 +568,14 @@ static int assign(ctx *c, inst *in, value *fr, ast *s)
 		x = r;
 		if (c->failed)
 			goto out;
+	}
+	if (v_iscont(cont)) {   /* into an element: no cycles (value.h) */
+		if (v_would_cycle(cont, x)) {
+			ev_fail(c, s->pos, "this would make the %s contain itself; values are shared by reference, so "
+			        "store a copy", cont.t == V_MAP ? "map" : "list");
+			goto out;
+		}
+		v_note_store(cont, x);
 	}
 	v_unref(*slot);
 	*slot = x;
@@ -774,6 +828,10 @@ static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
 		ev_fail(c, s->pos, "'chunks' after the first transfer; the chunk count must be fixed before any round");
 		return FLOW_ERROR;
 	}
+	if (in->chunks_set) {   /* the reference: once, before any transfer */
+		ev_fail(c, s->pos, "'chunks' a second time; the chunk count is set once");
+		return FLOW_ERROR;
+	}
 	if (k < 1 || k > (1 << 20)) {
 		ev_fail(c, s->a->pos, "chunk count %lld out of range 1..%d", (long long)k, 1 << 20);
 		return FLOW_ERROR;
@@ -852,6 +910,11 @@ int ev_stmt(ctx *c, inst *in, value *fr, ast *s)
 		value m = ev(c, in, fr, s->b);
 		if (c->failed)
 			return FLOW_ERROR;
+		if (m.t != V_STR) {
+			ev_fail(c, s->b->pos, "'require' needs a string message, found %s", a_tname(m));
+			v_unref(m);
+			return FLOW_ERROR;
+		}
 		char *msg = v_show(m, 200);
 		v_unref(m);
 		if (c->opts->quiet_require) {
@@ -960,6 +1023,9 @@ ir_sched *eval_algorithm(ast_prog *prog, ast *algo, int n, const drv_define *def
 	ir_sched *s = ir_new((ir_kind)algo->kindof, algo->str, n);
 	s->pos = algo->pos;
 	ctx c = { .prog = prog, .s = s, .opts = opts, .defs = defs, .ndefs = ndefs, .max_steps = opts->max_steps };
+	ctx *outer = running;
+	running = &c;
+	mem_over_hook = over_budget;
 	c.phase = ir_phase(s, "main");
 	c.buf = malloc((n + 1) * sizeof *c.buf);
 	inst top = { .algo = algo, .kind = algo->kindof, .n = n, .chunks = 1, .top = true };
@@ -983,6 +1049,7 @@ ir_sched *eval_algorithm(ast_prog *prog, ast *algo, int n, const drv_define *def
 	free(top.rmap);
 	free(c.buf);
 	state_free(c.st);
+	running = outer;
 	if (c.failed) {
 		ir_free(s);
 		return NULL;

@@ -55,6 +55,8 @@ typedef struct {
 	int *buf;             /* scratch of s->n ranks for state queries */
 	eval_opts *opts;
 	long long steps, max_steps;
+	bool mem_over;        /* the memory budget was crossed (xalloc.h): max_steps was
+			         lowered so that the next step stops with that error */
 	int depth;            /* function call depth */
 	bool in_round;
 	int phase;
@@ -216,6 +218,11 @@ struct fast_code {
 };
 
 /* eval.c */
+/* Would a value of `bytes` fit in the memory budget?  Else an error at e. */
+bool ev_fits(ctx *c, ast *e, size_t bytes);
+/* The error of a stopped evaluation at p: the step limit, or the memory
+ * budget when that is what lowered the limit. */
+void ev_limit(ctx *c, srcpos p);
 /* Report an error at p (then a note naming the algorithm and n) and set
  * c->failed; only the first error of a run is printed. */
 void ev_fail(ctx *c, srcpos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -276,8 +283,19 @@ static inline bool step(ctx *c, ast *at)
 {
 	if (__builtin_expect(++c->steps <= c->max_steps, 1))
 		return true;
-	ev_fail(c, at->pos, "step limit exceeded (%lld steps); is there a runaway loop? (raise it with --max-steps)",
-	        c->max_steps);
+	ev_limit(c, at->pos);
+	return false;
+}
+
+/* Count n more steps for work proportional to n elements (copying a list,
+ * a set operation, sorting): the step limit bounds work, not statements.
+ * False (after the error) when that crosses the limit. */
+static inline bool steps_for(ctx *c, ast *at, long long n)
+{
+	c->steps += n;
+	if (__builtin_expect(c->steps <= c->max_steps, 1))
+		return true;
+	ev_limit(c, at->pos);
 	return false;
 }
 

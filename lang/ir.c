@@ -67,6 +67,8 @@ void ir_free(ir_sched *s)
 {
 	if (!s)
 		return;
+	/* the arrays were charged to the memory budget as they grew (xalloc.h) */
+	mem_release((size_t)s->capxfers * sizeof *s->xfers + (size_t)s->caprounds * sizeof *s->rounds);
 	free(s->algo);
 	free(s->xfers);
 	free(s->rounds);
@@ -90,7 +92,9 @@ int ir_phase(ir_sched *s, const char *name)
 void ir_begin_round(ir_sched *s, int phase, srcpos pos)
 {
 	if (s->nrounds == s->caprounds) {
-		s->caprounds = s->caprounds ? 2 * s->caprounds : 64;
+		int cap = s->caprounds ? 2 * s->caprounds : 64;
+		mem_charge((size_t)(cap - s->caprounds) * sizeof *s->rounds);
+		s->caprounds = cap;
 		s->rounds = xrealloc(s->rounds, s->caprounds * sizeof *s->rounds);
 	}
 	ir_round *r = &s->rounds[s->nrounds++];
@@ -102,7 +106,9 @@ void ir_begin_round(ir_sched *s, int phase, srcpos pos)
 
 void ir_grow_xfers(ir_sched *s)
 {
-	s->capxfers = s->capxfers ? 2 * s->capxfers : 256;
+	int cap = s->capxfers ? 2 * s->capxfers : 256;
+	mem_charge((size_t)(cap - s->capxfers) * sizeof *s->xfers);
+	s->capxfers = cap;
 	s->xfers = xrealloc(s->xfers, s->capxfers * sizeof *s->xfers);
 }
 

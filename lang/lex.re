@@ -126,13 +126,15 @@ static int lex_string(lex_state *lx, YYSTYPE *val)
 int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx)
 {
 	for (;;) {
+		if (diag_stopped())   /* past the error limit: end the file */
+			lx->cur = lx->file->text + lx->file->len;
 		lx->tok = lx->cur;
 		loc->off = (uint32_t)(lx->tok - lx->file->text);
 #define TOK(t) do { loc->end = (uint32_t)(lx->cur - lx->file->text); return (t); } while (0)
 	/*!re2c
 	"\x00" {
 		if (lx->tok - lx->file->text >= (long)lx->file->len) { lx->cur--; TOK(END); }
-		diag_error(here(lx, lx->tok), "NUL byte in source");
+		diag_error(here(lx, lx->tok), "NUL byte in source");   /* diag_load refuses files with one */
 		continue;
 	}
 	ws      { continue; }

@@ -8,6 +8,7 @@
  * before anything runs, so such mistakes are reported for every n alike.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,35 @@ static void err(srcpos pos, const char *fmt, ...)
 	diag_verror(pos, fmt, ap);
 	va_end(ap);
 	errors++;
+}
+
+/* Does algorithm a take parameter `name`: one of its top-level `param`s,
+ * or `root` for a rooted collective? */
+static bool algo_has_param(const ast *a, const char *name)
+{
+	if (a->kindof >= 0 && ir_kind_info((ir_kind)a->kindof)->rooted && strcmp(name, "root") == 0)
+		return true;
+	for (int j = 0; a->b && j < a->b->list.n; j++)
+		if (a->b->list.v[j]->kind == A_PARAM && strcmp(a->b->list.v[j]->str, name) == 0)
+			return true;
+	return false;
+}
+
+/* "its parameters are B, root" / "it has no parameters", for messages. */
+static const char *param_list(const ast *a, char *buf, size_t len)
+{
+	size_t at = 0;
+	int k = 0;
+	buf[0] = '\0';
+	for (int j = 0; a->b && j < a->b->list.n && at < len; j++)
+		if (a->b->list.v[j]->kind == A_PARAM)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", k++ ? ", " : "its parameters are ",
+					       a->b->list.v[j]->str);
+	if (at < len && a->kindof >= 0 && ir_kind_info((ir_kind)a->kindof)->rooted)
+		at += (size_t)snprintf(buf + at, len - at, "%sroot", k++ ? ", " : "its parameters are ");
+	if (!k)
+		snprintf(buf, len, "it has no parameters");
+	return buf;
 }
 
 static int declare(resolver *r, const char *name)
@@ -261,7 +291,7 @@ static void stmt(resolver *r, ast *s)
 		break;
 	case A_ASSIGN:
 		if (s->a->kind != A_NAME && s->a->kind != A_INDEX) {
-			err(s->a->pos, "cannot assign to this expression; assign to a variable or an element x[i]%s%s", "", "");
+			err(s->a->pos, "cannot assign to this expression; assign to a variable or an element x[i]");
 			break;
 		}
 		if (s->a->kind == A_NAME && lookup(r, s->a->str) < 0 &&
@@ -313,10 +343,15 @@ static void stmt(resolver *r, ast *s)
 	case A_REQUIRE:
 		expr(r, s->a);
 		expr(r, s->b);
+		/* a literal that is not a string can be refused now, before the
+		 * requirement ever fails (other expressions are checked then) */
+		if (s->b->kind == A_INT || s->b->kind == A_BOOL || s->b->kind == A_LIST || s->b->kind == A_SET ||
+		    s->b->kind == A_MAP || s->b->kind == A_RANGE)
+			err(s->b->pos, "'require' needs a string message, such as \"ring needs n >= 2\"");
 		break;
 	case A_PARAM:
 		if (r->unit->kind != A_ALGO || r->depth != 1)
-			err(s->pos, "'param %s' must be at the top level of an algorithm%s", s->str, "");
+			err(s->pos, "'param %s' must be at the top level of an algorithm", s->str);
 		expr(r, s->a);
 		if (lookup(r, s->str) >= 0)
 			err(s->pos, "parameter '%s' is already declared%s", s->str, "");
@@ -329,7 +364,7 @@ static void stmt(resolver *r, ast *s)
 		break;
 	case A_ROUND:
 		if (r->rounds)
-			err(s->pos, "'round' inside another round; a round is a flat set of transfers%s%s", "", "");
+			err(s->pos, "'round' inside another round; a round is a flat set of transfers");
 		r->rounds++;
 		block(r, s->b);
 		r->rounds--;
@@ -346,21 +381,29 @@ static void stmt(resolver *r, ast *s)
 	case A_RUN: {
 		ast *algo = find_decl(r->prog, A_ALGO, s->str);
 		if (!algo)
-			err(s->pos, "unknown algorithm '%s' in 'run'%s", s->str, "");
+			err(s->pos, "unknown algorithm '%s' in 'run'", s->str);
 		if (r->rounds)
-			err(s->pos, "'run' inside a round; a composed algorithm emits its own rounds%s%s", "", "");
+			err(s->pos, "'run' inside a round; a composed algorithm emits its own rounds");
 		s->target = algo;
 		expr(r, s->a);
 		if (s->b)
 			expr(r, s->b);
-		for (int i = 0; i < s->list.n; i++)
-			expr(r, s->list.v[i]->a);
+		for (int i = 0; i < s->list.n; i++) {
+			ast *w = s->list.v[i];
+			expr(r, w->a);
+			/* `with k = v` must name a `param` of the callee (or its root):
+			 * a misspelt name would silently keep the default */
+			if (algo && !algo_has_param(algo, w->str)) {
+				char have[256];
+				err(w->pos, "'%s' has no parameter '%s' (%s)", algo->str, w->str, param_list(algo, have, sizeof have));
+			}
+		}
 		break;
 	}
 	case A_EXPR:
 		expr(r, s->a);
 		if (s->a->kind != A_CALL)
-			err(s->pos, "this expression has no effect; only calls may stand as statements%s%s", "", "");
+			err(s->pos, "this expression has no effect; only calls may stand as statements");
 		break;
 	default:
 		break;

@@ -17,6 +17,7 @@
 
 #include "state.h"
 #include "verify.h"
+#include "xalloc.h"
 
 #define SETBUF 160
 
@@ -373,36 +374,20 @@ static int check_post(const ir_sched *s, bstate *st)
 	return 1;
 }
 
-/* Parameters state_new would refuse, with the reason. */
+/* Parameters state_new would refuse, with the reason; and a state too
+ * large for the memory budget. */
 static int check_header(const ir_sched *s)
 {
 	const char *a = s->algo ? s->algo : "?";
-	const coll_kind_info *ki = (int)s->kind >= 0 && s->kind < IR_NKINDS ? ir_kind_info(s->kind) : NULL;
-	if (!ki) {
-		diag_error(s->pos, "algorithm %s: unknown collective kind %d", a, (int)s->kind);
+	char why[200];
+	if (state_refusal(s, why, sizeof why)) {
+		diag_error(s->pos, "algorithm %s: %s", a, why);
 		return 1;
 	}
-	const char *k = ki->name;
-	if (s->n < 1) {
-		diag_error(s->pos, "algorithm %s: rank count n = %d, must be at least 1", a, s->n);
-		return 1;
-	}
-	if (s->chunks < 1) {
-		diag_error(s->pos, "algorithm %s: chunk count %d, must be at least 1", a, s->chunks);
-		return 1;
-	}
-	if ((uint64_t)s->chunks % coll_kind_units(ki, s->n) != 0) {
-		diag_error(s->pos, "algorithm %s: %s needs the chunk count to be a multiple of %s, got %d chunks for n = %d",
-			   a, k, ki->units == COLL_UNITS_PAIR ? "n*n" : "n", s->chunks, s->n);
-		return 1;
-	}
-	if (ki->rooted && (s->root < 0 || s->root >= s->n)) {
-		diag_error(s->pos, "algorithm %s: %s root %d is out of range 0..%d", a, k, s->root, s->n - 1);
-		return 1;
-	}
-	if ((unsigned long long)s->n * (unsigned long long)s->chunks >= 0xffffffffULL) {
-		diag_error(s->pos, "algorithm %s: n * chunks = %llu (rank, chunk) pairs is too many to verify", a,
-			   (unsigned long long)s->n * (unsigned long long)s->chunks);
+	size_t need = state_cell_bytes(s);
+	if (!mem_fits(need)) {
+		diag_error(s->pos, "algorithm %s: verifying %d ranks x %d chunks needs %zu MiB for the state alone, over the "
+			   "memory budget (raise it with --max-memory)", a, s->n, s->chunks, need >> 20);
 		return 1;
 	}
 	return 0;

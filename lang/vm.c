@@ -211,6 +211,8 @@ dispatch:
 		fr[o->arg] = v;
 		NEXT();
 	CASE(S_COPYP):
+		if (v_iscont(*sp[-1].p))   /* into an element: the walker checks for a cycle */
+			goto giveup;
 		COUNT(o->s);
 		v = v_ref(*(--sp)->p);
 		p = (--sp)->p;
@@ -228,7 +230,7 @@ dispatch:
 	CASE(S_PUSHV):
 		v = *sp[-1].p;
 		p = sp[-2].p;
-		if (p->t != V_LIST)
+		if (p->t != V_LIST || v_iscont(v))   /* a container: the walker checks for a cycle */
 			goto giveup;
 		COUNT(o->s);
 		sp -= 2;
@@ -236,7 +238,7 @@ dispatch:
 		NEXT();
 	CASE(S_PUSHL):
 		p = &fr[o->arg];
-		if (p->t != V_LIST)
+		if (p->t != V_LIST || v_iscont(fr[o->k]))
 			goto giveup;
 		COUNT(o->s);
 		v_push(v_list(*p), v_ref(fr[o->k]));

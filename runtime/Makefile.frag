@@ -63,7 +63,7 @@ $(B)/libcollrt.so: $(RT_OBJ)
 
 $(B)/rt/runtime/collrun.o: runtime/collrun.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -Iruntime/include -c -o $@ $<
 
 $(B)/collrun: $(B)/rt/runtime/collrun.o
 	$(CC) $(LDFLAGS) -o $@ $^

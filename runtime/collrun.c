@@ -3,6 +3,7 @@
  *
  *   collrun -np N [--netns FMT] [--addr HOST[:PORT]] [--timeout S] [--grace S]
  *           [--transport T] [--no-prefix] [--] prog [args...]
+ *   collrun --transports
  *
  * Gives every rank the bootstrap environment (COLL_RANK, COLL_NRANKS,
  * COLL_ADDR, COLL_SECRET with a fresh random secret, COLL_TRANSPORT if
@@ -61,10 +62,30 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The transports libcollrt knows (coll_transports.def): what --transport
+ * takes besides auto, and what --transports lists. */
+static const struct {
+	const char *name, *where, *what;
+} transports[] = {
+#define COLL_TRANSPORT(name, where, what) { #name, #where, what },
+#include "coll_transports.def"
+#undef COLL_TRANSPORT
+};
+#define NTRANSPORTS (int)(sizeof transports / sizeof transports[0])
+
+static int known_transport(const char *t)
+{
+	for (int i = 0; i < NTRANSPORTS; i++)
+		if (strcmp(transports[i].name, t) == 0)
+			return 1;
+	return strcmp(t, "auto") == 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: collrun -np N [--netns FMT] [--addr HOST[:PORT]] [--timeout S] [--grace S]\n"
-	           "               [--transport shm|tcp|auto] [--no-prefix] [--] prog [args...]\n"
+	           "               [--transport T] [--no-prefix] [--] prog [args...]\n"
+	           "       collrun --transports\n"
 	           "Starts N ranks of prog with COLL_RANK, COLL_NRANKS, COLL_ADDR and COLL_SECRET set.\n"
 	           "  -np N           number of ranks\n"
 	           "  --netns FMT     run rank r in network namespace sprintf(FMT, r), e.g. h%%d\n"
@@ -74,8 +95,10 @@ static void usage(FILE *f)
 	           "                  namespace and a port free there)\n"
 	           "  --timeout S     kill everything after S seconds (exit 124)\n"
 	           "  --grace S       after a rank fails, wait S s before killing the rest (default 5)\n"
-	           "  --transport T   set COLL_TRANSPORT for the ranks\n"
-	           "  --no-prefix     do not prefix output lines with [rank]\n");
+	           "  --transport T   set COLL_TRANSPORT for the ranks: auto or a name --transports lists\n"
+	           "  --no-prefix     do not prefix output lines with [rank]\n"
+	           "  --transports    list the transports libcollrt knows, one per line: name, BUILTIN or\n"
+	           "                  PLUGIN (in a library loaded when needed), what it is\n");
 }
 
 static int free_port(void)
@@ -271,6 +294,11 @@ int main(int argc, char **argv)
 			transport = argv[++i];
 		else if (!strcmp(a, "--no-prefix"))
 			prefix = 0;
+		else if (!strcmp(a, "--transports")) {
+			for (int t = 0; t < NTRANSPORTS; t++)
+				printf("%s\t%s\t%s\n", transports[t].name, transports[t].where, transports[t].what);
+			return 0;
+		}
 		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return 0;
@@ -287,6 +315,13 @@ int main(int argc, char **argv)
 	if (n < 1 || i >= argc) {
 		fprintf(stderr, "collrun: error: %s\n", n < 1 ? "need -np N with N >= 1" : "no program given");
 		usage(stderr);
+		return 2;
+	}
+	if (transport && !known_transport(transport)) {
+		fprintf(stderr, "collrun: error: unknown transport '%s' (expected auto or one of:", transport);
+		for (int t = 0; t < NTRANSPORTS; t++)
+			fprintf(stderr, " %s", transports[t].name);
+		fprintf(stderr, ")\n");
 		return 2;
 	}
 	char addrbuf[300], secret[33], num[32];

@@ -139,7 +139,8 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	if (!tr && strcmp(tname, "mpi") == 0)
 		return rt_err(c, COLL_ERR_TRANSPORT, "transport mpi needs a launch by mpirun (and libcollrt_mpi.so)");
 	if (!tr)
-		return rt_err(c, COLL_ERR_TRANSPORT, "unknown transport '%s' (have shm, tcp, mpi)", tname);
+		return rt_err(c, COLL_ERR_TRANSPORT, "unknown transport '%s' (expected %s or auto)", tname,
+		              rt_transport_names());
 	if (strcmp(tname, "shm") == 0 && !same_host)
 		return rt_err(c, COLL_ERR_TRANSPORT, "transport shm needs every rank on one host and network namespace");
 	if ((rc = tr->connect(c, &c->tp)))

@@ -389,8 +389,16 @@ const rt_transport *rt_transport_find(const coll_comm *c, const char *name);
 /* Is every op of t present (send_reserve and send_commit: both or
  * neither) and its size ours? */
 int rt_transport_complete(const rt_transport *t);
-/* Names of the registered transports, NULL-terminated. */
-extern const rt_transport *const rt_transports[];
+/* The registered transports (coll_transports.def), ending with a NULL
+ * name: builtin is the linked vtable, NULL for a plugin's. */
+typedef struct {
+	const char *name;
+	const rt_transport *builtin;
+	const char *what;
+} rt_transport_entry;
+extern const rt_transport_entry rt_transports[];
+/* "shm, tcp, mpi": the registered names, for messages. */
+const char *rt_transport_names(void);
 /* How long a waiting transport polls before it sleeps: $env microseconds,
  * by default 50 when c's ranks on this host have a CPU each, else 0. */
 int64_t rt_spin_ns(const coll_comm *c, const char *env);

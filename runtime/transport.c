@@ -3,23 +3,41 @@
  *
  * Each transport file exports exactly one rt_transport (a name, its size
  * and its ops, filled with designated initializers).  This file lists
- * them and refuses, at lookup, any whose vtable is incomplete or was built
+ * them, from the rows of coll_transports.def, and refuses, at lookup, any whose vtable is incomplete or was built
  * against a different rt_transport layout.  The MPI transport lives in a
  * plugin (libcollrt_mpi.so, see mpiboot.c) and is reachable only on a
  * communicator that was bootstrapped through MPI.  Also what transports
  * share about waiting: how long to spin before sleeping.
  */
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "rt.h"
 
-const rt_transport *const rt_transports[] = {
-	&shm_transport,
-	&tcp_transport,
-	NULL,
+/* The rows of coll_transports.def: a builtin's vtable is linked in; a
+ * plugin's comes from the library that provides it, once loaded. */
+#define RT_BUILTIN(name) &name##_transport
+#define RT_PLUGIN(name) NULL
+const rt_transport_entry rt_transports[] = {
+#define COLL_TRANSPORT(name, where, what) { #name, RT_##where(name), what },
+#include "coll_transports.def"
+#undef COLL_TRANSPORT
+	{ NULL, NULL, NULL },
 };
+
+const char *rt_transport_names(void)
+{
+	static char buf[256];
+	size_t at = 0;
+	int n = 0;
+	while (rt_transports[n].name)
+		n++;
+	for (int i = 0; i < n && at < sizeof buf; i++)
+		at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", i == 0 ? "" : ", ", rt_transports[i].name);
+	return buf;
+}
 
 int rt_transport_complete(const rt_transport *t)
 {
@@ -60,14 +78,22 @@ int64_t rt_spin_ns(const coll_comm *c, const char *env)
 	return (int64_t)rt_env_long(env, rt_oversubscribed(c) ? 0 : 50) * 1000;
 }
 
+/* A plugin transport: the vtable a loaded plugin provides (the MPI
+ * plugin is loaded by an MPI bootstrap, mpiboot.c). */
+static const rt_transport *plugin_transport(const coll_comm *c, const char *name)
+{
+	if (strcmp(name, "mpi") == 0)
+		return c && c->boot.mpi ? c->boot.mpi->transport : NULL;
+	return NULL;
+}
+
 const rt_transport *rt_transport_find(const coll_comm *c, const char *name)
 {
-	if (strcmp(name, "mpi") == 0) {
-		const rt_transport *t = c && c->boot.mpi ? c->boot.mpi->transport : NULL;
-		return t && rt_transport_complete(t) ? t : NULL;
+	for (int i = 0; rt_transports[i].name; i++) {
+		if (strcmp(rt_transports[i].name, name) != 0)
+			continue;
+		const rt_transport *t = rt_transports[i].builtin ? rt_transports[i].builtin : plugin_transport(c, name);
+		return t && rt_transport_complete(t) && strcmp(t->name, name) == 0 ? t : NULL;
 	}
-	for (int i = 0; rt_transports[i]; i++)
-		if (strcmp(rt_transports[i]->name, name) == 0)
-			return rt_transport_complete(rt_transports[i]) ? rt_transports[i] : NULL;
 	return NULL;
 }

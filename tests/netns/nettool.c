@@ -2,9 +2,19 @@
  * nettool.c - tiny network probes for the tests/netns testbed.
  *
  *   nettool ping ADDR [TIMEOUT_MS]    one ICMP echo (raw socket, root); exit 0 on a reply
- *   nettool sink PORT [TIMEOUT_S]     accept one TCP connection on PORT, read to EOF, print
- *                                     "bytes B seconds S mbit M" (first byte .. EOF)
- *   nettool send ADDR PORT SECONDS    connect (retrying for 5 s) and send for SECONDS
+ *   nettool sink PORT [TIMEOUT_S [INTERVAL_MS]]
+ *                                     accept one TCP connection on PORT (waiting at most
+ *                                     TIMEOUT_S, default 30), read to EOF, print
+ *                                     "bytes B seconds S mbit M" (first byte .. EOF); with
+ *                                     INTERVAL_MS, also "progress T B" every INTERVAL_MS
+ *                                     (T: Unix time in s, B: bytes so far), so a test can
+ *                                     see when traffic stopped and resumed
+ *   nettool send ADDR PORT SECONDS [USER_TIMEOUT_MS]
+ *                                     connect (retrying for 5 s) and send for SECONDS; with
+ *                                     USER_TIMEOUT_MS, set TCP_USER_TIMEOUT (how long sent
+ *                                     data may stay unacknowledged before the connection
+ *                                     fails).  A failing write prints how long after the
+ *                                     last complete one it failed.
  *
  * Built by tests/netns/testbed.sh on demand; no dependencies beyond libc.
  */
@@ -13,6 +23,7 @@
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/ip_icmp.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +36,13 @@ static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double unix_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -88,7 +106,7 @@ static int do_ping(const char *addr, int timeout_ms)
 	return 1;
 }
 
-static int do_sink(int port, int timeout_s)
+static int do_sink(int port, int timeout_s, int interval_ms)
 {
 	int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 	struct sockaddr_in a = {0};
@@ -111,11 +129,25 @@ static int do_sink(int port, int timeout_s)
 	}
 	static char buf[1 << 20];
 	long long total = 0;
-	double t0 = 0, t1 = 0;
+	double t0 = 0, t1 = 0, next = interval_ms > 0 ? now() + interval_ms / 1000.0 : 0;
 	for (;;) {
+		if (interval_ms > 0) {
+			/* Wake up for every progress line, data or not. */
+			double t = now();
+			while (t >= next) {
+				printf("progress %.3f %lld\n", unix_now(), total);
+				fflush(stdout);
+				next += interval_ms / 1000.0;
+			}
+			struct pollfd rf = {fd, POLLIN, 0};
+			if (poll(&rf, 1, (int)((next - t) * 1000) + 1) == 0)
+				continue;
+		}
 		ssize_t n = read(fd, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0)
+			perror("nettool: read");
 		if (n <= 0)
 			break;
 		if (!total)
@@ -128,7 +160,7 @@ static int do_sink(int port, int timeout_s)
 	return total > 0 ? 0 : 1;
 }
 
-static int do_send(const char *addr, int port, double secs)
+static int do_send(const char *addr, int port, double secs, int user_timeout_ms)
 {
 	struct sockaddr_in a = {0};
 	a.sin_family = AF_INET;
@@ -141,6 +173,11 @@ static int do_send(const char *addr, int port, double secs)
 	double give_up = now() + 5;
 	for (;;) {
 		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (user_timeout_ms > 0 &&
+		    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms) < 0) {
+			perror("nettool: TCP_USER_TIMEOUT");
+			return 2;
+		}
 		if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
 			break;
 		close(fd);
@@ -152,13 +189,18 @@ static int do_send(const char *addr, int port, double secs)
 	}
 	static char buf[1 << 16];
 	memset(buf, 0x5a, sizeof buf);
-	double end = now() + secs;
+	double start = now(), end = start + secs, last = start;
 	while (now() < end) {
 		ssize_t n = write(fd, buf, sizeof buf);
 		if (n < 0 && errno != EINTR) {
-			perror("nettool: write");
+			double t = now();
+			fprintf(stderr, "nettool: write: %s, %.3f s after the last complete write (%.3f s after the start)\n",
+				strerror(errno), t - last, t - start);
 			return 2;
 		}
+		/* A write cut short is the one an error interrupted: it does not count. */
+		if (n == (ssize_t)sizeof buf)
+			last = now();
 	}
 	close(fd);
 	return 0;
@@ -169,9 +211,10 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "ping"))
 		return do_ping(argv[2], argc > 3 ? atoi(argv[3]) : 2000);
 	if (argc >= 3 && !strcmp(argv[1], "sink"))
-		return do_sink(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 30);
+		return do_sink(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 30, argc > 4 ? atoi(argv[4]) : 0);
 	if (argc >= 5 && !strcmp(argv[1], "send"))
-		return do_send(argv[2], atoi(argv[3]), atof(argv[4]));
-	fprintf(stderr, "usage: nettool ping ADDR [TIMEOUT_MS] | sink PORT [TIMEOUT_S] | send ADDR PORT SECONDS\n");
+		return do_send(argv[2], atoi(argv[3]), atof(argv[4]), argc > 5 ? atoi(argv[5]) : 0);
+	fprintf(stderr, "usage: nettool ping ADDR [TIMEOUT_MS] | sink PORT [TIMEOUT_S [INTERVAL_MS]] |"
+			" send ADDR PORT SECONDS [USER_TIMEOUT_MS]\n");
 	return 2;
 }

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmd_cost.h"
+#include "cmd.h"
 #include "cmd_flags.h"
 #include "svg.h"
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_cost.h"
+#include "cmd.h"
 #include "cmd_flags.h"
 #include "svg.h"
 

@@ -2,7 +2,10 @@
  * linkmodel.h - units and the link model the cost model charges transfers
  * against.
  *
- * Pipeline position: input to the cost model (cost.h).  `collc cost`,
+ * Pipeline position: an input of the compiler, like .coll files, so it
+ * lives in the front end: a cluster's `alpha`, `bw` and `links` are
+ * checked here (lang/cluster.c), and the cost model (codegen/cost.h)
+ * charges transfers against what it builds.  `collc cost`,
  * `sim`, `compare` and `tune` parse their size, time and bandwidth flags
  * here and build one link_model: uniform (--alpha 3us --bw 450GB/s) or a
  * per-pair matrix read from a file that `collc probe` writes.  A transfer
@@ -55,6 +58,13 @@ typedef struct {
 				link runs at its own bandwidth (switched fabric) */
 	char *source;        /* where it came from, for reports (owned) */
 } link_model;
+
+/* Input limits of link_read_matrix: a line holds four short fields, and
+ * 256 MiB holds every pair of about 2,900 ranks spelt out. */
+#define LINK_MAX_LINE 4096
+#define LINK_MAX_LINE_TEXT "4096"
+#define LINK_MAX_BYTES (256 << 20)
+#define LINK_MAX_BYTES_TEXT "256 MiB"
 
 /* linkmodel.c */
 /* Parse a byte count: a number and a unit B, KB, MB, GB, TB (powers of

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cmd_cost.h"
+#include "cmd.h"
 #include "cmd_flags.h"
 
 static const char tune_usage[] =

@@ -39,8 +39,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "choose.h"
 #include "cluster.h"
-#include "cmd_build.h"
+#include "emit.h"
+#include "cmd.h"
 #include "subproc.h"
 
 static bool verbose;
@@ -77,7 +79,7 @@ static int copy_file(const char *from, const char *to)
 	if (out && fclose(out) != 0)
 		rc = -1;
 	if (rc)
-		fprintf(stderr, "collc: error: cannot copy '%s' to '%s': %s\n", from, to, strerror(errno));
+		diag_tool_error("cannot copy '%s' to '%s': %s", from, to, strerror(errno));
 	return rc;
 }
 
@@ -151,15 +153,15 @@ static bool find_in(char *out, size_t len, const char *dir, const char *const *s
 	return false;
 }
 
-static int find_cuda(const cluster *c, const char *exedir, cuda_tools *t)
+static int find_cuda(const cluster_desc *c, const char *exedir, cuda_tools *t)
 {
 	const char *home = getenv("CUDA_HOME");
 	t->nvcc[0] = '\0';
 	if (home && *home) {
 		snprintf(t->nvcc, sizeof t->nvcc, "%s/bin/nvcc", home);
 		if (access(t->nvcc, X_OK) != 0) {
-			fprintf(stderr, "collc: error: transport %s needs nvcc, but CUDA_HOME=%s has no bin/nvcc\n",
-				c->transport, home);
+			diag_tool_error("transport %s needs nvcc, but CUDA_HOME=%s has no bin/nvcc",
+				c->target->name, home);
 			return -1;
 		}
 	} else {
@@ -173,8 +175,8 @@ static int find_cuda(const cluster *c, const char *exedir, cuda_tools *t)
 		}
 		free(copy);
 		if (!t->nvcc[0]) {
-			fprintf(stderr, "collc: error: transport %s needs nvcc (the CUDA compiler), which is not on PATH "
-				"and CUDA_HOME is not set; install the CUDA toolkit or set CUDA_HOME\n", c->transport);
+			diag_tool_error("transport %s needs nvcc (the CUDA compiler), which is not on PATH "
+				"and CUDA_HOME is not set; install the CUDA toolkit or set CUDA_HOME", c->target->name);
 			return -1;
 		}
 	}
@@ -191,17 +193,17 @@ static int find_cuda(const cluster *c, const char *exedir, cuda_tools *t)
 	static const char *const libs[] = { "lib64", "lib", "targets/*/lib" };
 	static const char *const incs[] = { "include", "targets/*/include" };
 	if (!find_in(t->cudalib, sizeof t->cudalib, prefix, libs, 3, "libcudart.so")) {
-		fprintf(stderr, "collc: error: no libcudart.so under %s (lib64, lib, targets/*/lib), the prefix of %s\n",
+		diag_tool_error("no libcudart.so under %s (lib64, lib, targets/*/lib), the prefix of %s",
 			prefix, t->nvcc);
 		return -1;
 	}
-	if (strcmp(c->transport, "nccl") == 0) {
+	if (c->target->nccl) {
 		const char *nh = getenv("NCCL_HOME");
 		const char *where = nh && *nh ? nh : prefix;
 		if (!find_in(t->ncclinc, sizeof t->ncclinc, where, incs, 2, "nccl.h") ||
 		    !find_in(t->nccllib, sizeof t->nccllib, where, libs, 3, "libnccl.so")) {
-			fprintf(stderr, "collc: error: transport nccl needs NCCL (nccl.h and libnccl.so), not found under "
-				"%s; set NCCL_HOME or use transport cuda\n", where);
+			diag_tool_error("transport nccl needs NCCL (nccl.h and libnccl.so), not found under "
+				"%s; set NCCL_HOME or use transport cuda", where);
 			return -1;
 		}
 	}
@@ -217,7 +219,7 @@ static int find_cuda(const cluster *c, const char *exedir, cuda_tools *t)
 	}
 	snprintf(p, sizeof p, "%s/coll_gpu.cu", t->gpusrc);
 	if (!exists(p)) {
-		fprintf(stderr, "collc: error: cannot find the device executor %s; set COLL_RUNTIME_GPU\n", p);
+		diag_tool_error("cannot find the device executor %s; set COLL_RUNTIME_GPU", p);
 		return -1;
 	}
 	return 0;
@@ -225,9 +227,9 @@ static int find_cuda(const cluster *c, const char *exedir, cuda_tools *t)
 
 /* Compile NAME_gpu.cu and the executor with nvcc, warnings as errors, and
  * link them with the plans and libcollrt into DIR/libNAME.so. */
-static int build_gpu(const cluster *c, const char *out, const char *lib, const cuda_tools *t)
+static int build_gpu(const cluster_desc *c, const char *out, const char *lib, const cuda_tools *t)
 {
-	bool nccl = strcmp(c->transport, "nccl") == 0;
+	bool nccl = c->target->nccl;
 	char from[PATH_MAX * 2], to[PATH_MAX * 2];
 	const char *hdrs[] = { "coll_gpu.h", "coll_gpu_plan.h" };
 	for (int i = 0; i < 2; i++) {
@@ -302,7 +304,7 @@ static int build_gpu(const cluster *c, const char *out, const char *lib, const c
 }
 
 /* The summary line of `straggler auto`: the critical delay at a few sizes. */
-static void print_auto(const cluster *c)
+static void print_auto(const libplan *c)
 {
 	static const struct { int k; const char *size; } at[] = {{20, "1 MiB"}, {26, "64 MiB"}, {32, "4 GiB"}};
 	printf("  straggler       auto           %s once detected, when the delay exceeds",
@@ -341,46 +343,46 @@ int cmd_build(int argc, char **argv)
 			free(files);
 			return 0;
 		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "collc: error: unknown or incomplete option '%s' for 'build'\n", argv[i]);
+			diag_tool_error("unknown or incomplete option '%s' for 'build'", argv[i]);
 			free(files);
 			return 2;
 		} else
 			files[nfiles++] = argv[i];
 	}
 	if (!nfiles || !out) {
-		fprintf(stderr, "collc: error: build needs a cluster file and -o DIR\n");
+		diag_tool_error("build needs a cluster file and -o DIR");
 		free(files);
 		return 2;
 	}
 	int rc = 1;
-	cluster c;
+	cluster_desc d;
+	libplan c;
 	drv_prog *p = drv_load(nfiles, files);
-	if (!p || cluster_eval(p, name, &c) != 0)
+	if (!p || cluster_check(p, name, &d) != 0)
 		goto done;
+	if (libplan_make(&d, &c) != 0)
+		goto free_desc;
 
 	char dir[PATH_MAX], lib[PATH_MAX + 64], inc[PATH_MAX + 64], plugin[PATH_MAX * 2];
 	exe_dir(dir, sizeof dir);
 	find_runtime(dir, lib, sizeof lib, inc, sizeof inc);
 	if (!exists(lib) || !exists(inc)) {
-		fprintf(stderr, "collc: error: cannot find the runtime (%s, %s); build it with 'make' or set "
-			"COLL_RUNTIME_LIB and COLL_RUNTIME_INCLUDE\n", lib, inc);
+		diag_tool_error("cannot find the runtime (%s, %s); build it with 'make' or set "
+			"COLL_RUNTIME_LIB and COLL_RUNTIME_INCLUDE", lib, inc);
 		goto free_cluster;
 	}
 	if (mkdir(out, 0777) != 0 && errno != EEXIST) {
-		fprintf(stderr, "collc: error: cannot create '%s': %s\n", out, strerror(errno));
+		diag_tool_error("cannot create '%s': %s", out, strerror(errno));
 		goto free_cluster;
 	}
-	bool gpu = cluster_is_gpu(&c);
+	bool gpu = d.target->gpu;
 	cuda_tools tools;
 	/* look for nvcc before writing anything, so its absence is the error */
-	if (gpu && find_cuda(&c, dir, &tools) != 0)
+	if (gpu && find_cuda(&d, dir, &tools) != 0)
 		goto free_cluster;
-	/* the host plans of a GPU cluster bootstrap (and serve host buffers)
-	 * over libcollrt's own transports */
-	cluster host = c;
-	if (gpu)
-		host.transport = "auto";
-	if (emit_c(&host, out, files[0]) != 0 || (gpu && emit_cuda(&c, out, files[0]) != 0))
+	/* the host plans of a GPU target bootstrap (and serve host buffers)
+	 * over libcollrt's own transports: its `host` transport */
+	if (emit_c(&c, d.target->host, out, files[0]) != 0 || (gpu && emit_cuda(&c, out, files[0]) != 0))
 		goto free_cluster;
 	char from[PATH_MAX * 2], to[PATH_MAX * 2];
 	/* the public headers, so that DIR alone is the include path */
@@ -406,21 +408,21 @@ int cmd_build(int argc, char **argv)
 	subproc_arg(&a, "-fPIC");
 	subproc_argf(&a, "-I%s", out);
 	subproc_arg(&a, "-c");
-	subproc_argf(&a, "%s/%s_plans.c", out, c.name);
+	subproc_argf(&a, "%s/%s_plans.c", out, d.name);
 	subproc_arg(&a, "-o");
-	subproc_argf(&a, "%s/%s_plans.o", out, c.name);
+	subproc_argf(&a, "%s/%s_plans.o", out, d.name);
 	int st = subproc_run(&a, false, verbose);
 	subproc_argv_free(&a);
 	if (st != 0)
 		goto free_cluster;
 	if (gpu) {
-		st = build_gpu(&c, out, lib, &tools);
+		st = build_gpu(&d, out, lib, &tools);
 	} else {
 		subproc_arg(&a, cc);
 		subproc_arg(&a, "-shared");
 		subproc_arg(&a, "-o");
-		subproc_argf(&a, "%s/lib%s.so", out, c.name);
-		subproc_argf(&a, "%s/%s_plans.o", out, c.name);
+		subproc_argf(&a, "%s/lib%s.so", out, d.name);
+		subproc_argf(&a, "%s/%s_plans.o", out, d.name);
 		subproc_arg(&a, "-Wl,--whole-archive");
 		subproc_arg(&a, lib);
 		subproc_arg(&a, "-Wl,--no-whole-archive");
@@ -430,7 +432,7 @@ int cmd_build(int argc, char **argv)
 	}
 	if (st != 0)
 		goto free_cluster;
-	snprintf(to, sizeof to, "%s/lib%s.a", out, c.name);
+	snprintf(to, sizeof to, "%s/lib%s.a", out, d.name);
 	unlink(to);
 	if (copy_file(lib, to) != 0)
 		goto free_cluster;
@@ -438,20 +440,20 @@ int cmd_build(int argc, char **argv)
 	subproc_arg(&a, "ar");
 	subproc_arg(&a, "rs");
 	subproc_arg(&a, to);
-	subproc_argf(&a, "%s/%s_plans.o", out, c.name);
+	subproc_argf(&a, "%s/%s_plans.o", out, d.name);
 	if (gpu) {
-		subproc_argf(&a, "%s/%s_gpu.o", out, c.name);
+		subproc_argf(&a, "%s/%s_gpu.o", out, d.name);
 		subproc_argf(&a, "%s/coll_gpu.o", out);
 	}
 	st = subproc_run(&a, true, verbose);   /* quiet: ar's "creating" notes */
 	subproc_argv_free(&a);
 	if (st != 0)
 		goto free_cluster;
-	printf("%s: %d ranks, transport %s, %d algorithm%s -> %s/lib%s.so, %s/lib%s.a, %s/%s%s.h\n", c.name, c.ranks,
-	       c.transport, c.nalgos, c.nalgos == 1 ? "" : "s", out, c.name, out, c.name, out, c.name,
+	printf("%s: %d ranks, transport %s, %d algorithm%s -> %s/lib%s.so, %s/lib%s.a, %s/%s%s.h\n", d.name, d.ranks,
+	       d.target->name, c.nalgos, c.nalgos == 1 ? "" : "s", out, d.name, out, d.name, out, d.name,
 	       gpu ? "_gpu" : "");
 	for (int i = 0; i < c.nchoices; i++) {
-		const cluster_choice *ch = &c.choices[i];
+		const lib_choice *ch = &c.choices[i];
 		bool first = i == 0 || c.choices[i - 1].kind != ch->kind;
 		if (ch->max_bytes == UINT64_MAX)
 			printf("  %-15s %-14s %s sizes\n", ir_kind_names[ch->kind], c.algos[ch->algo].label,
@@ -460,13 +462,15 @@ int cmd_build(int argc, char **argv)
 			printf("  %-15s %-14s up to %llu bytes\n", ir_kind_names[ch->kind], c.algos[ch->algo].label,
 			       (unsigned long long)ch->max_bytes);
 	}
-	if (c.straggler == CLUSTER_STRAGGLER_AUTO)
+	if (d.straggler == CLUSTER_STRAGGLER_AUTO)
 		print_auto(&c);
-	else if (c.straggler != CLUSTER_STRAGGLER_NONE)
-		printf("  straggler       rank %-9d swapped into the straggler role\n", c.straggler);
+	else if (d.straggler != CLUSTER_STRAGGLER_NONE)
+		printf("  straggler       rank %-9d swapped into the straggler role\n", d.straggler);
 	rc = 0;
 free_cluster:
-	cluster_free(&c);
+	libplan_free(&c);
+free_desc:
+	cluster_desc_free(&d);
 done:
 	drv_free(p);
 	free(files);

@@ -23,9 +23,7 @@ int cmd_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("collc: error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	diag_vfile_error(diag_tool, fmt, ap);
 	va_end(ap);
 	return 2;
 }
@@ -34,9 +32,7 @@ int cmd_input_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("collc: error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	diag_vfile_error(diag_tool, fmt, ap);
 	va_end(ap);
 	return 1;
 }

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cmd_cost.h"
+#include "cmd.h"
 #include "cmd_flags.h"
 
 static const char cost_usage[] =

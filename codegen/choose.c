@@ -1,0 +1,212 @@
+/*
+ * choose.c - the size tables and critical delays of a generated library
+ * (see choose.h), from a cluster the front end checked.
+ *
+ * Each collective block lists algorithms; with `below SIZE` thresholds the
+ * first entry whose threshold exceeds the message size wins (an entry
+ * without one takes every larger size), and with `choose by cost` the cost
+ * model (cost.h, event-driven simulation under the cluster's link model)
+ * picks the fastest per power-of-two size from 1 B to 4 GiB.
+ *
+ * `straggler auto`: the size table is for calls without a straggler, so
+ * straggler algorithms leave it (lang/cluster.c already set aside those
+ * listed without a threshold; one with a threshold gives its sizes to the
+ * entry before it), and per power-of-two size the cost model gives the
+ * critical delay from which the straggler algorithm beats the table's
+ * choice; the runtime compares the measured delay with it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "choose.h"
+#include "cost.h"
+#include "linkmodel.h"
+#include "xalloc.h"
+
+static void add_choice(libplan *lp, ir_kind kind, uint64_t max_bytes, int algo)
+{
+	lp->choices = xrealloc(lp->choices, (size_t)(lp->nchoices + 1) * sizeof *lp->choices);
+	lp->choices[lp->nchoices++] = (lib_choice){ kind, max_bytes, algo };
+}
+
+/* The cluster's link model (a `links` matrix or uniform alpha/bw), checked
+ * against its rank count.  lm is always safe to link_free. */
+static int cluster_links(const cluster_desc *d, link_model *lm, link_error *err)
+{
+	memset(lm, 0, sizeof *lm);
+	int rc = d->links ? link_read_matrix(lm, d->links, err) : link_uniform(lm, d->alpha, d->bw, err);
+	return rc == 0 ? link_check_n(lm, d->ranks, err) : rc;
+}
+
+/* `choose by cost`: the fastest of block b's algorithms per power-of-two size. */
+static int choose_by_cost(libplan *lp, const cluster_block *b)
+{
+	const cluster_desc *d = lp->d;
+	link_model lm;
+	link_error err;
+	int rc = cluster_links(d, &lm, &err);
+	if (rc != 0) {
+		diag_error(b->pos, "cluster '%s': link model: %s", d->name, err.msg);
+		link_free(&lm);
+		return -1;
+	}
+	int na = b->count;
+	cost_plan **plans = xcalloc((size_t)na, sizeof *plans);
+	for (int a = 0; a < na && rc == 0; a++)
+		if (!(plans[a] = cost_plan_new(lp->algos[b->first + a].s, &err)))
+			rc = -1;
+	int prev = -1;
+	for (int k = 0; k <= 32 && rc == 0; k++) {
+		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = -1, .segments = 1 };
+		int best = -1;
+		double bt = 0;
+		for (int a = 0; a < na; a++) {
+			cost_result r;
+			if (cost_sim_time(plans[a], &q, &r, &err) != 0) {
+				rc = -1;
+				break;
+			}
+			if (best < 0 || r.time < bt) {
+				best = a;
+				bt = r.time;
+			}
+		}
+		if (rc == 0 && best != prev) {
+			if (prev >= 0)   /* close the previous range just below this size */
+				lp->choices[lp->nchoices - 1].max_bytes = (1ULL << k) - 1;
+			add_choice(lp, b->kind, UINT64_MAX, b->first + best);
+			prev = best;
+		}
+	}
+	if (rc != 0)
+		diag_error(b->pos, "cluster '%s': cost model: %s", d->name, err.msg);
+	for (int a = 0; a < na; a++)
+		cost_plan_free(plans[a]);
+	free(plans);
+	link_free(&lm);
+	return rc;
+}
+
+/* Thresholds: the table transcribes them (the front end checked that
+ * they grow and that only the last entry lacks one). */
+static void by_threshold(libplan *lp, const cluster_block *b)
+{
+	int last = -1;
+	for (int j = 0; j < b->count; j++)
+		if (!lp->algos[b->first + j].aside)
+			last = j;
+	for (int j = 0; j < b->count; j++) {
+		const cluster_entry *e = &lp->algos[b->first + j];
+		if (!e->aside)   /* the last entry takes every larger size, threshold or not */
+			add_choice(lp, b->kind, j == last ? UINT64_MAX : e->below - 1, b->first + j);
+	}
+}
+
+/* `straggler auto`: take the straggler algorithms out of the table; the
+ * allreduce entry before a removed one takes over its sizes (the one after
+ * it when there is none before). */
+static void drop_straggler_choices(libplan *lp)
+{
+	int w = 0, prev = -1;
+	for (int i = 0; i < lp->nchoices; i++) {
+		lib_choice ch = lp->choices[i];
+		if (ch.kind == IR_ALLREDUCE && lp->algos[ch.algo].straggler_role >= 0) {
+			if (prev >= 0)
+				lp->choices[prev].max_bytes = ch.max_bytes;
+			continue;
+		}
+		if (ch.kind == IR_ALLREDUCE)
+			prev = w;
+		lp->choices[w++] = ch;
+	}
+	lp->nchoices = w;
+}
+
+/* The allreduce algorithm the size table chooses for `bytes`. */
+static int allreduce_choice(const libplan *lp, uint64_t bytes)
+{
+	for (int i = 0; i < lp->nchoices; i++)
+		if (lp->choices[i].kind == IR_ALLREDUCE && bytes <= lp->choices[i].max_bytes)
+			return lp->choices[i].algo;
+	return -1;
+}
+
+/* `straggler auto`: for each power-of-two size, the straggler delay from
+ * which the straggler algorithm beats the algorithm the size table chooses
+ * (event-driven simulation, cluster link model, precondition overlapped
+ * with the delay as far as it goes). */
+static int critical_delays(libplan *lp)
+{
+	const cluster_desc *d = lp->d;
+	int sa = -1;
+	for (int i = 0; i < lp->nalgos && sa < 0; i++)
+		if (lp->algos[i].straggler_role >= 0)
+			sa = i;
+	lp->straggler_algo = sa;
+	drop_straggler_choices(lp);
+	link_model lm;
+	link_error err;
+	int rc = cluster_links(d, &lm, &err);
+	const cost_model *m = cost_model_find("sim");
+	cost_plan **plans = xcalloc((size_t)lp->nalgos, sizeof *plans);
+	if (rc == 0 && !m)
+		rc = link_errorf(&err, "no sim model");
+	for (int k = 0; k < LIB_NCRIT && rc == 0; k++) {
+		int b = allreduce_choice(lp, 1ULL << k);
+		if (b < 0) {   /* lang/cluster.c made sure one is left; be safe anyway */
+			rc = link_errorf(&err, "no allreduce algorithm for %llu bytes", 1ULL << k);
+			break;
+		}
+		lp->crit_base[k] = b;
+		for (int i = 0; i < 2 && rc == 0; i++) {
+			int x = i ? b : sa;
+			if (!plans[x] && !(plans[x] = cost_plan_new(lp->algos[x].s, &err)))
+				rc = -1;
+		}
+		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = lp->algos[sa].straggler_role,
+				  .delay = COST_MASKED, .segments = 1 };
+		double dl = 0;
+		int found = rc == 0 ? cost_critical_delay(m, plans[sa], plans[b], &q, &dl, &err) : -1;
+		if (found < 0)
+			rc = -1;
+		lp->crit[k] = found == 1 ? INFINITY : dl;
+	}
+	if (rc != 0)
+		diag_error(d->straggler_pos, "cluster '%s': cost model: %s", d->name, err.msg);
+	for (int i = 0; i < lp->nalgos; i++)
+		cost_plan_free(plans[i]);
+	free(plans);
+	link_free(&lm);
+	return rc;
+}
+
+int libplan_make(const cluster_desc *d, libplan *lp)
+{
+	memset(lp, 0, sizeof *lp);
+	lp->d = d;
+	lp->algos = d->entries;
+	lp->nalgos = d->nentries;
+	lp->straggler_algo = -1;
+	int rc = 0;
+	for (int i = 0; i < d->nblocks && rc == 0; i++) {
+		if (d->blocks[i].by_cost)
+			rc = choose_by_cost(lp, &d->blocks[i]);
+		else
+			by_threshold(lp, &d->blocks[i]);
+	}
+	if (rc == 0 && d->straggler == CLUSTER_STRAGGLER_AUTO)
+		rc = critical_delays(lp);
+	if (rc != 0) {
+		libplan_free(lp);
+		return -1;
+	}
+	return 0;
+}
+
+void libplan_free(libplan *lp)
+{
+	free(lp->choices);
+	memset(lp, 0, sizeof *lp);
+}

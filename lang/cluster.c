@@ -1,0 +1,446 @@
+/*
+ * cluster.c - check a `cluster` declaration into a cluster_desc (see
+ * cluster.h): the front end's last pass, after which no syntax tree is
+ * needed.
+ *
+ *   cluster lab4 {
+ *     ranks 4;  transport shm;
+ *     allreduce { rhd below 256KiB; ring; }
+ *     reduce_scatter { ring_rs; }
+ *     broadcast { binomial_bcast; }
+ *   }
+ *
+ * Settings are validated here (ranks, transport from the targets table,
+ * straggler, align, alpha, bw, links); every entry of every collective
+ * block is evaluated and verified for the cluster's rank count, so no
+ * library is ever built around a schedule that does not implement its
+ * collective; thresholds must grow and only a block's last entry may lack
+ * one.  Choosing by cost and the critical delays of `straggler auto` need
+ * the cost model and are the back end's (codegen/choose.c).
+ *
+ * `straggler R;` / `straggler auto;` need an allreduce algorithm with a
+ * straggler role: a rank absent from the precondition rounds (phase
+ * "pre...") in which every other rank takes part, such as StragglAR's rank
+ * n-1.  Under `straggler auto` a straggler algorithm listed without
+ * `below` stays out of the size table (`aside`): `allreduce { ring;
+ * stragglar; }` reads "ring, or stragglar when it pays".
+ *
+ * One algorithm may be listed more than once in a block with different
+ * parameters (`bcube(B = 2) below 1MiB, bcube(B = 4)`); each instance is
+ * then named in the library by its parameters (bcube_B2, bcube_B4).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+#include "cluster.h"
+#include "linkmodel.h"
+#include "xalloc.h"
+
+/* --- targets ----------------------------------------------------------------- */
+
+/* The host transports of libcollrt (coll_transports.def), then `auto`,
+ * then the GPU targets: allreduce on device buffers, their host plans on
+ * `auto` (bootstrap and host buffers). */
+static const cluster_target targets[] = {
+#define COLL_TRANSPORT(name, where, what) { #name, #name, false, false },
+#include "coll_transports.def"
+#undef COLL_TRANSPORT
+	{ "auto", "auto", false, false },
+	{ "nccl", "auto", true, true },     /* NCCL send/recv per round, reduction kernels */
+	{ "cuda", "auto", true, false },    /* CUDA IPC between the ranks of one node */
+};
+#define NTARGETS (int)(sizeof targets / sizeof targets[0])
+
+const cluster_target *cluster_target_find(const char *name)
+{
+	for (int i = 0; i < NTARGETS; i++)
+		if (strcmp(targets[i].name, name) == 0)
+			return &targets[i];
+	return NULL;
+}
+
+/* "shm, tcp, mpi, auto, nccl or cuda" */
+static const char *target_list(void)
+{
+	static char buf[256];
+	size_t at = 0;
+	for (int i = 0; i < NTARGETS && at < sizeof buf; i++)
+		at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s",
+				       i == 0 ? "" : i == NTARGETS - 1 ? " or " : ", ", targets[i].name);
+	return buf;
+}
+
+/* --- entries ----------------------------------------------------------------- */
+
+/* The straggler role of s: the one rank absent from its precondition
+ * rounds while every other rank takes part in them; -1 when none. */
+static int straggler_role(const ir_sched *s)
+{
+	if (s->kind != IR_ALLREDUCE || s->n < 2)
+		return -1;
+	char *in = xcalloc((size_t)s->n, 1);
+	int haspre = 0, role = -1, absent = 0;
+	for (int k = 0; k < s->nrounds; k++) {
+		const ir_round *rd = &s->rounds[k];
+		if (strncmp(s->phases[rd->phase], "pre", 3) != 0)
+			continue;
+		haspre = 1;
+		for (int i = rd->first; i < rd->first + rd->count; i++)
+			in[s->xfers[i].src] = in[s->xfers[i].dst] = 1;
+	}
+	for (int r = 0; haspre && r < s->n; r++)
+		if (!in[r])
+			role = r, absent++;
+	free(in);
+	return absent == 1 ? role : -1;
+}
+
+static bool same_defs(const cluster_entry *a, const cluster_entry *b)
+{
+	if (a->ndefs != b->ndefs)
+		return false;
+	for (int i = 0; i < a->ndefs; i++) {
+		bool found = false;
+		for (int j = 0; j < b->ndefs && !found; j++)
+			found = strcmp(a->defs[i].name, b->defs[j].name) == 0 && a->defs[i].value == b->defs[j].value;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* algo_k1v1_k2v2: the name of one instance among several of an algorithm
+ * (a C identifier: it names the tables of the generated library). */
+static char *instance_label(const cluster_entry *e)
+{
+	size_t cap = strlen(e->algo) + 1;
+	for (int i = 0; i < e->ndefs; i++)
+		cap += strlen(e->defs[i].name) + 24;
+	char *s = xmalloc(cap);
+	size_t at = (size_t)snprintf(s, cap, "%s", e->algo);
+	for (int i = 0; i < e->ndefs; i++)
+		at += (size_t)snprintf(s + at, cap - at, "_%s%s%lld", e->defs[i].name, e->defs[i].value < 0 ? "m" : "",
+				       e->defs[i].value < 0 ? -(long long)e->defs[i].value : (long long)e->defs[i].value);
+	return s;
+}
+
+static void entry_free(cluster_entry *e)
+{
+	ir_free(e->s);
+	free(e->algo);
+	free(e->label);
+	for (int i = 0; i < e->ndefs; i++)
+		free((char *)e->defs[i].name);
+	free(e->defs);
+}
+
+/* Check one `algo(k = v, ...) [below SIZE]` entry of block b and evaluate
+ * it for the cluster's ranks; appended to d->entries. */
+static int entry(drv_prog *p, cluster_desc *d, const cluster_block *b, const ast *coll, ast *e)
+{
+	int i = drv_find_algo(p, e->str);
+	if (i < 0) {
+		diag_error(e->pos, "cluster '%s': no algorithm named '%s'", d->name, e->str);
+		return -1;
+	}
+	if (drv_algo_kind(p, i) != b->kind) {
+		diag_error(e->pos, "cluster '%s': '%s' is %s algorithm, listed under %s", d->name, e->str,
+			   drv_algo_kind(p, i) == IR_ALLREDUCE ? "an allreduce" : ir_kind_names[drv_algo_kind(p, i)],
+			   coll->str);
+		return -1;
+	}
+	cluster_entry x = { .algo = xstrdup(e->str), .pos = e->pos, .straggler_role = -1 };
+	x.defs = xcalloc((size_t)e->list.n + 1, sizeof *x.defs);
+	for (int j = 0; j < e->list.n; j++) {
+		ast *bnd = e->list.v[j], *v = bnd->a;
+		long long val;
+		if (v->kind == A_INT)
+			val = v->ival;
+		else if (v->kind == A_UNOP && v->op == OP_NEG && v->a->kind == A_INT)
+			val = -v->a->ival;
+		else {
+			diag_error(v->pos, "cluster parameters must be integer literals");
+			entry_free(&x);
+			return -1;
+		}
+		x.defs[x.ndefs++] = (drv_define){ xstrdup(bnd->str), val };
+		/* a misspelt parameter would silently build the default (bcube(b = 4) built B = 2) */
+		const char *names[64];
+		int k = drv_algo_params(p, i, names, 64);
+		bool known = false;
+		for (int q = 0; q < k && !known; q++)
+			known = strcmp(names[q], bnd->str) == 0;
+		if (!known) {
+			char have[256] = "";
+			size_t at = 0;
+			for (int q = 0; q < k && at < sizeof have; q++)
+				at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", q ? ", " : "", names[q]);
+			diag_error(bnd->pos, "cluster '%s': '%s' has no parameter '%s' (%s%s)", d->name, e->str, bnd->str,
+				   k ? "its parameters are " : "it has no parameters", have);
+			entry_free(&x);
+			return -1;
+		}
+	}
+	if (e->a) {
+		x.below = e->a->ival > 0 ? (uint64_t)e->a->ival : 0;
+		x.below_pos = e->a->pos;
+	}
+	/* one algorithm twice in a block: fine with other parameters, each
+	 * instance then named by them */
+	for (int j = b->first; j < d->nentries; j++) {
+		cluster_entry *o = &d->entries[j];
+		if (strcmp(o->algo, x.algo) != 0)
+			continue;
+		if (same_defs(o, &x)) {
+			diag_error(e->pos, "cluster '%s': '%s' is listed twice under %s", d->name, e->str, coll->str);
+			entry_free(&x);
+			return -1;
+		}
+		if (strcmp(o->label, o->algo) == 0) {
+			free(o->label);
+			o->label = instance_label(o);
+		}
+		x.label = instance_label(&x);
+	}
+	if (!x.label)
+		x.label = xstrdup(x.algo);
+	if (strlen(x.label) > CLUSTER_MAX_NAME) {   /* it names C symbols of the library */
+		diag_error(e->pos, "cluster '%s': the library would name this algorithm '%.20s...' (%zu characters); "
+			   "C symbols take at most %d", d->name, x.label, strlen(x.label), CLUSTER_MAX_NAME);
+		entry_free(&x);
+		return -1;
+	}
+	int before = diag_errors;
+	x.s = drv_run(p, x.algo, d->ranks, x.defs, x.ndefs, true);
+	if (!x.s) {
+		if (diag_errors == before)
+			diag_error(e->pos, "cluster '%s': '%s' failed for %d ranks", d->name, e->str, d->ranks);
+		diag_note(e->pos, "included in cluster '%s' (%d ranks) here", d->name, d->ranks);
+		entry_free(&x);
+		return -1;
+	}
+	x.straggler_role = straggler_role(x.s);
+	d->entries = xrealloc(d->entries, (size_t)(d->nentries + 1) * sizeof *d->entries);
+	d->entries[d->nentries++] = x;
+	return 0;
+}
+
+/* One `collective { entries } [choose by cost]` block. */
+static int block(drv_prog *p, cluster_desc *d, ast *coll)
+{
+	int kind = ir_kind_from_name(coll->str);
+	if (kind < 0) {
+		diag_error(coll->pos, "unknown collective '%s' (expected %s)", coll->str, ir_kind_list());
+		return -1;
+	}
+	for (int j = 0; j < d->nblocks; j++)
+		if (d->blocks[j].kind == (ir_kind)kind) {
+			diag_error(coll->pos, "cluster '%s': a second %s block", d->name, coll->str);
+			return -1;
+		}
+	cluster_block b = { (ir_kind)kind, coll->pos, coll->ival != 0, d->nentries, 0 };
+	for (int j = 0; j < coll->list.n; j++)
+		if (entry(p, d, &b, coll, coll->list.v[j]) < 0)
+			return -1;
+	b.count = d->nentries - b.first;
+	d->blocks = xrealloc(d->blocks, (size_t)(d->nblocks + 1) * sizeof *d->blocks);
+	d->blocks[d->nblocks++] = b;
+	if (b.by_cost)   /* thresholds come from the cost model (codegen/choose.c) */
+		return 0;
+	/* the last entry of the table takes every larger size; a straggler
+	 * algorithm without a threshold under `straggler auto` is no entry */
+	int last = -1;
+	for (int j = 0; j < b.count; j++) {
+		cluster_entry *x = &d->entries[b.first + j];
+		ast *e = coll->list.v[j];
+		x->aside = d->straggler == CLUSTER_STRAGGLER_AUTO && !e->a && x->straggler_role >= 0;
+		if (!x->aside)
+			last = j;
+	}
+	uint64_t prev = 0;
+	for (int j = 0; j < b.count; j++) {
+		cluster_entry *x = &d->entries[b.first + j];
+		ast *e = coll->list.v[j];
+		if (x->aside)
+			continue;
+		if (!e->a && j != last) {
+			diag_error(e->pos, "cluster '%s': '%s' has no 'below SIZE' but is not the last %s algorithm, "
+				   "so the ones after it could never be chosen (or say 'choose by cost')",
+				   d->name, e->str, coll->str);
+			return -1;
+		}
+		uint64_t below = e->a ? (uint64_t)e->a->ival : 0;
+		if (e->a && (e->a->ival <= 0 || below <= prev)) {
+			diag_error(e->a->pos, "cluster '%s': thresholds must grow: 'below %llu' after 'below %llu'",
+				   d->name, (unsigned long long)below, (unsigned long long)prev);
+			return -1;
+		}
+		prev = below;
+	}
+	return 0;
+}
+
+/* --- settings ---------------------------------------------------------------- */
+
+static int setting(cluster_desc *d, ast *it)
+{
+	ast *v = it->a;
+	const char *k = it->str;
+	link_error err;
+	if (strcmp(k, "ranks") == 0) {
+		if (v->kind != A_INT || v->ival < 1 || v->ival > 65536) {
+			diag_error(v->pos, "'ranks' needs an integer in 1..65536");
+			return -1;
+		}
+		d->ranks = (int)v->ival;
+	} else if (strcmp(k, "transport") == 0) {
+		const cluster_target *t = cluster_target_find(v->kind == A_NAME || v->kind == A_STR ? v->str : "");
+		if (!t) {
+			diag_error(v->pos, "unknown transport '%s' (expected %s)",
+				   v->kind == A_NAME || v->kind == A_STR ? v->str : "", target_list());
+			return -1;
+		}
+		d->target = t;
+	} else if (strcmp(k, "straggler") == 0) {
+		/* the rank is checked against `ranks` once every setting is read */
+		if (v->kind == A_NAME && strcmp(v->str, "auto") == 0) {
+			d->straggler = CLUSTER_STRAGGLER_AUTO;
+		} else if (v->kind == A_INT && v->ival >= 0 && v->ival < 65536) {
+			d->straggler = (int)v->ival;
+		} else {
+			diag_error(v->pos, "'straggler' needs a rank (0..ranks-1) or 'auto'");
+			return -1;
+		}
+		d->straggler_pos = v->pos;
+	} else if (strcmp(k, "align") == 0) {
+		/* device chunk padding: a power of two of at least 16 bytes so
+		 * every chunk starts where a 16-byte vector load may */
+		if (v->kind != A_INT || v->ival < 16 || v->ival > (1 << 24) || (v->ival & (v->ival - 1))) {
+			diag_error(v->pos, "'align' needs a power of two from 16 to 16MiB, such as 1KiB");
+			return -1;
+		}
+		d->align = (uint64_t)v->ival;
+	} else if (strcmp(k, "alpha") == 0 || strcmp(k, "bw") == 0 || strcmp(k, "links") == 0) {
+		if (v->kind != A_STR) {
+			diag_error(v->pos, "'%s' needs a string such as %s", k,
+				   k[0] == 'a' ? "\"3us\"" : k[0] == 'b' ? "\"450GB/s\"" : "\"lab8.links\"");
+			return -1;
+		}
+		int rc = 0;
+		if (k[0] == 'a')
+			rc = link_parse_time(v->str, &d->alpha, &err);
+		else if (k[0] == 'b')
+			rc = link_parse_bw(v->str, &d->bw, &err);
+		else {
+			/* relative to the cluster file, like imports */
+			const char *slash = strrchr(v->pos.file->name, '/');
+			char buf[4096];
+			if (v->str[0] == '/' || !slash)
+				snprintf(buf, sizeof buf, "%s", v->str);
+			else
+				snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - v->pos.file->name), v->pos.file->name,
+					 v->str);
+			free(d->links);
+			d->links = xstrdup(buf);
+		}
+		if (rc != 0) {
+			diag_error(v->pos, "%s", err.msg);
+			return -1;
+		}
+	} else {
+		diag_error(it->pos, "unknown cluster setting '%s' (expected ranks, transport, straggler, align, alpha, bw "
+			   "or links)", k);
+		return -1;
+	}
+	return 0;
+}
+
+/* The `straggler` setting against the rank count and the algorithms. */
+static int straggler_setting(cluster_desc *d)
+{
+	bool have = false, other = false;
+	for (int i = 0; i < d->nentries; i++) {
+		have |= d->entries[i].straggler_role >= 0;
+		other |= d->entries[i].s->kind == IR_ALLREDUCE && d->entries[i].straggler_role < 0;
+	}
+	if (d->straggler >= d->ranks) {
+		diag_error(d->straggler_pos, "cluster '%s': straggler %d is not a rank of %d ranks", d->name, d->straggler,
+			   d->ranks);
+		return -1;
+	}
+	if (!have) {
+		diag_error(d->straggler_pos, "cluster '%s': 'straggler' needs an allreduce algorithm with a straggler "
+			   "role (a precondition phase without one rank), such as stragglar", d->name);
+		return -1;
+	}
+	if (d->straggler == CLUSTER_STRAGGLER_AUTO && !other) {
+		diag_error(d->straggler_pos, "cluster '%s': 'straggler auto' needs another allreduce algorithm to use "
+			   "while no straggler is detected", d->name);
+		return -1;
+	}
+	return 0;
+}
+
+int cluster_check(drv_prog *p, const char *name, cluster_desc *d)
+{
+	memset(d, 0, sizeof *d);
+	ast *decl = drv_cluster_ast(p, name);
+	if (!decl) {
+		if (name)
+			diag_file_error(drv_main_file(p), "no cluster named '%s' here or in what it imports", name);
+		else
+			diag_file_error(drv_main_file(p), "declares no cluster (collc build needs one: see lang/README.md, "
+					"\"Cluster declarations\")");
+		diag_errors++;
+		return -1;
+	}
+	d->name = xstrdup(decl->str);
+	d->pos = decl->pos;
+	if (strlen(d->name) > CLUSTER_MAX_NAME) {
+		/* it names files (NAME_plans.c) and C symbols (NAME_plans) */
+		diag_error(decl->pos, "cluster name is %zu characters long; generated files and C symbols take at most %d",
+			   strlen(d->name), CLUSTER_MAX_NAME);
+		cluster_desc_free(d);
+		return -1;
+	}
+	d->target = cluster_target_find("auto");
+	d->align = 1024;
+	d->alpha = 3e-6;
+	d->bw = 450e9;
+	d->straggler = CLUSTER_STRAGGLER_NONE;
+	int rc = 0;
+	for (int i = 0; i < decl->list.n && rc == 0; i++)
+		if (decl->list.v[i]->kind == A_CITEM)
+			rc = setting(d, decl->list.v[i]);
+	if (rc == 0 && d->ranks == 0) {
+		diag_error(decl->pos, "cluster '%s' needs 'ranks N;'", d->name);
+		rc = -1;
+	}
+	for (int i = 0; i < decl->list.n && rc == 0; i++)
+		if (decl->list.v[i]->kind == A_CCOLL)
+			rc = block(p, d, decl->list.v[i]);
+	if (rc == 0 && d->nblocks == 0) {
+		diag_error(decl->pos, "cluster '%s' includes no algorithms (add e.g. 'allreduce { ring; }')", d->name);
+		rc = -1;
+	}
+	if (rc == 0 && d->straggler != CLUSTER_STRAGGLER_NONE)
+		rc = straggler_setting(d);
+	if (rc != 0) {
+		cluster_desc_free(d);
+		return -1;
+	}
+	return 0;
+}
+
+void cluster_desc_free(cluster_desc *d)
+{
+	for (int i = 0; i < d->nentries; i++)
+		entry_free(&d->entries[i]);
+	free(d->entries);
+	free(d->blocks);
+	free(d->name);
+	free(d->links);
+	memset(d, 0, sizeof *d);
+}
