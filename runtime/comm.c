@@ -138,6 +138,8 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	const rt_transport *tr = rt_transport_find(c, tname);
 	if (!tr && strcmp(tname, "mpi") == 0)
 		return rt_err(c, COLL_ERR_TRANSPORT, "transport mpi needs a launch by mpirun (and libcollrt_mpi.so)");
+	if (!tr && rt_transport_registered(tname))
+		return COLL_ERR_TRANSPORT;   /* a plugin that would not load: rt_transport_find said why */
 	if (!tr)
 		return rt_err(c, COLL_ERR_TRANSPORT, "unknown transport '%s' (expected %s or auto)", tname,
 		              rt_transport_names());

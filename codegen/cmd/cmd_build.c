@@ -11,12 +11,12 @@
  * COLL_RUNTIME_INCLUDE say, else relative to the collc binary: in the
  * build tree (build/collc beside build/libcollrt.a, headers in
  * runtime/include), else in an install (PREFIX/bin/collc:
- * PREFIX/lib/libcollrt.a, PREFIX/include/coll).  The runtime's MPI plugin
- * (libcollrt_mpi.so, beside libcollrt.a or in its coll/ directory) is
- * copied into DIR when it exists: libcollrt looks for it beside the
- * library that holds it, so the library bootstraps under mpirun with no
- * COLL_MPI_PLUGIN, wherever DIR goes, with the plugin built against the
- * very libcollrt it links.  The C compiler is $CC, else cc.
+ * PREFIX/lib/libcollrt.a, PREFIX/include/coll).  The runtime's plugins
+ * (libcollrt_mpi.so, libcollrt_ibverbs.so, beside libcollrt.a or in its
+ * coll/ directory) are copied into DIR when they exist: libcollrt looks for
+ * them beside the library that holds it, so the library bootstraps under
+ * mpirun (or opens transport ibverbs) with no COLL_*_PLUGIN, wherever DIR
+ * goes, with plugins built against the very libcollrt it links.  The C compiler is $CC, else cc.
  *
  * A `transport nccl` or `transport cuda` cluster also gets DIR/NAME_gpu.h
  * and DIR/NAME_gpu.cu (emit_cuda.c); nvcc compiles that and the device
@@ -103,21 +103,22 @@ static void find_runtime(const char *exedir, char *lib, size_t ll, char *inc, si
 		snprintf(inc, il, tree ? "%s/../runtime/include" : "%s/../include/coll", exedir);
 }
 
-#define PLUGIN_NAME "libcollrt_mpi.so"
+/* libcollrt's plugins (runtime/plugin.c), copied beside each library. */
+static const char *const plugins[] = { "libcollrt_mpi.so", "libcollrt_ibverbs.so" };
 
-/* The MPI plugin that goes with the archive `lib`: beside it (the build
+/* Plugin `name` that goes with the archive `lib`: beside it (the build
  * tree) or in its coll/ directory (an install: PREFIX/lib/coll).  False
  * when there is none (MPI was not built): the library then needs
  * COLL_MPI_PLUGIN under mpirun, as libcollrt says when it gets there. */
-static bool find_plugin(const char *lib, char *out, size_t len)
+static bool find_plugin(const char *lib, const char *name, char *out, size_t len)
 {
 	const char *slash = strrchr(lib, '/');
 	int dl = slash ? (int)(slash - lib) : 1;
 	const char *d = slash ? lib : ".";
-	snprintf(out, len, "%.*s/%s", dl, d, PLUGIN_NAME);
+	snprintf(out, len, "%.*s/%s", dl, d, name);
 	if (exists(out))
 		return true;
-	snprintf(out, len, "%.*s/coll/%s", dl, d, PLUGIN_NAME);
+	snprintf(out, len, "%.*s/coll/%s", dl, d, name);
 	return exists(out);
 }
 
@@ -393,9 +394,11 @@ int cmd_build(int argc, char **argv)
 		if (copy_file(from, to) != 0)
 			goto free_cluster;
 	}
-	snprintf(to, sizeof to, "%s/%s", out, PLUGIN_NAME);
-	if (find_plugin(lib, plugin, sizeof plugin) && copy_file(plugin, to) != 0)
-		goto free_cluster;
+	for (size_t i = 0; i < sizeof plugins / sizeof plugins[0]; i++) {
+		snprintf(to, sizeof to, "%s/%s", out, plugins[i]);
+		if (find_plugin(lib, plugins[i], plugin, sizeof plugin) && copy_file(plugin, to) != 0)
+			goto free_cluster;
+	}
 	const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
 	subproc_argv a = { 0 };
 	/* the generated C must be warning-free; -Werror keeps it so */

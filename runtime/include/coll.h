@@ -103,8 +103,8 @@ typedef struct {
 	int nranks;             /* >= 1; 0: COLL_NRANKS */
 	const char *addr;       /* "host:port" of rank 0's rendezvous; NULL: COLL_ADDR */
 	const char *secret;     /* shared secret; NULL: COLL_SECRET (may be empty) */
-	const char *transport;  /* "shm", "tcp", "mpi", "auto"; NULL: COLL_TRANSPORT, else the plan
-	                         * set's transport (the cluster's), else "auto" */
+	const char *transport;  /* "shm", "tcp", "mpi", "ibverbs", "auto"; NULL: COLL_TRANSPORT, else the
+	                         * plan set's transport (the cluster's), else "auto" */
 	double timeout_s;       /* per-call inactivity timeout; 0: COLL_TIMEOUT, else 10; <0: none */
 } coll_config;
 
