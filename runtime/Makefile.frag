@@ -38,10 +38,12 @@
 #                         (part of `all`: the plugin reads libcollrt's structures,
 #                         so it is rebuilt whenever they change)
 #   rt-check (phony)      build and run rt_unit, rt_suite (add RT_QUICK=1 for the short set)
-#   rt-syms (phony)       fail if libcollrt exports a symbol without coll_
+#   rt-syms (phony)       fail if libcollrt exports a symbol without coll_ (and
+#                         libcoll_mpi.so one without MPI_: runtime/mpi/Makefile.frag)
 
 RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c)
-RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c runtime/tools/refdata.c
+RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c runtime/tools/planload.c \
+             runtime/tools/refdata.c
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime
 RT_LIBS   := -lm -ldl

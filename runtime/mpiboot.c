@@ -11,10 +11,12 @@
  * listener addresses are allgathered, so every transport (shm, tcp, mpi)
  * works on an MPI-bootstrapped communicator exactly as on a collrun one.
  *
- * The plugin is looked for at $COLL_MPI_PLUGIN, then next to the object
- * that holds libcollrt (libcollrt.so, or the program that linked
- * libcollrt.a), then by the dynamic linker's search path (plugin.c, which
- * loads the ibverbs transport's plugin the same way).
+ * The plugin is looked for at $COLL_MPI_PLUGIN, then beside the object
+ * that holds libcollrt (libcollrt.so, a library from `collc build`, which
+ * gets a copy of it, or the program that linked libcollrt.a), then in an
+ * install's lib/coll, then in the compiled-in directories, then by the
+ * dynamic linker's search path (plugin.c, which loads the ibverbs
+ * transport's plugin the same way).
  */
 #include <ifaddrs.h>
 #include <net/if.h>

@@ -183,6 +183,7 @@ typedef struct {
 	int64_t deadline_ms;    /* bootstrap deadline (absolute, rt_now_ms) */
 	const struct rt_mpi_plugin *mpi;  /* non-NULL: bootstrapped through MPI (mpiboot.c) */
 	void *mpi_state;        /* the plugin's per-communicator state */
+	const void *mpi_comm;   /* coll_init_mpi: the MPI_Comm to bootstrap on; NULL: MPI_COMM_WORLD */
 } rt_boot;
 
 /* Host identity exchanged at bootstrap (for transport "auto"). */
@@ -335,8 +336,8 @@ int rt_boot_listen(coll_comm *c, int family);
  * PMI environment). */
 int rt_mpi_launched(void);
 /* Bootstrap through MPI: load libcollrt_mpi.so (see rt_mpi_plugin), let
- * it initialise MPI, take rank and size from MPI_COMM_WORLD (nranks, if >
- * 0, must agree), agree on a job id and link key, open this rank's TCP
+ * it initialise MPI, take rank and size from MPI_COMM_WORLD, or from
+ * c->boot.mpi_comm when set (nranks, if > 0, must agree), agree on a job id and link key, open this rank's TCP
  * listener and exchange addresses.  Blocks (MPI collectives).  Errors:
  * UNSUPPORTED (no plugin), BOOTSTRAP, SYSTEM, NOMEM. */
 int rt_mpi_boot(coll_comm *c, int nranks, const char *secret);
@@ -364,7 +365,9 @@ typedef struct {
 } rt_host_api;
 
 /* Load plugin `name` (libcollrt_NAME.so at $COLL_NAME_PLUGIN, next to
- * libcollrt, or on the linker's path) and call its entry point.  On
+ * libcollrt, in an install's lib/coll, in the compiled-in directories, or
+ * on the linker's path: plugin.c says in which order) and call its entry
+ * point.  On
  * success out->table is what the entry returned and out->path where it was
  * found; otherwise out->why says why.  global: load it RTLD_GLOBAL.
  * Returns RT_PLUGIN_OK, RT_PLUGIN_MISSING (no loadable file) or
@@ -378,15 +381,17 @@ typedef struct {
 int rt_plugin_load(const char *name, int global, rt_plugin *out);
 
 /* --- the MPI plugin (libcollrt_mpi.so, built from runtime/mpi/plugin.c) ---
- * Loaded under mpirun (mpiboot.c); its table: */
-#define RT_MPI_ABI 2
+ * Loaded under mpirun (mpiboot.c); its table (ABI 3: the base communicator
+ * comes from c->boot.mpi_comm): */
+#define RT_MPI_ABI 3
 
 typedef struct rt_mpi_plugin {
 	uint32_t abi;                   /* RT_MPI_ABI */
 	uint32_t size;                  /* sizeof(rt_mpi_plugin) */
 	/* Initialise MPI unless the application did (then MPI_Finalize runs at
-	 * exit), duplicate MPI_COMM_WORLD, set c->rank, c->n and
-	 * c->boot.mpi_state.  Blocks until c->boot.deadline_ms at most (the
+	 * exit), duplicate the base communicator (*c->boot.mpi_comm, an
+	 * MPI_Comm, when set; else MPI_COMM_WORLD), set c->rank, c->n (the
+	 * base's) and c->boot.mpi_state.  Blocks until c->boot.deadline_ms at most (the
 	 * duplication waits for every rank; MPI_Init itself, which OpenMPI
 	 * also makes wait for every process, is beyond it).  Errors:
 	 * BOOTSTRAP, TIMEOUT, NOMEM. */
