@@ -955,6 +955,7 @@ static void test_timings(void)
 int main(int argc, char **argv)
 {
 	bool quick = false;
+	diag_max_errors = 0;   /* every case's errors are captured, across many cases */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0)
 			verbose = true;
@@ -965,9 +966,6 @@ int main(int argc, char **argv)
 	 * capture; unbuffered, every fprintf piece would be its own write(2) */
 	static char errbuf[1 << 16];
 	setvbuf(stderr, errbuf, _IOFBF, sizeof errbuf);
-	/* every case counts its errors itself: no limit across cases (at the
-	 * default 20, every case after the twentieth error printed nothing) */
-	diag_max_errors = 0;
 	F = diag_from_string("test.coll", SRC);
 	P_ALGO = at("algorithm", 0);
 	P_RS_ROUND = at("round {", 0);
