@@ -202,6 +202,23 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 			c->d->straggler);
 		snprintf(strag, sizeof strag, "1 + %d", c->d->straggler);
 	}
+	if (c->d->has_policy) {
+		const coll_rail_policy *p = &c->d->policy;
+		static const char *const split[] = {"COLL_SPLIT_THROUGHPUT", "COLL_SPLIT_LATENCY", "COLL_SPLIT_EQUAL"};
+		char cold[32];
+		if (p->cold_bytes == COLL_COLD_AUTO)
+			snprintf(cold, sizeof cold, "COLL_COLD_AUTO");
+		else if (p->cold_bytes == COLL_COLD_ALWAYS)
+			snprintf(cold, sizeof cold, "COLL_COLD_ALWAYS");
+		else
+			snprintf(cold, sizeof cold, "%lld", (long long)p->cold_bytes);
+		fprintf(f, "/* policy %s: how a message uses the rails (coll.h, coll_rail_policy). */\n"
+			"static const coll_rail_policy %s_policy = {\n"
+			"\t.name = \"%s\", .cold_bytes = %s, .split = %s,\n"
+			"\t.rebalance_calls = %d, .tolerance = %.17g, .failover_ms = %d,\n};\n\n",
+			p->name, c->d->name, p->name, cold, split[p->split], (int)p->rebalance_calls, p->tolerance,
+			(int)p->failover_ms);
+	}
 	/* The cluster's transport (host: the host plans' one) rides in the plan
 	 * set, so that coll_init_env (and any caller of coll_init without a
 	 * transport) uses it as NAME_init always did; COLL_TRANSPORT still
@@ -216,7 +233,12 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 		n, n, c->d->ranks, n, n, n, n, n, n, strag);
 	if (aut)
 		fprintf(f, "\t.crit = %s_crit, .ncrit = (int32_t)(sizeof %s_crit / sizeof %s_crit[0]),\n", n, n, n);
-	fprintf(f, "\t.transport = \"%s\",\n};\n\n", host);
+	fprintf(f, "\t.transport = \"%s\",\n", host);
+	if (c->d->rails)
+		fprintf(f, "\t.rails = \"%s\",\n", c->d->rails);
+	if (c->d->has_policy)
+		fprintf(f, "\t.policy = &%s_policy,\n", n);
+	fprintf(f, "};\n\n");
 	fprintf(f, "coll_result %s_init(coll_comm **comm)\n{\n"
 		"\treturn coll_init(comm, &%s_plans, NULL);   /* the plan set's transport, or COLL_TRANSPORT */\n}\n",
 		n, n);

@@ -26,7 +26,11 @@ typedef enum {
 	/* declarations */
 	A_ALGO, A_FN, A_IMPORT,
 	/* cluster declarations (cluster.c checks them) */
-	A_CLUSTER, A_CITEM, A_CCOLL, A_CENTRY
+	A_CLUSTER, A_CITEM, A_CCOLL, A_CENTRY,
+	/* rail policies (policy.c checks them): A_POLICY's list holds one
+	 * A_PSTMT per statement, whose list holds its words (A_NAME, A_INT,
+	 * A_TIME, or A_NAME with str ":" / "," / "below") */
+	A_POLICY, A_PSTMT, A_TIME
 } ast_kind;
 
 /* Operators of A_UNOP / A_BINOP and compound assignment. */
@@ -110,6 +114,11 @@ struct drv_prog;
 /* The cluster declaration named `name` (NULL: the first one declared in a
  * file given to drv_load), or NULL. */
 ast *drv_cluster_ast(const struct drv_prog *p, const char *name);
+/* The policy declaration named `name` (NULL: the first), or NULL. */
+ast *drv_policy_ast(const struct drv_prog *p, const char *name);
+/* The policy declarations (named_only: of the files given to drv_load, not
+ * imported ones), up to max into out; returns how many there are. */
+int drv_policy_list(const struct drv_prog *p, bool named_only, ast **out, int max);
 
 /* resolve.c */
 /* Bind every name in prog; report unknown names, duplicate declarations,

@@ -36,6 +36,7 @@
 #include "ast.h"
 #include "cluster.h"
 #include "linkmodel.h"
+#include "policy.h"
 #include "xalloc.h"
 
 /* --- targets ----------------------------------------------------------------- */
@@ -44,12 +45,12 @@
  * then the GPU targets: allreduce on device buffers, their host plans on
  * `auto` (bootstrap and host buffers). */
 static const cluster_target targets[] = {
-#define COLL_TRANSPORT(name, where, what) { #name, #name, false, false },
+#define COLL_TRANSPORT(name, where, rail, what) { #name, #name, false, false, rail },
 #include "coll_transports.def"
 #undef COLL_TRANSPORT
-	{ "auto", "auto", false, false },
-	{ "nccl", "auto", true, true },     /* NCCL send/recv per round, reduction kernels */
-	{ "cuda", "auto", true, false },    /* CUDA IPC between the ranks of one node */
+	{ "auto", "auto", false, false, false },
+	{ "nccl", "auto", true, true, false },     /* NCCL send/recv per round, reduction kernels */
+	{ "cuda", "auto", true, false, false },    /* CUDA IPC between the ranks of one node */
 };
 #define NTARGETS (int)(sizeof targets / sizeof targets[0])
 
@@ -140,6 +141,11 @@ static void entry_free(cluster_entry *e)
  * it for the cluster's ranks; appended to d->entries. */
 static int entry(drv_prog *p, cluster_desc *d, const cluster_block *b, const ast *coll, ast *e)
 {
+	if (e->b) {
+		diag_error(e->b->pos, "cluster '%s': a string names a rail's network, in 'rails { %s \"eth0\"; ... }'; "
+			   "%s entries are algorithms", d->name, e->str, coll->str);
+		return -1;
+	}
 	int i = drv_find_algo(p, e->str);
 	if (i < 0) {
 		diag_error(e->pos, "cluster '%s': no algorithm named '%s'", d->name, e->str);
@@ -282,9 +288,62 @@ static int block(drv_prog *p, cluster_desc *d, ast *coll)
 	return 0;
 }
 
+/* --- rails -------------------------------------------------------------------- */
+
+/* `rails { tcp "eth0"; tcp "eth1"; ibverbs "mlx5_0:1"; }`: the networks a
+ * rank's messages use at once, as libcollrt's rail list. */
+static int rails_block(cluster_desc *d, ast *blk)
+{
+	if (d->rails) {
+		diag_error(blk->pos, "cluster '%s': a second rails block", d->name);
+		return -1;
+	}
+	if (blk->ival) {
+		diag_error(blk->pos, "cluster '%s': rails are not chosen by cost; every rail is used by the policy", d->name);
+		return -1;
+	}
+	if (blk->list.n > COLL_MAX_RAILS) {
+		diag_error(blk->list.v[COLL_MAX_RAILS]->pos, "cluster '%s': more than %d rails", d->name, COLL_MAX_RAILS);
+		return -1;
+	}
+	char buf[COLL_MAX_RAILS * 80] = "";
+	size_t at = 0;
+	for (int j = 0; j < blk->list.n; j++) {
+		ast *e = blk->list.v[j];
+		const cluster_target *t = cluster_target_find(e->str);
+		if (!t || !t->rail) {
+			char names[128] = "";
+			size_t k = 0;
+			for (int i = 0; i < NTARGETS; i++)
+				if (targets[i].rail)
+					k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? " or " : "", targets[i].name);
+			diag_error(e->pos, "'%s' cannot be a rail (expected %s)", e->str, names);
+			return -1;
+		}
+		if (e->list.n || e->a) {
+			diag_error(e->pos, "a rail is a transport and a string naming its network, such as %s \"eth0\"",
+				   e->str);
+			return -1;
+		}
+		const char *where = e->b ? e->b->str : "";
+		if (strlen(where) > 63 || strpbrk(where, ", \t")) {
+			diag_error(e->b->pos, "a rail's network is an interface, address or device of at most 63 characters, "
+				   "without commas or spaces");
+			return -1;
+		}
+		at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s%s%s", j ? "," : "", e->str, *where ? ":" : "", where);
+	}
+	if (blk->list.n == 0) {
+		diag_error(blk->pos, "cluster '%s': rails { } lists no rail (such as tcp \"eth0\";)", d->name);
+		return -1;
+	}
+	d->rails = xstrdup(buf);
+	return 0;
+}
+
 /* --- settings ---------------------------------------------------------------- */
 
-static int setting(cluster_desc *d, ast *it)
+static int setting(drv_prog *p, cluster_desc *d, ast *it)
 {
 	ast *v = it->a;
 	const char *k = it->str;
@@ -349,9 +408,22 @@ static int setting(cluster_desc *d, ast *it)
 			diag_error(v->pos, "%s", err.msg);
 			return -1;
 		}
+	} else if (strcmp(k, "policy") == 0) {
+		ast *decl = drv_policy_ast(p, v->str);
+		if (!decl) {
+			diag_error(v->pos, "no policy named '%s' here or in what it imports (stdlib/policies.coll has nezha, "
+				   "equal and single)", v->str);
+			return -1;
+		}
+		if (policy_check(decl, &d->policy) != 0) {
+			diag_note(v->pos, "the policy of cluster '%s'", d->name);
+			return -1;
+		}
+		d->policy.name = xstrdup(decl->str);
+		d->has_policy = true;
 	} else {
-		diag_error(it->pos, "unknown cluster setting '%s' (expected ranks, transport, straggler, align, alpha, bw "
-			   "or links)", k);
+		diag_error(it->pos, "unknown cluster setting '%s' (expected ranks, transport, straggler, align, alpha, bw, "
+			   "links or policy)", k);
 		return -1;
 	}
 	return 0;
@@ -413,13 +485,27 @@ int cluster_check(drv_prog *p, const char *name, cluster_desc *d)
 	int rc = 0;
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
 		if (decl->list.v[i]->kind == A_CITEM)
-			rc = setting(d, decl->list.v[i]);
+			rc = setting(p, d, decl->list.v[i]);
+	for (int i = 0; i < decl->list.n && rc == 0; i++)
+		if (decl->list.v[i]->kind == A_CCOLL && strcmp(decl->list.v[i]->str, "rails") == 0)
+			rc = rails_block(d, decl->list.v[i]);
+	if (rc == 0 && d->has_policy && !d->rails) {
+		diag_error(decl->pos, "cluster '%s' has a policy but no rails for it (add e.g. 'rails { tcp \"eth0\"; "
+			   "tcp \"eth1\"; }')", d->name);
+		rc = -1;
+	}
+	if (rc == 0 && d->rails && (d->target->gpu || strcmp(d->target->name, "shm") == 0 ||
+				    strcmp(d->target->name, "mpi") == 0)) {
+		diag_error(decl->pos, "cluster '%s': rails carry a network transport's messages; transport %s has none",
+			   d->name, d->target->name);
+		rc = -1;
+	}
 	if (rc == 0 && d->ranks == 0) {
 		diag_error(decl->pos, "cluster '%s' needs 'ranks N;'", d->name);
 		rc = -1;
 	}
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
-		if (decl->list.v[i]->kind == A_CCOLL)
+		if (decl->list.v[i]->kind == A_CCOLL && strcmp(decl->list.v[i]->str, "rails") != 0)
 			rc = block(p, d, decl->list.v[i]);
 	if (rc == 0 && d->nblocks == 0) {
 		diag_error(decl->pos, "cluster '%s' includes no algorithms (add e.g. 'allreduce { ring; }')", d->name);
@@ -442,5 +528,7 @@ void cluster_desc_free(cluster_desc *d)
 	free(d->blocks);
 	free(d->name);
 	free(d->links);
+	free(d->rails);
+	free((char *)d->policy.name);
 	memset(d, 0, sizeof *d);
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "coll.h"
 #include "driver.h"
 #include "ir.h"
 
@@ -26,6 +27,7 @@ typedef struct {
 	const char *host;     /* the transport the host plans use: name, or "auto" for GPU targets */
 	bool gpu;             /* device plans (emit_cuda.c, nvcc) */
 	bool nccl;            /* the device plans call NCCL */
+	bool rail;            /* it can be one of several rails (coll_transports.def) */
 } cluster_target;
 
 /* One algorithm listed in a collective block. */
@@ -66,6 +68,10 @@ typedef struct {
 	uint64_t align;       /* GPU targets: device chunk padding in bytes (default 1024) */
 	double alpha, bw;     /* link model for `choose by cost` and critical delays */
 	char *links;          /* or a link matrix file, relative paths resolved (owned), NULL */
+	char *rails;          /* `rails { tcp "eth0"; tcp "eth1"; }` as libcollrt takes it:
+			         "tcp:eth0,tcp:eth1" (owned); NULL: one network */
+	bool has_policy;      /* `policy NAME;`: policy holds it (else the runtime's default) */
+	coll_rail_policy policy;   /* its name is owned */
 	int straggler;        /* `straggler R`: R; CLUSTER_STRAGGLER_NONE or _AUTO */
 	srcpos straggler_pos; /* the setting's value */
 	cluster_entry *entries;

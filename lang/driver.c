@@ -222,6 +222,36 @@ const char *drv_main_file(const drv_prog *p)
 	return diag_tool;
 }
 
+int drv_policy_list(const drv_prog *p, bool named_only, ast **out, int max)
+{
+	int k = 0;
+	for (int j = 0; j < p->ast.decls.n; j++) {
+		ast *d = p->ast.decls.v[j];
+		if (d->kind != A_POLICY)
+			continue;
+		bool named = false;
+		for (int f = 0; f < p->ast.nfiles; f++)
+			if (p->ast.files[f] == d->pos.file)
+				named = p->named[f];
+		if (named || !named_only) {
+			if (k < max)
+				out[k] = d;
+			k++;
+		}
+	}
+	return k;
+}
+
+struct ast *drv_policy_ast(const drv_prog *p, const char *name)
+{
+	for (int j = 0; j < p->ast.decls.n; j++) {
+		ast *d = p->ast.decls.v[j];
+		if (d->kind == A_POLICY && (!name || strcmp(d->str, name) == 0))
+			return d;
+	}
+	return NULL;
+}
+
 struct ast *drv_cluster_ast(const drv_prog *p, const char *name)
 {
 	for (int j = 0; j < p->ast.decls.n; j++) {

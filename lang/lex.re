@@ -83,6 +83,27 @@ static int64_t lex_size(lex_state *lx, const char *b, const char *e)
 	return r;
 }
 
+/* A time literal such as 200ms or 5us: nanoseconds (policies' bounds). */
+static int64_t lex_time(lex_state *lx, const char *b, const char *e)
+{
+	const char *u = b;
+	while (u < e && ((*u >= '0' && *u <= '9') || *u == '_'))
+		u++;
+	int64_t v = lex_int(lx, b, u), mul = 1000000000LL;
+	switch (*u) {
+	case 'n': mul = 1; break;
+	case 'u': mul = 1000; break;
+	case 'm': mul = 1000000; break;
+	default: break;
+	}
+	int64_t r;
+	if (__builtin_mul_overflow(v, mul, &r)) {
+		diag_error(here(lx, b), "time literal '%.*s' does not fit in 64 bits of nanoseconds", (int)(e - b), b);
+		return 0;
+	}
+	return r;
+}
+
 /* Scan the body of a string literal starting after the opening quote. */
 static int lex_string(lex_state *lx, YYSTYPE *val)
 {
@@ -144,6 +165,7 @@ int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx)
 	"fn"        { TOK(FN); }
 	"import"    { TOK(IMPORT); }
 	"cluster"   { TOK(CLUSTER); }
+	"policy"    { TOK(POLICY); }
 	"choose"    { TOK(CHOOSE); }
 	"below"     { TOK(BELOW); }
 	"let"       { TOK(LET); }
@@ -179,6 +201,10 @@ int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx)
 	dec ("B" | "KB" | "MB" | "GB" | "TB" | "KiB" | "MiB" | "GiB" | "TiB") {
 		val->i = lex_size(lx, lx->tok, lx->cur);
 		TOK(INT);
+	}
+	dec ("ns" | "us" | "ms" | "s") {
+		val->i = lex_time(lx, lx->tok, lx->cur);
+		TOK(TIME);
 	}
 	[0-9]+ [A-Za-z_][A-Za-z0-9_]* {
 		diag_error(here(lx, lx->tok), "malformed number '%.*s'", (int)(lx->cur - lx->tok), lx->tok);

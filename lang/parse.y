@@ -55,7 +55,7 @@ static ast *binop(lex_state *lx, int op, ast *a, ast *b, parse_loc loc);
 }
 
 %token END 0 "end of file"
-%token ALGORITHM "'algorithm'" FN "'fn'" IMPORT "'import'" CLUSTER "'cluster'" CHOOSE "'choose'" BELOW "'below'" LET "'let'" PARAM "'param'"
+%token ALGORITHM "'algorithm'" FN "'fn'" IMPORT "'import'" CLUSTER "'cluster'" POLICY "'policy'" CHOOSE "'choose'" BELOW "'below'" LET "'let'" PARAM "'param'"
 %token CHUNKS "'chunks'" PORTS "'ports'" ROUND "'round'" PHASE "'phase'"
 %token COPY "'copy'" REDUCE "'reduce'" RUN "'run'" PARALLEL "'parallel'" ON "'on'" WITH "'with'"
 %token IF "'if'" ELSE "'else'" FOR "'for'" IN "'in'" WHILE "'while'"
@@ -66,6 +66,7 @@ static ast *binop(lex_state *lx, int op, ast *a, ast *b, parse_loc loc);
 %token PLUSEQ "'+='" MINUSEQ "'-='" SHL "'<<'" SHR "'>>'" POW "'**'"
 %token <s> IDENT "identifier" STRING "string"
 %token <i> INT "integer"
+%token <i> TIME "time"
 
 %nonassoc DOTDOT
 %left OR
@@ -82,8 +83,8 @@ static ast *binop(lex_state *lx, int op, ast *a, ast *b, parse_loc loc);
 %right POW
 
 %type <node> decl stmt expr primary block if_tail opt_chunks map_entry
-%type <list> stmts params idents args exprs map_entries opt_with bindings citems centries opt_args
-%type <node> citem cvalue centry opt_below
+%type <list> stmts params idents args exprs map_entries opt_with bindings citems centries opt_args pstmts pwords
+%type <node> citem cvalue centry opt_below pstmt pword
 %type <i> opt_choose
 %type <i> xfer_op
 %type <s> collective
@@ -103,7 +104,35 @@ decl
 		$$ = NEW(A_FN, @2); $$->str = $2; $$->list = $4; $$->b = $6; }
 	| IMPORT STRING ';' { $$ = NEW(A_IMPORT, @2); $$->str = $2; }
 	| CLUSTER IDENT '{' citems '}' { $$ = NEW(A_CLUSTER, @2); $$->str = $2; $$->list = $4; }
+	| POLICY IDENT '{' pstmts '}' { $$ = NEW(A_POLICY, @2); $$->str = $2; $$->list = $4; }
 	| error '}' { $$ = NULL; }
+	;
+
+/* Policy bodies: statements of words (`cold below auto : fastest;`,
+ * `failover within 200ms;`), read by policy.c, which knows what each
+ * statement may say and points at the word that is wrong. */
+pstmts
+	: %empty { $$ = (ast_list){0}; }
+	| pstmts pstmt { $$ = $1; if ($2) ast_push(lx->arena, &$$, $2); }
+	;
+
+pstmt
+	: pwords ';' { $$ = NEW(A_PSTMT, @1); $$->list = $1; }
+	| error ';' { $$ = NULL; }
+	;
+
+pwords
+	: pword { $$ = (ast_list){0}; ast_push(lx->arena, &$$, $1); }
+	| pwords pword { $$ = $1; ast_push(lx->arena, &$$, $2); }
+	;
+
+pword
+	: IDENT { $$ = NEW(A_NAME, @1); $$->str = $1; }
+	| INT { $$ = NEW(A_INT, @1); $$->ival = $1; }
+	| TIME { $$ = NEW(A_TIME, @1); $$->ival = $1; }
+	| BELOW { $$ = NEW(A_NAME, @1); $$->str = "below"; }
+	| ':' { $$ = NEW(A_NAME, @1); $$->str = ":"; }
+	| ',' { $$ = NEW(A_NAME, @1); $$->str = ","; }
 	;
 
 /* Cluster bodies: `key value;` items and `collective { algo, ... } [choose
@@ -116,6 +145,7 @@ citems
 
 citem
 	: IDENT cvalue ';' { $$ = NEW(A_CITEM, @1); $$->str = $1; $$->a = $2; }
+	| POLICY IDENT ';' { $$ = NEW(A_CITEM, @1); $$->str = "policy"; $$->a = NEW(A_NAME, @2); $$->a->str = $2; }
 	| collective '{' centries '}' opt_choose {
 		$$ = NEW(A_CCOLL, @1); $$->str = $1; $$->list = $3; $$->ival = $5; }
 	| error ';' { $$ = NULL; }
@@ -145,8 +175,11 @@ centries
 
 csep: ',' | ';' ;
 
+/* `rails { tcp "eth0"; ... }` has entries with a string: cluster.c
+ * allows them there only. */
 centry
 	: IDENT opt_args opt_below { $$ = NEW(A_CENTRY, @1); $$->str = $1; $$->list = $2; $$->a = $3; }
+	| IDENT STRING { $$ = NEW(A_CENTRY, @1); $$->str = $1; $$->b = NEW(A_STR, @2); $$->b->str = $2; }
 	;
 
 opt_args
@@ -353,7 +386,7 @@ static bool named(yysymbol_kind_t k, const char *list)
 static int yyreport_syntax_error(const yypcontext_t *ctx, lex_state *lx, ast_prog *prog)
 {
 	(void)prog;
-	enum { MAXEXP = 64, SHOW = 5 };
+	enum { MAXEXP = 64, SHOW = 6 };
 	yysymbol_kind_t exp[MAXEXP];
 	const char *names[MAXEXP];
 	int nexp = yypcontext_expected_tokens(ctx, exp, MAXEXP), k = 0;

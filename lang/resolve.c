@@ -479,7 +479,7 @@ int resolve_prog(ast_prog *p)
 			ast *o = p->decls.v[j];
 			if (o->kind == d->kind && strcmp(o->str, d->str) == 0) {
 				err(d->pos, "%s '%s' is already declared", d->kind == A_ALGO ? "algorithm"
-				    : d->kind == A_FN ? "function" : "cluster", d->str);
+				    : d->kind == A_FN ? "function" : d->kind == A_POLICY ? "policy" : "cluster", d->str);
 				diag_note(o->pos, "first declared here");
 				break;
 			}

@@ -46,7 +46,7 @@ RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/too
              runtime/tools/refdata.c
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime
-RT_LIBS   := -lm -ldl
+RT_LIBS   := -lm -ldl -lpthread
 MPICC     ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
 RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/rt_coll $(B)/tests/rt_suite $(B)/tests/librtlib.so \

@@ -26,6 +26,29 @@ int coll_rank(const coll_comm *c) { return c ? c->rank : -1; }
 int coll_nranks(const coll_comm *c) { return c ? c->n : 0; }
 const char *coll_transport_name(const coll_comm *c) { return c && c->tp ? c->tp->ops->name : "none"; }
 
+coll_result coll_rail_policy_parse(const char *spec, coll_rail_policy *pol, char *why, size_t whylen)
+{
+	char buf[200];
+	if (!spec || !pol)
+		return rt_err(NULL, COLL_ERR_INVALID, "coll_rail_policy_parse: NULL argument");
+	if (rt_policy_parse(spec, pol, buf, sizeof buf)) {
+		if (why && whylen)
+			snprintf(why, whylen, "%s", buf);
+		return rt_err(NULL, COLL_ERR_INVALID, "policy '%s': %s", spec, buf);
+	}
+	return COLL_OK;
+}
+
+coll_result coll_rail_stats(const coll_comm *c, coll_rail_info *out)
+{
+	if (!c || !out)
+		return rt_err(NULL, COLL_ERR_INVALID, "coll_rail_stats: NULL argument");
+	if (rt_rails_stats(c->tp, out))
+		return rt_err(NULL, COLL_ERR_UNSUPPORTED, "coll_rail_stats: the communicator runs on %s, not on rails",
+		              coll_transport_name(c));
+	return COLL_OK;
+}
+
 void coll_set_timeout(coll_comm *c, double s)
 {
 	if (c)
@@ -72,6 +95,8 @@ static int want_mpi(const coll_config *cfg, const char *tname)
 		return 1;
 	return cfg->rank < 0 && !getenv("COLL_RANK") && rt_mpi_launched();
 }
+
+static coll_result finish_init(coll_comm *c);
 
 static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_config *cfg, const void *mpi_comm)
 {
@@ -133,6 +158,21 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 			same_host = 0;
 	}
 
+	/* Rails: the config's, else COLL_RAILS, else the plan set's (the
+	 * cluster's); none means one network, the transport chosen below. */
+	const char *rails = pick(cfg->rails, "COLL_RAILS", plans && plans->rails ? plans->rails : "");
+	if (*rails) {
+		static const coll_rail_policy dflt = COLL_RAIL_POLICY_DEFAULT;
+		coll_rail_policy pol = cfg->policy ? *cfg->policy : plans && plans->policy ? *plans->policy : dflt;
+		const char *ov = getenv("COLL_POLICY");
+		char why[200];
+		if (ov && rt_policy_parse(ov, &pol, why, sizeof why))
+			return rt_err(c, COLL_ERR_INVALID, "COLL_POLICY: %s", why);
+		if ((rc = rt_rails_connect(c, rails, &pol, &c->tp)))
+			return rc;
+		return finish_init(c);
+	}
+
 	if (strcmp(tname, "auto") == 0 || !*tname)
 		tname = same_host ? "shm" : mpi ? "mpi" : "tcp";
 	const rt_transport *tr = rt_transport_find(c, tname);
@@ -147,6 +187,13 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 		return rt_err(c, COLL_ERR_TRANSPORT, "transport shm needs every rank on one host and network namespace");
 	if ((rc = tr->connect(c, &c->tp)))
 		return rc;
+	return finish_init(c);
+}
+
+/* What follows the transport's connect: message size and executor
+ * settings, some of which the transport suggests. */
+static coll_result finish_init(coll_comm *c)
+{
 	size_t seg = c->tp->max_msg - sizeof(rt_hdr);
 	long cap = rt_env_long("COLL_SEG_BYTES", 0);
 	if (cap >= 64 && (size_t)cap < seg)

@@ -104,6 +104,38 @@ static inline rt_req *rt_reqq_pop(rt_reqq *q)
 }
 
 typedef struct rt_tp rt_tp;
+struct pollfd;
+
+/* What a transport needs to be one rail of several (rails.c): its own
+ * connect for one network, and the means to replace one peer's link while
+ * the others carry on.  NULL in rt_transport.rail: it cannot be a rail. */
+typedef struct rt_rail_ops {
+	/* Open links to every other rank over `where` (tcp: an interface name
+	 * or an address; ibverbs: "device[:port]"; NULL: the transport's
+	 * default), as rail `index` of comm: every rank exchanges its address
+	 * on that rail through comm->boot.  Blocks like connect. */
+	int (*connect)(coll_comm *c, int index, const char *where, rt_tp **out);
+	/* Close the link to peer.  Afterwards the transport holds none of
+	 * that peer's requests (receives that completed before are still the
+	 * caller's to release).  Never fails. */
+	void (*drop)(rt_tp *tp, int peer);
+	/* Take a link made by redial or reaccept (an fd) as the link to peer.
+	 * Errors: SYSTEM. */
+	int (*adopt)(rt_tp *tp, int peer, int fd);
+	/* Make a fresh authenticated link to peer / accept one on this rail's
+	 * listener (listen_fd), blocking until deadline_ms at most.  Called
+	 * from another thread than the other ops: they read only what connect
+	 * set up, and record errors with rt_err(NULL, ...).  Optional (NULL:
+	 * a dropped link stays down). */
+	int (*redial)(rt_tp *tp, int peer, int64_t deadline_ms, int *fd);
+	int (*reaccept)(rt_tp *tp, int64_t deadline_ms, int *peer, int *fd);
+	int (*listen_fd)(rt_tp *tp);
+	/* Optional: the fds (and events) progress() would wait on, so that a
+	 * caller can wait on several transports at once; fills up to max,
+	 * returns how many, or -1 (then the caller gives each progress() a
+	 * share of its wait). */
+	int (*pollfds)(rt_tp *tp, struct pollfd *pfd, int max);
+} rt_rail_ops;
 
 /* A transport: a name, the size of this struct as the transport file was
  * compiled (a version check), and its operations.  All ops are non-blocking
@@ -159,6 +191,7 @@ typedef struct rt_transport {
 	 * it.  Errors: as post_send. */
 	int (*send_reserve)(rt_tp *tp, rt_req *req, size_t len, void **buf);
 	int (*send_commit)(rt_tp *tp, rt_req *req);
+	const rt_rail_ops *rail;
 } rt_transport;
 
 /* The part of every transport instance the executor reads. */
@@ -169,6 +202,8 @@ struct rt_tp {
 	int send_window;   /* messages in flight per peer worth keeping */
 	int recv_window;   /* receives per peer worth keeping posted */
 	int round_order;   /* default for comm->round_order (exec.c): 1 where links are shared */
+	int err_peer;      /* the peer whose link caused the latest PEER/SYSTEM/PROTOCOL error; -1: none
+	                    * known (a rail transport sets it: rails.c then drops only that link) */
 };
 
 /* --- bootstrap ------------------------------------------------------------ */
@@ -308,7 +343,7 @@ void rt_random(void *buf, size_t len);
 /* Mutual challenge/response on a fresh connection.  The client proves
  * (rank, purpose, jobid) under the key and checks the server's proof.
  * Blocks until deadline.  Errors: AUTH, PEER, TIMEOUT, PROTOCOL, SYSTEM. */
-enum { RT_PURPOSE_BOOT = 1, RT_PURPOSE_TCP = 2 };
+enum { RT_PURPOSE_BOOT = 1, RT_PURPOSE_TCP = 2, RT_PURPOSE_RAIL = 16 /* + the rail's index */ };
 int rt_auth_client(coll_comm *c, int fd, const uint8_t key[16], int rank, int purpose, uint64_t jobid,
                    int64_t deadline);
 /* Server side: on success *peer_rank is the client's rank. */
@@ -440,6 +475,23 @@ int rt_oversubscribed(const coll_comm *c);
 /* --- transport/shm.c, transport/tcp.c ------------------------------------ */
 extern const rt_transport shm_transport;
 extern const rt_transport tcp_transport;
+
+/* --- rails.c ------------------------------------------------------------- */
+/* Open the rails of spec ("tcp:eth0,tcp:eth1,ibverbs:mlx5_0:1": TRANSPORT[:WHERE]
+ * each) under policy and measure their latencies.  Blocks until the
+ * bootstrap deadline at most.  Errors: INVALID (spec), TRANSPORT, and
+ * those of the rails' connects. */
+int rt_rails_connect(coll_comm *c, const char *spec, const coll_rail_policy *pol, rt_tp **out);
+/* The same over transports the caller found: rail k is transport tr[k]
+ * over where[k] (NULL: its default), named names[k] in statistics and
+ * messages.  (The unit test opens rails over an in-memory transport.) */
+int rt_rails_open(coll_comm *c, int nrails, const rt_transport *const *tr, const char *const *names,
+                  const char *const *where, const coll_rail_policy *pol, rt_tp **out);
+/* coll_rail_stats of a rails transport; UNSUPPORTED for any other. */
+int rt_rails_stats(rt_tp *tp, coll_rail_info *out);
+/* Override pol's fields from "cold=auto|always|SIZE,split=throughput|latency|equal,
+ * rebalance=K,tolerance=X,failover=MS" (any subset).  0, or -1 with why. */
+int rt_policy_parse(const char *s, coll_rail_policy *pol, char *why, size_t whylen);
 
 /* --- plan.c --------------------------------------------------------------- */
 /* Preprocess `algo` for `role` (dependency counts, per-peer lists).

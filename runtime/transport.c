@@ -23,7 +23,7 @@
 #define RT_BUILTIN(name) &name##_transport
 #define RT_PLUGIN(name) NULL
 const rt_transport_entry rt_transports[] = {
-#define COLL_TRANSPORT(name, where, what) { #name, RT_##where(name), what },
+#define COLL_TRANSPORT(name, where, rail, what) { #name, RT_##where(name), what },
 #include "coll_transports.def"
 #undef COLL_TRANSPORT
 	{ NULL, NULL, NULL },

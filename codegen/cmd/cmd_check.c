@@ -5,6 +5,8 @@
  * A sweep skips the n an algorithm rejects with `require` (unsupported,
  * counted and explained); a single n reports it as a failure, and so does
  * a sweep in which an algorithm supports no n at all (nothing was checked).
+ * Rail policies in the files are checked too (no n involved), one line
+ * each in the runtime's string form (policy.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,15 @@
 
 #include "cmd.h"
 #include "cmd_select.h"
+#include "policy.h"
+
+static void print_policy(const coll_rail_policy *pol, void *arg)
+{
+	(void)arg;
+	char line[160];
+	policy_line(pol, line, sizeof line);
+	printf("policy %s: %s\n", pol->name, line);
+}
 
 int cmd_check(int argc, char **argv)
 {
@@ -70,7 +81,11 @@ int cmd_check(int argc, char **argv)
 		if (sweep && ok == 0 && bad == 0)   /* nothing was checked at all: not a pass */
 			diag_error(drv_algo_pos(p, i), "'%s' supports none of n = %d..%d (%s)", name, o.nlo, o.nhi, why);
 	}
-	if (checked == 0) {
+	/* rail policies: checked whole, one line each */
+	int npol = 0;
+	if (!o.algo)
+		failed += policy_each(p, true, &npol, print_policy, NULL);
+	if (checked == 0 && npol == 0) {
 		diag_file_error(o.files[0], "declares no algorithm%s (nothing to check: the files hold only comments, "
 				"imports, functions or clusters)", o.nfiles > 1 ? ", nor do the other files given" : "");
 		failed = 1;

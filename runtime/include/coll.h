@@ -96,6 +96,34 @@ typedef enum {
 typedef struct coll_comm coll_comm;
 typedef struct coll_plan_set coll_plan_set;   /* coll_plan.h */
 
+/*
+ * Rails: several networks used at once for one communicator (the Nezha
+ * paper's multi-rail allreduce).  A policy says how messages use them:
+ * one below the cold threshold takes the rail of lowest latency whole;
+ * larger ones are split over the rails (by measured throughput, by
+ * latency, or equally), each rail's share kept per message size and
+ * rebalanced every `rebalance_calls` calls; a rail more than `tolerance`
+ * times slower than the best carries none of a split; a rail that fails is
+ * replaced by the others within `failover_ms`, nothing lost or applied
+ * twice.  The runtime's side is runtime/rails.c; the language's is
+ * `policy` and a cluster's `rails`.
+ */
+#define COLL_MAX_RAILS 8
+typedef enum { COLL_SPLIT_THROUGHPUT = 0, COLL_SPLIT_LATENCY = 1, COLL_SPLIT_EQUAL = 2 } coll_split;
+#define COLL_COLD_AUTO (-1)            /* cold threshold from latency equivalence (Nezha's Eq. 6) */
+#define COLL_COLD_ALWAYS INT64_MAX     /* every message on one rail: no split */
+typedef struct {
+	const char *name;
+	int64_t cold_bytes;     /* bytes; COLL_COLD_AUTO or COLL_COLD_ALWAYS */
+	int32_t split;          /* coll_split */
+	int32_t rebalance_calls;
+	double tolerance;       /* 0: none */
+	int32_t failover_ms;
+} coll_rail_policy;
+/* The policy when none is given: stdlib/policies.coll's `nezha` (the
+ * paper's: auto threshold, throughput split, tolerance 5, 200 ms). */
+#define COLL_RAIL_POLICY_DEFAULT { "nezha", COLL_COLD_AUTO, COLL_SPLIT_THROUGHPUT, 10, 5.0, 200 }
+
 /* Explicit bootstrap parameters for coll_init().  Zero/NULL fields take the
  * value of the matching environment variable, then the default. */
 typedef struct {
@@ -106,10 +134,14 @@ typedef struct {
 	const char *transport;  /* "shm", "tcp", "mpi", "ibverbs", "auto"; NULL: COLL_TRANSPORT, else the
 	                         * plan set's transport (the cluster's), else "auto" */
 	double timeout_s;       /* per-call inactivity timeout; 0: COLL_TIMEOUT, else 10; <0: none */
+	const char *rails;      /* "tcp:eth0,tcp:eth1"; NULL: COLL_RAILS, else the plan set's, else one
+	                         * network (transport above) */
+	const coll_rail_policy *policy;   /* NULL: the plan set's, else COLL_RAIL_POLICY_DEFAULT; COLL_POLICY
+	                                   * ("cold=64KiB,split=equal,...") overrides fields of either */
 } coll_config;
 
 /* The default config: every field "from the environment". */
-#define COLL_CONFIG_INIT { -1, 0, NULL, NULL, NULL, 0.0 }
+#define COLL_CONFIG_INIT { -1, 0, NULL, NULL, NULL, 0.0, NULL, NULL }
 
 /* Create a communicator: rendezvous with the other ranks over TCP (rank 0
  * listens on addr; the others connect; every connection proves knowledge of
@@ -277,6 +309,48 @@ COLL_API coll_result coll_set_straggler(coll_comm *comm, int rank);
  * environment, COLL_STRAGGLER_RANK and COLL_STRAGGLER_DELAY_MS.  Does not
  * block; errors: INVALID. */
 COLL_API coll_result coll_emulate_straggler(coll_comm *comm, int rank, double delay_ms);
+
+/* Override fields of *pol from a string "cold=auto|always|SIZE,
+ * split=throughput|latency|equal,rebalance=K,tolerance=X,failover=MS" (any
+ * subset, in any order; SIZE like 64KiB), the form COLL_POLICY takes and
+ * `collc check` prints for a policy.  Errors: INVALID, with the reason in
+ * why. */
+COLL_API coll_result coll_rail_policy_parse(const char *spec, coll_rail_policy *pol, char *why, size_t whylen);
+
+/* What the rails of comm did (coll_rail_stats): per rail and for the
+ * data-length table. */
+#define COLL_RAIL_SIZES 40
+typedef struct {
+	char name[64];           /* as given: "tcp:eth1" */
+	int peers_down;          /* peers whose link on this rail is down now */
+	uint64_t bytes;          /* payload bytes this rank sent on it, resends included */
+	uint64_t resent_bytes;   /* of which sent again after a failover */
+	double share;            /* bytes / all rails' bytes */
+	double latency_us;       /* one-way small-message latency, measured at init */
+	double mbytes_s;         /* throughput the balancer measured (the largest size split); 0: none yet */
+	uint64_t failovers, rejoins;
+} coll_rail_stat;
+typedef struct {
+	int nrails;
+	coll_rail_stat rail[COLL_MAX_RAILS];
+	uint64_t cold_bytes;     /* messages below this take one rail whole (UINT64_MAX: all do) */
+	uint64_t failovers, rejoins;
+	double last_detect_ms;   /* latest failover: from the rail's last sign of life to declaring it down */
+	double last_reroute_ms;  /* ... to the first acknowledgement of its data on a survivor */
+	double max_reroute_ms;   /* the largest such time so far */
+	int nsizes;              /* the data-length table, message sizes (powers of two) in use: */
+	struct {
+		uint64_t bytes;      /* messages of [bytes, 2*bytes) */
+		int cold;            /* below the cold threshold: the lowest-latency rail carries them */
+		uint64_t rebalanced; /* rebalances that measured them */
+		double share[COLL_MAX_RAILS];
+	} size[COLL_RAIL_SIZES];
+} coll_rail_info;
+
+/* Fill *out with comm's rail statistics (this rank's view).  Does not
+ * block.  Errors: INVALID (NULL argument), UNSUPPORTED (comm runs on one
+ * network, not rails). */
+COLL_API coll_result coll_rail_stats(const coll_comm *comm, coll_rail_info *out);
 
 /* Block until every rank reached the barrier (over the bootstrap links).
  * Errors: PEER, TIMEOUT, ABORTED, SYSTEM. */

@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 /* Bumped when the layout of these structures changes. */
-#define COLL_PLAN_ABI 4
+#define COLL_PLAN_ABI 5
 
 typedef enum {
 	COLL_STEP_SEND = 0,         /* send my chunk to peer */
@@ -132,22 +132,29 @@ struct coll_plan_set {
 	 * coll_init uses when neither its config nor COLL_TRANSPORT names one,
 	 * so coll_init_env and NAME_init agree.  Appended in ABI 4. */
 	const char *transport;
+	/* The cluster's rails ("tcp:eth0,tcp:eth1": TRANSPORT[:WHERE] each),
+	 * or NULL: one network, the transport above.  COLL_RAILS overrides it.
+	 * Appended in ABI 5. */
+	const char *rails;
+	/* How messages use the rails (NULL: COLL_RAIL_POLICY_DEFAULT);
+	 * COLL_POLICY overrides its fields. */
+	const coll_rail_policy *policy;
 };
 #define COLL_STRAGGLER_NONE 0
 #define COLL_STRAGGLER_AUTO (-1)
 
 #define COLL_PLAN_SET(name, n, algos, choices)                                     \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, NULL, 0, NULL }
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, NULL, 0, NULL, NULL, NULL }
 /* The same with a declared straggler (1 + its rank). */
 #define COLL_PLAN_SET_STRAGGLER(name, n, algos, choices, straggler)              \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), NULL, 0, NULL }
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), NULL, 0, NULL, NULL, NULL }
 /* `straggler auto` with its table of critical delays (a coll_crit array). */
 #define COLL_PLAN_SET_AUTO(name, n, algos, choices, crit)                          \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
 	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_AUTO, \
-	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])), NULL }
+	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])), NULL, NULL, NULL }
 
 /* --- building plans at run time ------------------------------------------ */
 

@@ -1,0 +1,1758 @@
+/*
+ * rails.c - one transport over several networks ("rails") at once: every
+ * message is cut into byte ranges that travel over the rails a policy
+ * chooses, each range is acknowledged by the receiver, and a rail that
+ * fails is replaced by the others with nothing lost or applied twice.
+ * The executor sees an ordinary transport (rt_transport "rails").
+ *
+ * Children.  Each rail is a transport of its own (tcp on one interface,
+ * ibverbs on one port), opened through its rail ops (rt_rail_ops in
+ * rt.h): connect(index, where), and for failover drop/adopt of one peer's
+ * link and a thread-safe redial/reaccept that make a fresh one.  Every
+ * child message starts with a 64-byte rl_hdr (a child sees it as its
+ * header) and is one of
+ *   DATA       a piece: bytes [off, off+len) of message seq, whose first
+ *              piece carries the executor's header as its first 64 bytes
+ *   ACK        to the sender of pieces: `cum` (every message below it
+ *              arrived whole), `freed` (every message below it was handed
+ *              to the executor and released: the sender may start messages
+ *              below freed + RL_WINDOW), and optionally one piece (seq,
+ *              slice) that arrived
+ *   PROBE / PROBE_ACK   an echo of a clock: latency, and proof of life
+ *   DOWN       "I dropped my link to you on rail r": the peer drops its end
+ *
+ * Splitting (the policy, coll_rail_policy in coll_plan.h).  A message below
+ * the cold threshold goes whole to the alive rail of lowest latency (cold
+ * start); a larger one is split over the rails by the shares of its size
+ * class (log2 of its bytes) in the data-length table (hot start), each
+ * rail's part cut into pieces of at most COLL_RAIL_SLICE bytes.  Shares
+ * follow each rail's measured throughput (or latency, or are equal), and a
+ * rail more than `tolerance` times slower than the best gets none.  The
+ * table is fed by per-rail timers: a piece's service time is from when its
+ * rail could start on it (its posting, or the rail's previous
+ * acknowledgement, whichever is later) to its acknowledgement, so that a
+ * rail's queue does not count against it.  Every `rebalance` calls each
+ * class's rates are folded into an average and its shares recomputed.  The
+ * `auto` cold threshold is where one rail and the split take equally long
+ * (latency equivalence, the Nezha paper's Eq. 6): alpha_b + S/beta_b =
+ * alpha_max + alpha_b + S/sum(beta), the second alpha_b being what the
+ * extra piece costs, so S* = alpha_max / (1/beta_b - 1/sum(beta)); until
+ * throughputs are measured it is RL_COLD_DEFAULT.
+ *
+ * Exactly once.  Messages to one peer are numbered; the receiver keeps
+ * RL_WINDOW slots, one per message in flight, reassembles pieces into the
+ * slot (a bit per piece), drops pieces it already has (acknowledging them
+ * again) and hands whole messages to the executor in order.  Small
+ * messages (<= RL_COPY_BYTES) are copied at the sender, so the executor's
+ * send completes at once; larger ones complete when every piece is
+ * acknowledged (on TCP "written" only means the kernel took it).  Pieces
+ * of small messages are acknowledged lazily (cumulatively, within
+ * RL_ACK_DELAY_NS) unless the sender may be waiting for credit.
+ *
+ * Failover.  A link (peer, rail) whose oldest unacknowledged piece has seen
+ * no acknowledgement for half the policy's failover bound, while another
+ * rail to that peer answered after that moment (a PROBE is sent on the
+ * others at a quarter to make sure), or whose child reports an error for
+ * that peer, is declared down: the child drops that peer's link, its
+ * unacknowledged pieces are posted again on the best surviving rail, and
+ * the peer is told (DOWN) on a survivor.  The higher rank then redials the
+ * rail every RL_REJOIN_MS from a background thread (which also accepts the
+ * lower ranks' redials on each rail's listener, one authenticated
+ * handshake at a time, each bounded); the main thread adopts the new link
+ * at its next progress.  When every rail to a peer is down and we need
+ * that peer (a send or receive outstanding), the call fails with
+ * COLL_ERR_PEER naming every rail's reason; a peer that merely left (all
+ * its links closed after its last call) is no error until needed.  When
+ * no rail gives evidence (the peer is silent on all of them), nothing is
+ * declared: that is the executor's COLL_TIMEOUT.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+#define RL_MAGIC 0x4c496152u          /* "RaIL" */
+#define RL_WINDOW 8                   /* messages in flight per peer (receiver slots) */
+#define RL_RWIN 4                     /* child receives kept posted per link */
+#define RL_MAXPIECES 64               /* pieces per message (the receiver's bit mask) */
+#define RL_COPY_BYTES (16 << 10)      /* messages this small are copied at the sender */
+#define RL_ACK_NOW_BYTES (64 << 10)   /* pieces of messages this large are acknowledged at once */
+#define RL_ACK_DELAY_NS 2000000       /* other acknowledgements wait at most this long */
+#define RL_MIN_PIECE (4 << 10)        /* a rail's part of a split is at least this, or nothing */
+#define RL_COLD_DEFAULT (64 << 10)    /* `auto` cold threshold before throughputs are measured */
+#define RL_REJOIN_MS 500
+#define RL_NCLASS 40
+#define RL_PROBES 3                   /* latency probes per link at connect */
+
+enum { RH_DATA = 1, RH_ACK, RH_PROBE, RH_PROBE_ACK, RH_DOWN };
+#define RL_NOSLICE 0xffffu
+
+typedef struct {
+	uint32_t magic;
+	uint16_t type, rail;     /* rail: the sender's rail it travels on; DOWN: the rail dropped */
+	uint32_t seq;            /* DATA: message number; ACK: the piece's, if slice != RL_NOSLICE */
+	uint16_t slice, nslices; /* DATA: this piece, pieces in the message; ACK: the piece (or RL_NOSLICE) */
+	uint64_t off;            /* DATA: first byte of the piece in the message */
+	uint32_t total;          /* DATA: message bytes (executor header included) */
+	uint32_t len;            /* DATA: piece bytes after this header */
+	uint32_t cum;            /* ACK: messages below cum arrived whole */
+	uint32_t freed;          /* ACK: messages below freed were released by the executor */
+	int64_t stamp;           /* PROBE, PROBE_ACK: the prober's clock (ns) */
+	uint8_t pad[16];
+} rl_hdr;
+_Static_assert(sizeof(rl_hdr) == 64, "rl_hdr is a child's 64-byte header");
+
+struct rl_msg;
+
+/* A piece of a message being sent, as a child send request. */
+typedef struct rl_piece {
+	rt_req creq;
+	rl_hdr h;
+	rt_hdr xh;               /* piece 0 sent from the executor's buffers: its header, right after h */
+	struct rl_msg *m;
+	struct rl_piece *lnext;  /* the link's list of posted, unfinished pieces */
+	int rail;                /* rail posted on; -1: not posted */
+	int acked;
+	int resent;
+	int64_t posted_ns;
+	uint32_t off, len;
+} rl_piece;
+_Static_assert(offsetof(rl_piece, xh) == offsetof(rl_piece, h) + 64, "piece 0 sends h and xh as one iov");
+
+/* A message of the executor to one peer. */
+typedef struct rl_msg {
+	struct rl_msg *next;     /* the peer's list, in seq order */
+	rt_req *req;             /* the executor's send, until it completes */
+	uint32_t seq, total;
+	int started, hot, cls;
+	int npieces, nfin, cap;
+	char *copy;              /* small messages: the bytes */
+	rl_piece p[];
+} rl_msg;
+
+/* A control message (ACK, PROBE, PROBE_ACK, DOWN). */
+typedef struct rl_ctl {
+	rt_req creq;
+	rl_hdr h;
+	struct rl_ctl *next;     /* free list / the link's posted list */
+} rl_ctl;
+
+enum { SL_FREE, SL_FILL, SL_FULL, SL_OUT, SL_REL };
+
+typedef struct {
+	int state;
+	uint32_t seq, total, nslices;
+	uint64_t have;
+	char *buf;
+	size_t cap;
+} rl_slot;
+
+/* One peer on one rail. */
+typedef struct {
+	int up;
+	int64_t last_ack_ns;     /* last ACK or PROBE_ACK on it: our sends progress */
+	int64_t probed_ns;       /* last PROBE sent on it by the failover check */
+	rl_piece *out, *out_tail;
+	rl_ctl *ctl;             /* posted control messages */
+	rt_req rq[RL_RWIN];      /* child receives, posted in ring order */
+	int rhead;
+	/* The DATA piece whose bytes are being taken from rq[rhead]: */
+	int busy;
+	char *rd_dst;            /* where they go (NULL: a duplicate, discarded) */
+	size_t rd_left, rd_at;   /* bytes still to take; offset in the child's buffer (no stream) */
+	int rd_slot;             /* its slot, -1: duplicate */
+	uint32_t rd_seq;
+	int rd_slice;
+	int lat_n;
+	int64_t lat_min[RL_PROBES];
+	char why[200];           /* why it went down */
+} rl_link;
+
+typedef struct {
+	rl_msg *head, *tail;     /* messages in seq order: started ones first */
+	uint32_t next_seq, credit;
+	/* receiving */
+	rl_slot slot[RL_WINDOW];
+	uint32_t expect, freed, cum, highest, credit_sent;
+	int ack_owed, ack_rail;
+	int64_t ack_owed_ns;
+	rt_reqq xrq;             /* the executor's receives */
+	int probes_answered;     /* connect: PROBEs of this peer answered */
+	rl_link *link;           /* [nrails] */
+} rl_peer;
+
+typedef struct {
+	double share[COLL_MAX_RAILS];
+	double rate[COLL_MAX_RAILS];   /* bytes per ns, averaged; 0: not measured */
+	uint64_t sb[COLL_MAX_RAILS];   /* samples since the last rebalance */
+	int64_t sns[COLL_MAX_RAILS];
+	uint64_t samples;
+	int used;
+} rl_class;
+
+typedef struct {
+	rt_tp *tp;
+	const rt_transport *ops;
+	char name[64];
+	double lat_ns;            /* one-way latency of a small message (probes) */
+	uint64_t bytes, resent, failovers, rejoins;
+} rl_rail;
+
+/* What the rejoin thread hands to the main thread. */
+typedef struct rl_new {
+	struct rl_new *next;
+	int peer, rail, fd;
+} rl_new;
+
+typedef struct {
+	rt_tp base;
+	int rank, n, nrails;
+	coll_rail_policy pol;
+	rl_rail rail[COLL_MAX_RAILS];
+	rl_peer *peer;
+	rl_class cls[RL_NCLASS];
+	size_t slice;
+	uint64_t cold;            /* current cold threshold (bytes) */
+	uint32_t bal_seq;         /* comm->seq at the last rebalance */
+	rl_ctl *free_ctl;
+	char *discard;
+	int64_t spin_ns, next_check_ns;
+	int fatal;
+	/* statistics */
+	uint64_t failovers, rejoins;
+	double last_detect_ms, last_reroute_ms, max_reroute_ms;
+	int64_t reroute_from_ns;  /* silence start of the latest failover, until its first resent ack */
+	/* rejoin thread */
+	pthread_t thr;
+	int thr_on, mu_on;
+	int wake_fd;
+	pthread_mutex_t mu;
+	int stop;
+	uint8_t *want;            /* [peer * nrails + rail]: dial it (we are the higher rank) */
+	rl_new *news;
+	volatile int have_news;
+	struct pollfd *pfd;
+	int pfd_cap;
+} rails_tp;
+
+extern const rt_transport rails_transport;
+
+/* --- helpers -------------------------------------------------------------- */
+
+static int cls_of(uint64_t bytes)
+{
+	int c = 0;
+	while (bytes > 1 && c < RL_NCLASS - 1)
+		bytes >>= 1, c++;
+	return c;
+}
+
+static rl_link *lk(rails_tp *t, int p, int r) { return &t->peer[p].link[r]; }
+
+static int alive_rails(rails_tp *t, int p)
+{
+	int k = 0;
+	for (int r = 0; r < t->nrails; r++)
+		k += lk(t, p, r)->up;
+	return k;
+}
+
+/* The alive rail to p of lowest latency, -1: none. */
+static int fastest(rails_tp *t, int p)
+{
+	int best = -1;
+	for (int r = 0; r < t->nrails; r++)
+		if (lk(t, p, r)->up && (best < 0 || t->rail[r].lat_ns < t->rail[best].lat_ns))
+			best = r;
+	return best;
+}
+
+/* The alive rail to p of highest measured throughput (then lowest
+ * latency), other than `not`; -1: none. */
+static double rail_rate(rails_tp *t, int r)
+{
+	double best = 0;
+	for (int c = 0; c < RL_NCLASS; c++)
+		if (t->cls[c].rate[r] > 0)
+			best = t->cls[c].rate[r];   /* the largest measured class */
+	return best;
+}
+
+static int survivor(rails_tp *t, int p, int not)
+{
+	int best = -1;
+	for (int r = 0; r < t->nrails; r++) {
+		if (r == not || !lk(t, p, r)->up)
+			continue;
+		if (best < 0 || rail_rate(t, r) > rail_rate(t, best) ||
+		    (rail_rate(t, r) == rail_rate(t, best) && t->rail[r].lat_ns < t->rail[best].lat_ns))
+			best = r;
+	}
+	return best;
+}
+
+/* --- control messages ----------------------------------------------------- */
+
+static int link_down(rails_tp *t, int p, int r, int tell, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int send_ctl(rails_tp *t, int p, int r, const rl_hdr *h)
+{
+	if (r < 0 || !lk(t, p, r)->up)
+		return COLL_OK;
+	rl_ctl *k = t->free_ctl;
+	if (k)
+		t->free_ctl = k->next;
+	else if (!(k = calloc(1, sizeof *k)))
+		return rt_err(t->base.comm, COLL_ERR_NOMEM, "out of memory");
+	memset(&k->creq, 0, sizeof k->creq);
+	k->h = *h;
+	k->h.magic = RL_MAGIC;
+	k->h.rail = (uint16_t)r;
+	k->creq.peer = p;
+	k->creq.iov[0] = (struct iovec){&k->h, sizeof k->h};
+	k->creq.iovcnt = 1;
+	rl_link *L = lk(t, p, r);
+	k->next = L->ctl;
+	L->ctl = k;
+	rt_tp *c = t->rail[r].tp;
+	int rc = c->ops->post_send(c, &k->creq);
+	if (rc) {
+		L->ctl = k->next;
+		k->next = t->free_ctl;
+		t->free_ctl = k;
+		return link_down(t, p, r, 1, "%s", t->base.comm->err);
+	}
+	return COLL_OK;
+}
+
+static int send_ack(rails_tp *t, int p, int r, uint32_t seq, int slice)
+{
+	rl_peer *pr = &t->peer[p];
+	rl_hdr h = {0};
+	h.type = RH_ACK;
+	h.seq = seq;
+	h.slice = slice < 0 ? (uint16_t)RL_NOSLICE : (uint16_t)slice;
+	h.cum = pr->cum;
+	h.freed = pr->freed;
+	if (r < 0 || !lk(t, p, r)->up)
+		r = fastest(t, p);
+	pr->credit_sent = pr->freed + RL_WINDOW;
+	pr->ack_owed = 0;
+	return send_ctl(t, p, r, &h);
+}
+
+/* The receiver's side of credit: a sender that has started every message
+ * we allowed may be waiting for more, so tell it as soon as there is. */
+static int maybe_credit(rails_tp *t, int p)
+{
+	rl_peer *pr = &t->peer[p];
+	if (pr->highest == pr->credit_sent && pr->freed + RL_WINDOW != pr->credit_sent)
+		return send_ack(t, p, pr->ack_owed ? pr->ack_rail : -1, 0, -1);
+	return COLL_OK;
+}
+
+/* --- sending -------------------------------------------------------------- */
+
+static void piece_iov(rl_msg *m, rl_piece *pc)
+{
+	rt_req *q = &pc->creq;
+	q->iovcnt = 2;
+	if (m->copy) {
+		q->iov[0] = (struct iovec){&pc->h, sizeof pc->h};
+		q->iov[1] = (struct iovec){m->copy + pc->off, pc->len};
+	} else if (m->req->iovcnt == 1) {
+		q->iov[0] = (struct iovec){&pc->h, sizeof pc->h};
+		q->iov[1] = (struct iovec){(char *)m->req->iov[0].iov_base + pc->off, pc->len};
+	} else if (pc->off == 0) {   /* header (copied into xh) and the payload's start */
+		q->iov[0] = (struct iovec){&pc->h, sizeof pc->h + sizeof pc->xh};
+		q->iov[1] = (struct iovec){m->req->iov[1].iov_base, pc->len - sizeof pc->xh};
+	} else {
+		q->iov[0] = (struct iovec){&pc->h, sizeof pc->h};
+		q->iov[1] = (struct iovec){(char *)m->req->iov[1].iov_base + (pc->off - sizeof(rt_hdr)), pc->len};
+	}
+}
+
+static void link_push(rl_link *L, rl_piece *pc)
+{
+	pc->lnext = NULL;
+	if (L->out_tail)
+		L->out_tail->lnext = pc;
+	else
+		L->out = pc;
+	L->out_tail = pc;
+}
+
+static int post_piece(rails_tp *t, int p, rl_msg *m, rl_piece *pc, int r)
+{
+	rl_link *L = lk(t, p, r);
+	memset(&pc->creq, 0, sizeof pc->creq);
+	pc->creq.peer = p;
+	pc->h.rail = (uint16_t)r;
+	pc->rail = r;
+	pc->posted_ns = rt_now_ns();
+	piece_iov(m, pc);
+	link_push(L, pc);
+	t->rail[r].bytes += pc->len;
+	if (pc->resent)
+		t->rail[r].resent += pc->len;
+	rt_tp *c = t->rail[r].tp;
+	int rc = c->ops->post_send(c, &pc->creq);
+	if (rc)
+		return link_down(t, p, r, 1, "%s", t->base.comm->err);
+	return COLL_OK;
+}
+
+/* Bytes of a total-byte message for each alive rail to p. */
+static void split(rails_tp *t, int p, rl_msg *m, uint64_t part[COLL_MAX_RAILS])
+{
+	memset(part, 0, sizeof(uint64_t) * COLL_MAX_RAILS);
+	int cold_rail = fastest(t, p);
+	if (m->total < t->cold || alive_rails(t, p) == 1) {
+		part[cold_rail] = m->total;
+		return;
+	}
+	rl_class *k = &t->cls[m->cls];
+	double sum = 0;
+	for (int r = 0; r < t->nrails; r++)
+		if (lk(t, p, r)->up)
+			sum += k->share[r];
+	if (sum <= 0) {
+		part[cold_rail] = m->total;
+		return;
+	}
+	int big = -1;
+	uint64_t given = 0;
+	for (int r = 0; r < t->nrails; r++) {
+		if (!lk(t, p, r)->up)
+			continue;
+		part[r] = (uint64_t)((double)m->total * k->share[r] / sum);
+		if (big < 0 || k->share[r] > k->share[big])
+			big = r;
+	}
+	for (int r = 0; r < t->nrails; r++) {
+		if (r != big && part[r] < RL_MIN_PIECE)
+			part[r] = 0;
+		given += part[r];
+	}
+	part[big] += m->total - given;
+	m->hot = 1;
+}
+
+/* Start message m to p: cut it into pieces and post them. */
+static int start(rails_tp *t, int p, rl_msg *m)
+{
+	uint64_t part[COLL_MAX_RAILS];
+	m->cls = cls_of(m->total);
+	split(t, p, m, part);
+	uint64_t off = 0;
+	m->npieces = 0;
+	for (int r = 0; r < t->nrails; r++) {
+		for (uint64_t left = part[r]; left;) {
+			uint64_t len = left < t->slice ? left : t->slice;
+			if (left - len > 0 && left - len < 64)
+				len = left - 64;   /* no piece under 64 bytes: piece 0 must hold the header */
+			rl_piece *pc = &m->p[m->npieces];
+			memset(pc, 0, sizeof *pc);
+			pc->m = m;
+			pc->rail = r;
+			pc->off = (uint32_t)off;
+			pc->len = (uint32_t)len;
+			m->npieces++;
+			off += len;
+			left -= len;
+		}
+	}
+	m->started = 1;
+	if (t->cls[m->cls].used == 0)
+		t->cls[m->cls].used = 1;
+	for (int i = 0; i < m->npieces; i++) {
+		rl_piece *pc = &m->p[i];
+		pc->h.type = RH_DATA;
+		pc->h.magic = RL_MAGIC;
+		pc->h.seq = m->seq;
+		pc->h.slice = (uint16_t)i;
+		pc->h.nslices = (uint16_t)m->npieces;
+		pc->h.off = pc->off;
+		pc->h.total = m->total;
+		pc->h.len = pc->len;
+		if (i == 0 && !m->copy && m->req->iovcnt == 2)
+			memcpy(&pc->xh, m->req->iov[0].iov_base, sizeof pc->xh);
+	}
+	for (int i = 0; i < m->npieces; i++) {
+		int r = m->p[i].rail;
+		if (!lk(t, p, r)->up && (r = survivor(t, p, -1)) < 0)
+			break;   /* every rail to p died while posting: reported by need() */
+		int rc = post_piece(t, p, m, &m->p[i], r);
+		if (rc)
+			return rc;
+	}
+	return COLL_OK;
+}
+
+static int rebalance(rails_tp *t);
+
+/* Start the messages to p that credit allows. */
+static int pump(rails_tp *t, int p)
+{
+	rl_peer *pr = &t->peer[p];
+	for (rl_msg *m = pr->head; m; m = m->next) {
+		if (m->started)
+			continue;
+		if ((int32_t)(m->seq - pr->credit) >= 0 || alive_rails(t, p) == 0)
+			break;
+		if ((int32_t)(t->base.comm->seq - t->bal_seq) >= t->pol.rebalance_calls)
+			rebalance(t);
+		int rc = start(t, p, m);
+		if (rc)
+			return rc;
+	}
+	return COLL_OK;
+}
+
+static void msg_unlink(rl_peer *pr, rl_msg *m)
+{
+	rl_msg **pp = &pr->head, *prev = NULL;
+	while (*pp != m)
+		prev = *pp, pp = &(*pp)->next;
+	*pp = m->next;
+	if (pr->tail == m)
+		pr->tail = prev;
+	free(m);
+}
+
+/* Pieces that are acknowledged and that the child no longer holds leave
+ * their link; a message whose pieces all did is complete. */
+static void reap(rails_tp *t, int p, int r)
+{
+	rl_link *L = lk(t, p, r);
+	rl_piece **pp = &L->out, *prev = NULL;
+	while (*pp) {
+		rl_piece *pc = *pp;
+		if (!(pc->acked && pc->creq.done)) {
+			prev = pc;
+			pp = &pc->lnext;
+			continue;
+		}
+		*pp = pc->lnext;
+		if (L->out_tail == pc)
+			L->out_tail = prev;
+		pc->rail = -1;
+		rl_msg *m = pc->m;
+		if (++m->nfin == m->npieces) {
+			if (m->req)
+				m->req->done = 1;
+			msg_unlink(&t->peer[p], m);
+		}
+	}
+}
+
+static void piece_acked(rails_tp *t, int p, int r, rl_piece *pc, int64_t now)
+{
+	if (pc->acked)
+		return;
+	pc->acked = 1;
+	rl_link *L = lk(t, p, r);
+	if (pc->rail == r && pc->m->hot && !pc->resent) {
+		int64_t from = pc->posted_ns > L->last_ack_ns ? pc->posted_ns : L->last_ack_ns;
+		rl_class *k = &t->cls[pc->m->cls];
+		k->sb[r] += pc->len;
+		k->sns[r] += now - from > 1 ? now - from : 1;
+	}
+	if (pc->resent && t->reroute_from_ns) {
+		double ms = (double)(now - t->reroute_from_ns) / 1e6;
+		t->last_reroute_ms = ms;
+		if (ms > t->max_reroute_ms)
+			t->max_reroute_ms = ms;
+		t->reroute_from_ns = 0;
+	}
+}
+
+static void on_ack(rails_tp *t, int p, int r, const rl_hdr *h)
+{
+	rl_peer *pr = &t->peer[p];
+	int64_t now = rt_now_ns();
+	for (rl_msg *m = pr->head; m && m->started; m = m->next) {
+		if ((int32_t)(m->seq - h->cum) < 0) {
+			for (int i = 0; i < m->npieces; i++)
+				piece_acked(t, p, r, &m->p[i], now);
+		} else if (h->slice != RL_NOSLICE && m->seq == h->seq && h->slice < m->npieces) {
+			piece_acked(t, p, r, &m->p[h->slice], now);
+		}
+	}
+	lk(t, p, r)->last_ack_ns = now;
+	if ((int32_t)(h->freed + RL_WINDOW - pr->credit) > 0)
+		pr->credit = h->freed + RL_WINDOW;
+	for (int k = 0; k < t->nrails; k++)
+		reap(t, p, k);
+}
+
+/* --- failover ------------------------------------------------------------- */
+
+/* Forget link (p, r): the child drops it, its pieces go to a survivor,
+ * and (tell) the peer hears of it on a survivor.  Returns an error only
+ * when p is needed and no rail to it is left. */
+static int need(rails_tp *t, int p);
+
+static int link_down(rails_tp *t, int p, int r, int tell, const char *fmt, ...)
+{
+	rl_link *L = lk(t, p, r);
+	if (!L->up)
+		return COLL_OK;
+	int64_t now = rt_now_ns();
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(L->why, sizeof L->why, fmt, ap);
+	va_end(ap);
+	/* The moment it went silent: its last acknowledgement, or the posting
+	 * of its oldest unacknowledged piece if that came later. */
+	int64_t silent = L->last_ack_ns;
+	for (rl_piece *pc = L->out; pc; pc = pc->lnext)
+		if (!pc->acked) {
+			if (pc->posted_ns > silent)
+				silent = pc->posted_ns;
+			break;
+		}
+	L->up = 0;
+	rl_rail *R = &t->rail[r];
+	R->tp->ops->rail->drop(R->tp, p);
+	R->failovers++;
+	t->failovers++;
+	if (L->out) {
+		t->last_detect_ms = (double)(now - silent) / 1e6;
+		t->reroute_from_ns = silent;
+	}
+	/* Control messages and receives on it are ours again. */
+	while (L->ctl) {
+		rl_ctl *k = L->ctl;
+		L->ctl = k->next;
+		k->next = t->free_ctl;
+		t->free_ctl = k;
+	}
+	L->busy = 0;
+	rt_tp *ct = R->tp;
+	for (int i = 0; i < RL_RWIN; i++)
+		if (L->rq[i].done)
+			ct->ops->release(ct, &L->rq[i]);   /* completed before the drop: still ours to release */
+	/* Unacknowledged pieces: again, on the best survivor. */
+	rl_piece *list = L->out;
+	L->out = L->out_tail = NULL;
+	int s = survivor(t, p, r);
+	if (tell && s >= 0) {
+		rl_hdr h = {0};
+		h.type = RH_DOWN;
+		h.seq = (uint32_t)r;
+		int rc = send_ctl(t, p, s, &h);
+		if (rc)
+			return rc;
+		s = survivor(t, p, r);
+	}
+	for (rl_piece *pc = list, *nx; pc; pc = nx) {
+		nx = pc->lnext;
+		pc->creq.done = 1;   /* the child holds it no longer */
+		if (pc->acked) {
+			link_push(L, pc);   /* finished: reap it below */
+			continue;
+		}
+		if (s < 0) {
+			pc->rail = -1;   /* nowhere to go: the call fails (need) */
+			continue;
+		}
+		pc->resent = 1;
+		int rc = post_piece(t, p, pc->m, pc, s);
+		if (rc)
+			return rc;
+		s = survivor(t, p, r);
+	}
+	reap(t, p, r);
+	if (t->rank > p && R->tp->ops->rail->redial) {
+		pthread_mutex_lock(&t->mu);
+		t->want[p * t->nrails + r] = 1;
+		pthread_mutex_unlock(&t->mu);
+		uint64_t one = 1;
+		if (write(t->wake_fd, &one, sizeof one) < 0) {
+			/* the thread looks again within its poll timeout anyway */
+		}
+	}
+	return need(t, p);
+}
+
+/* Is p needed (something to or from it outstanding) with no rail left? */
+static int need(rails_tp *t, int p)
+{
+	rl_peer *pr = &t->peer[p];
+	if (alive_rails(t, p))
+		return COLL_OK;
+	if (!pr->head && !pr->xrq.head)
+		return COLL_OK;   /* it may have left after its last call: an error once needed */
+	char buf[sizeof t->base.comm->err - 64];
+	size_t at = 0;
+	for (int r = 0; r < t->nrails && at < sizeof buf; r++)
+		at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s: %s", r ? "; " : "", t->rail[r].name,
+		                       lk(t, p, r)->why);
+	t->fatal = COLL_ERR_PEER;
+	return rt_err(t->base.comm, COLL_ERR_PEER, "rails: every rail to rank %d is down (%s)", p, buf);
+}
+
+/* The failover check: silent links, while another rail to the same peer
+ * answers, are declared down. */
+static int check_links(rails_tp *t, int64_t now)
+{
+	int64_t detect = (int64_t)t->pol.failover_ms * 500000, probe = detect / 2;
+	for (int p = 0; p < t->n; p++) {
+		if (p == t->rank)
+			continue;
+		for (int r = 0; r < t->nrails; r++) {
+			rl_link *L = lk(t, p, r);
+			rl_piece *old = L->out;
+			while (old && old->acked)
+				old = old->lnext;
+			if (!L->up || !old)
+				continue;
+			int64_t from = old->posted_ns > L->last_ack_ns ? old->posted_ns : L->last_ack_ns;
+			/* A rail too slow to finish one piece within the bound is
+			 * given the time that piece needs. */
+			double rate = rail_rate(t, r);
+			int64_t need_ns = rate > 0 ? (int64_t)(2.0 * (double)t->slice / rate) : 0;
+			int64_t lim = detect > need_ns ? detect : need_ns;
+			if (now - from < probe)
+				continue;
+			int evidence = 0;
+			for (int s = 0; s < t->nrails; s++) {
+				rl_link *S = lk(t, p, s);
+				if (s == r || !S->up)
+					continue;
+				if (S->last_ack_ns > from)
+					evidence = s + 1;
+				else if (now - S->probed_ns >= probe) {
+					rl_hdr h = {0};
+					h.type = RH_PROBE;
+					h.stamp = now;
+					S->probed_ns = now;
+					int rc = send_ctl(t, p, s, &h);
+					if (rc)
+						return rc;
+				}
+			}
+			if (now - from >= lim && evidence) {
+				int rc = link_down(t, p, r, 1, "no acknowledgement for %.0f ms while %s answered",
+				                   (double)(now - from) / 1e6, t->rail[evidence - 1].name);
+				if (rc)
+					return rc;
+			}
+		}
+	}
+	return COLL_OK;
+}
+
+/* --- receiving ------------------------------------------------------------ */
+
+static int deliver(rails_tp *t, int p)
+{
+	rl_peer *pr = &t->peer[p];
+	while (pr->xrq.head) {
+		rl_slot *s = &pr->slot[pr->expect % RL_WINDOW];
+		if (s->state != SL_FULL || s->seq != pr->expect)
+			break;
+		rt_req *q = rt_reqq_pop(&pr->xrq);
+		q->data = s->buf;
+		q->len = s->total;
+		q->pend = 0;
+		q->tpbuf = s;
+		q->done = 1;
+		s->state = SL_OUT;
+		pr->expect++;
+	}
+	return COLL_OK;
+}
+
+static void advance_cum(rl_peer *pr)
+{
+	for (;;) {
+		rl_slot *s = &pr->slot[pr->cum % RL_WINDOW];
+		if (s->seq != pr->cum || (s->state != SL_FULL && s->state != SL_OUT && s->state != SL_REL))
+			break;
+		pr->cum++;
+	}
+}
+
+/* A piece's bytes are all in its slot. */
+static int piece_in(rails_tp *t, int p, int r, int si, int slice)
+{
+	rl_peer *pr = &t->peer[p];
+	rl_slot *s = &pr->slot[si];
+	uint32_t seq = s->seq;
+	s->have |= 1ull << slice;
+	int whole = (uint32_t)__builtin_popcountll(s->have) == s->nslices;
+	if (whole) {
+		s->state = SL_FULL;
+		advance_cum(pr);
+		deliver(t, p);
+	}
+	if (s->nslices > 1 || s->total >= RL_ACK_NOW_BYTES)
+		return send_ack(t, p, r, seq, slice);
+	if (!pr->ack_owed) {
+		pr->ack_owed = 1;
+		pr->ack_owed_ns = rt_now_ns();
+	}
+	pr->ack_rail = r;
+	return maybe_credit(t, p);
+}
+
+/* A DATA header arrived on link (p, r): where do its len bytes go? */
+static int data_begin(rails_tp *t, int p, int r, const rl_hdr *h)
+{
+	rl_peer *pr = &t->peer[p];
+	rl_link *L = lk(t, p, r);
+	L->busy = 1;
+	L->rd_dst = NULL;
+	L->rd_left = h->len;
+	L->rd_at = sizeof *h;
+	L->rd_slot = -1;
+	L->rd_seq = h->seq;
+	L->rd_slice = h->slice;
+	if (h->nslices == 0 || h->nslices > RL_MAXPIECES || h->slice >= h->nslices || h->total > t->base.max_msg ||
+	    h->total < sizeof(rt_hdr) || h->off + h->len > h->total || (h->slice == 0) != (h->off == 0))
+		return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: bad piece from rank %d on %s", p, t->rail[r].name);
+	if ((int32_t)(h->seq - pr->freed) < 0)
+		return COLL_OK;   /* already delivered and released: drop (acknowledged below) */
+	if ((int32_t)(h->seq - pr->freed) >= RL_WINDOW)
+		return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: rank %d sent message %u beyond its credit (%u)", p,
+		              h->seq, pr->freed + RL_WINDOW);
+	int si = (int)(h->seq % RL_WINDOW);
+	rl_slot *s = &pr->slot[si];
+	if (s->state == SL_FREE) {
+		if (s->cap < h->total) {
+			char *b = realloc(s->buf, h->total);
+			if (!b)
+				return rt_err(t->base.comm, COLL_ERR_NOMEM, "out of memory");
+			s->buf = b, s->cap = h->total;
+		}
+		s->state = SL_FILL;
+		s->seq = h->seq;
+		s->total = h->total;
+		s->nslices = h->nslices;
+		s->have = 0;
+		if ((int32_t)(h->seq + 1 - pr->highest) > 0)
+			pr->highest = h->seq + 1;
+	} else if (s->seq != h->seq || s->total != h->total || s->nslices != h->nslices) {
+		return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: rank %d's message %u changed shape", p, h->seq);
+	}
+	if (s->state != SL_FILL || (s->have >> h->slice & 1))
+		return COLL_OK;   /* a duplicate (a resend after a failover that was not one) */
+	L->rd_dst = s->buf + h->off;
+	L->rd_slot = si;
+	return COLL_OK;
+}
+
+/* Give a finished child receive back and post it again. */
+static int recv_again(rails_tp *t, int p, int r)
+{
+	rl_link *L = lk(t, p, r);
+	rt_tp *c = t->rail[r].tp;
+	rt_req *q = &L->rq[L->rhead];
+	c->ops->release(c, q);
+	memset(q, 0, sizeof *q);
+	q->peer = p;
+	L->rhead = (L->rhead + 1) % RL_RWIN;
+	if (c->ops->post_recv(c, q))
+		return link_down(t, p, r, 1, "%s", t->base.comm->err);
+	return COLL_OK;
+}
+
+/* Take what arrived on link (p, r), in order. */
+static int link_recv(rails_tp *t, int p, int r, int *moved)
+{
+	rl_link *L = lk(t, p, r);
+	rt_tp *c = t->rail[r].tp;
+	int rc;
+	while (L->up) {
+		rt_req *q = &L->rq[L->rhead];
+		if (!q->done)
+			return COLL_OK;
+		*moved = 1;
+		if (!L->busy) {
+			const rl_hdr *h = q->data;
+			if (q->len < sizeof *h || h->magic != RL_MAGIC || h->rail != r ||
+			    q->len != sizeof *h + (h->type == RH_DATA ? h->len : 0))
+				return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: bad message from rank %d on %s", p,
+				              t->rail[r].name);
+			rc = COLL_OK;
+			switch (h->type) {
+			case RH_DATA:
+				rc = data_begin(t, p, r, h);
+				break;
+			case RH_ACK:
+				on_ack(t, p, r, h);
+				break;
+			case RH_PROBE: {
+				rl_hdr a = {0};
+				a.type = RH_PROBE_ACK;
+				a.stamp = h->stamp;
+				t->peer[p].probes_answered++;
+				rc = send_ctl(t, p, r, &a);
+				break;
+			}
+			case RH_PROBE_ACK: {
+				int64_t now = rt_now_ns();
+				L->last_ack_ns = now;
+				if (L->lat_n < RL_PROBES)
+					L->lat_min[L->lat_n++] = now - h->stamp;
+				break;
+			}
+			case RH_DOWN:
+				if (h->seq < (uint32_t)t->nrails && h->seq != (uint32_t)r)
+					rc = link_down(t, p, (int)h->seq, 0, "rank %d dropped it", p);
+				break;
+			default:
+				return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: message of type %u from rank %d",
+				              h->type, p);
+			}
+			if (rc)
+				return rc;
+			if (!L->up)
+				return COLL_OK;   /* handling it dropped this very link */
+			if (!L->busy) {
+				if ((rc = recv_again(t, p, r)))
+					return rc;
+				continue;
+			}
+		}
+		/* A piece's bytes: from the child's stream, or from its buffer. */
+		while (L->rd_left) {
+			size_t want = L->rd_dst ? L->rd_left : (L->rd_left < RT_STAGE_BYTES ? L->rd_left : RT_STAGE_BYTES);
+			char *dst = L->rd_dst ? L->rd_dst : t->discard;
+			size_t got = 0;
+			if (q->pend) {
+				if ((rc = c->ops->read(c, q, dst, want, &got)))
+					return link_down(t, p, r, 1, "%s", t->base.comm->err);
+				if (!got)
+					return COLL_OK;   /* more later: this receive stays at the head */
+			} else {
+				got = want;
+				if (L->rd_dst)
+					memcpy(dst, (const char *)q->data + L->rd_at, got);
+				L->rd_at += got;
+			}
+			L->rd_left -= got;
+			if (L->rd_dst)
+				L->rd_dst += got;
+		}
+		L->busy = 0;
+		rc = L->rd_slot >= 0 ? piece_in(t, p, r, L->rd_slot, L->rd_slice)
+		                     : send_ack(t, p, r, L->rd_seq, L->rd_slice);   /* a duplicate: say again we have it */
+		if (rc)
+			return rc;
+		if (L->up && (rc = recv_again(t, p, r)))
+			return rc;
+	}
+	return COLL_OK;
+}
+
+/* Control sends the child finished go back to the pool. */
+static void ctl_reap(rails_tp *t, rl_link *L)
+{
+	for (rl_ctl **kp = &L->ctl; *kp;) {
+		rl_ctl *k = *kp;
+		if (!k->creq.done) {
+			kp = &k->next;
+			continue;
+		}
+		*kp = k->next;
+		k->next = t->free_ctl;
+		t->free_ctl = k;
+	}
+}
+
+/* --- the balancer --------------------------------------------------------- */
+
+/* Shares of one class from its rates (policy split and tolerance). */
+static void shares(rails_tp *t, rl_class *k)
+{
+	double w[COLL_MAX_RAILS] = {0}, sum = 0, best = 0;
+	for (int r = 0; r < t->nrails; r++) {
+		switch (t->pol.split) {
+		case COLL_SPLIT_EQUAL:
+			w[r] = 1;
+			break;
+		case COLL_SPLIT_LATENCY:
+			w[r] = t->rail[r].lat_ns > 0 ? 1 / t->rail[r].lat_ns : 1;
+			break;
+		default:
+			w[r] = k->rate[r] > 0 ? k->rate[r] : 0;
+			break;
+		}
+		if (w[r] > best)
+			best = w[r];
+	}
+	if (best <= 0) {   /* nothing measured yet: equal (Nezha's uniform start) */
+		for (int r = 0; r < t->nrails; r++)
+			w[r] = 1;
+		best = 1;
+	}
+	for (int r = 0; r < t->nrails; r++) {
+		if (t->pol.split != COLL_SPLIT_EQUAL && t->pol.tolerance > 0 && w[r] > 0 && best / w[r] > t->pol.tolerance)
+			w[r] = 0;   /* too far behind the best: it would only hold the others back */
+		sum += w[r];
+	}
+	for (int r = 0; r < t->nrails; r++)
+		k->share[r] = w[r] / sum;
+}
+
+/* Fold the samples since the last rebalance into each class's rates, and
+ * recompute shares and the auto cold threshold. */
+static int rebalance(rails_tp *t)
+{
+	t->bal_seq = t->base.comm->seq;
+	double beta[COLL_MAX_RAILS] = {0};
+	for (int c = 0; c < RL_NCLASS; c++) {
+		rl_class *k = &t->cls[c];
+		for (int r = 0; r < t->nrails; r++) {
+			if (k->sns[r] > 0) {
+				double s = (double)k->sb[r] / (double)k->sns[r];
+				k->rate[r] = k->rate[r] > 0 ? 0.5 * k->rate[r] + 0.5 * s : s;
+				k->samples++;
+			}
+			k->sb[r] = 0, k->sns[r] = 0;
+			if (k->rate[r] > 0)
+				beta[r] = k->rate[r];   /* the largest class measured: the closest to bandwidth */
+		}
+		/* A class never measured starts from the rails' bandwidths. */
+		if (k->samples == 0)
+			for (int r = 0; r < t->nrails; r++)
+				k->rate[r] = beta[r];
+		shares(t, k);
+	}
+	if (t->pol.cold_bytes != COLL_COLD_AUTO) {
+		t->cold = t->pol.cold_bytes == COLL_COLD_ALWAYS ? UINT64_MAX : (uint64_t)t->pol.cold_bytes;
+		return COLL_OK;
+	}
+	/* Latency equivalence (see the top of the file). */
+	double bmax = 0, bsum = 0, amax = 0;
+	for (int r = 0; r < t->nrails; r++)
+		if (beta[r] > bmax)
+			bmax = beta[r];
+	for (int r = 0; r < t->nrails; r++) {
+		if (beta[r] <= 0 || (t->pol.tolerance > 0 && bmax / beta[r] > t->pol.tolerance))
+			continue;
+		bsum += beta[r];
+		if (t->rail[r].lat_ns > amax)
+			amax = t->rail[r].lat_ns;
+	}
+	if (bmax <= 0 || bsum <= bmax) {
+		t->cold = bmax > 0 ? UINT64_MAX : RL_COLD_DEFAULT;   /* one usable rail: never split */
+		return COLL_OK;
+	}
+	double s = amax / (1 / bmax - 1 / bsum);
+	t->cold = s < RL_MIN_PIECE ? RL_MIN_PIECE : s > (double)(1ull << 40) ? (1ull << 40) : (uint64_t)s;
+	return COLL_OK;
+}
+
+/* --- rejoining ------------------------------------------------------------ */
+
+static void *rejoin_main(void *arg)
+{
+	rails_tp *t = arg;
+	int64_t next_dial = 0;
+	struct pollfd pf[1 + COLL_MAX_RAILS];
+	int lrail[1 + COLL_MAX_RAILS];
+	for (;;) {
+		int np = 0;
+		pf[np++] = (struct pollfd){t->wake_fd, POLLIN, 0};
+		for (int r = 0; r < t->nrails; r++) {
+			const rt_rail_ops *ro = t->rail[r].ops->rail;
+			int fd = ro->listen_fd ? ro->listen_fd(t->rail[r].tp) : -1;
+			if (fd >= 0) {
+				lrail[np] = r;
+				pf[np++] = (struct pollfd){fd, POLLIN, 0};
+			}
+		}
+		int k = poll(pf, (nfds_t)np, 100);
+		pthread_mutex_lock(&t->mu);
+		int stop = t->stop;
+		pthread_mutex_unlock(&t->mu);
+		if (stop)
+			return NULL;
+		if (k > 0 && (pf[0].revents & POLLIN)) {
+			uint64_t v;
+			if (read(t->wake_fd, &v, sizeof v) < 0) {
+				/* nothing to do: it only woke us */
+			}
+			next_dial = 0;
+		}
+		for (int i = 1; k > 0 && i < np; i++) {
+			if (!(pf[i].revents & POLLIN))
+				continue;
+			int r = lrail[i], peer = -1, fd = -1;
+			rt_tp *c = t->rail[r].tp;
+			/* One handshake at a time, each bounded: a stranger costs a
+			 * rejoin at most that long and never the job's traffic. */
+			if (c->ops->rail->reaccept(c, rt_now_ms() + 1000, &peer, &fd) != COLL_OK)
+				continue;
+			rl_new *nw = malloc(sizeof *nw);
+			if (!nw) {
+				close(fd);
+				continue;
+			}
+			*nw = (rl_new){NULL, peer, r, fd};
+			pthread_mutex_lock(&t->mu);
+			nw->next = t->news;
+			t->news = nw;
+			t->have_news = 1;
+			pthread_mutex_unlock(&t->mu);
+		}
+		int64_t now = rt_now_ms();
+		if (now < next_dial)
+			continue;
+		next_dial = now + RL_REJOIN_MS;
+		for (int p = 0; p < t->n; p++)
+			for (int r = 0; r < t->nrails; r++) {
+				pthread_mutex_lock(&t->mu);
+				int want = t->want[p * t->nrails + r] && !t->stop;
+				pthread_mutex_unlock(&t->mu);
+				if (!want)
+					continue;
+				int fd = -1;
+				rt_tp *c = t->rail[r].tp;
+				if (c->ops->rail->redial(c, p, rt_now_ms() + RL_REJOIN_MS / 2, &fd) != COLL_OK)
+					continue;
+				rl_new *nw = malloc(sizeof *nw);
+				if (!nw) {
+					close(fd);
+					continue;
+				}
+				*nw = (rl_new){NULL, p, r, fd};
+				pthread_mutex_lock(&t->mu);
+				t->want[p * t->nrails + r] = 0;
+				nw->next = t->news;
+				t->news = nw;
+				t->have_news = 1;
+				pthread_mutex_unlock(&t->mu);
+			}
+	}
+}
+
+/* Links the rejoin thread made: drop what we had on that link (the peer
+ * saw it fail when we did not), adopt the new one. */
+static int adopt_news(rails_tp *t)
+{
+	pthread_mutex_lock(&t->mu);
+	rl_new *list = t->news;
+	t->news = NULL;
+	t->have_news = 0;
+	pthread_mutex_unlock(&t->mu);
+	int rc = COLL_OK;
+	while (list) {
+		rl_new *nw = list;
+		list = nw->next;
+		if (rc || nw->peer < 0 || nw->peer >= t->n || nw->peer == t->rank) {
+			close(nw->fd);
+			free(nw);
+			continue;
+		}
+		int p = nw->peer, r = nw->rail;
+		rl_link *L = lk(t, p, r);
+		if (L->up)
+			rc = link_down(t, p, r, 0, "rank %d reconnected it", p);
+		rt_tp *c = t->rail[r].tp;
+		if (!rc && c->ops->rail->adopt(c, p, nw->fd) == COLL_OK) {
+			L->up = 1;
+			L->last_ack_ns = rt_now_ns();
+			L->rhead = 0;
+			L->busy = 0;
+			for (int i = 0; i < RL_RWIN && !rc; i++) {
+				memset(&L->rq[i], 0, sizeof L->rq[i]);
+				L->rq[i].peer = p;
+				if (c->ops->post_recv(c, &L->rq[i]))
+					rc = link_down(t, p, r, 0, "%s", t->base.comm->err);
+			}
+			t->rail[r].rejoins++;
+			t->rejoins++;
+			pthread_mutex_lock(&t->mu);
+			t->want[p * t->nrails + r] = 0;
+			pthread_mutex_unlock(&t->mu);
+		} else if (!rc) {
+			close(nw->fd);
+		}
+		free(nw);
+	}
+	return rc;
+}
+
+/* --- progress ------------------------------------------------------------- */
+
+/* A child's error: which link, and is it only that link? */
+static int child_error(rails_tp *t, int r, int rc)
+{
+	rt_tp *c = t->rail[r].tp;
+	if (rc == COLL_ERR_ABORTED || rc == COLL_ERR_NOMEM || c->err_peer < 0 || c->err_peer >= t->n)
+		return rc;   /* a peer aborted, or not one link's fault: the whole call */
+	int p = c->err_peer;
+	c->err_peer = -1;
+	return link_down(t, p, r, 1, "%s", t->base.comm->err);
+}
+
+static int pass(rails_tp *t, int *moved)
+{
+	int rc;
+	if (t->have_news && (rc = adopt_news(t)))
+		return rc;
+	for (int r = 0; r < t->nrails; r++) {
+		rt_tp *c = t->rail[r].tp;
+		if ((rc = c->ops->progress(c, 0)) && (rc = child_error(t, r, rc)))
+			return rc;
+	}
+	for (int p = 0; p < t->n; p++) {
+		if (p == t->rank)
+			continue;
+		for (int r = 0; r < t->nrails; r++) {
+			rl_link *L = lk(t, p, r);
+			if (!L->up)
+				continue;
+			if ((rc = link_recv(t, p, r, moved)))
+				return rc;
+			if (L->ctl)
+				ctl_reap(t, L);
+			if (L->out) {
+				int before = t->peer[p].head != NULL;
+				reap(t, p, r);
+				*moved |= before && !t->peer[p].head;
+			}
+		}
+	}
+	int64_t now = rt_now_ns();
+	if (now < t->next_check_ns)
+		return COLL_OK;
+	t->next_check_ns = now + 2000000;
+	for (int p = 0; p < t->n; p++) {
+		rl_peer *pr = &t->peer[p];
+		if (pr->ack_owed && now - pr->ack_owed_ns >= RL_ACK_DELAY_NS && (rc = send_ack(t, p, pr->ack_rail, 0, -1)))
+			return rc;
+		if ((rc = pump(t, p)) || (rc = need(t, p)))
+			return rc;
+	}
+	return check_links(t, now);
+}
+
+/* Wait on every child at once where they say what to wait on. */
+static int wait_children(rails_tp *t, int timeout_ms)
+{
+	int np = 0;
+	for (int r = 0; r < t->nrails; r++) {
+		const rt_rail_ops *ro = t->rail[r].ops->rail;
+		int k = ro->pollfds ? ro->pollfds(t->rail[r].tp, t->pfd + np, t->pfd_cap - np) : -1;
+		if (k < 0) {   /* a child that cannot say: let each wait a share of the time */
+			int each = timeout_ms / t->nrails;
+			for (int s = 0; s < t->nrails; s++) {
+				rt_tp *c = t->rail[s].tp;
+				int rc = c->ops->progress(c, each);
+				if (rc && (rc = child_error(t, s, rc)))
+					return rc;
+			}
+			return COLL_OK;
+		}
+		np += k;
+	}
+	if (poll(t->pfd, (nfds_t)np, timeout_ms) < 0 && errno != EINTR)
+		return rt_err(t->base.comm, COLL_ERR_SYSTEM, "poll: %s", strerror(errno));
+	return COLL_OK;
+}
+
+static int rl_progress(rt_tp *tp, int timeout_ms)
+{
+	rails_tp *t = (rails_tp *)tp;
+	int moved = 0, rc;
+	if (t->fatal)
+		return rt_err(tp->comm, t->fatal, "%s", tp->comm->err[0] ? tp->comm->err : "rails: failed earlier");
+	if ((rc = pass(t, &moved)) || moved || timeout_ms <= 0)
+		return rc;
+	for (int64_t until = rt_now_ns() + t->spin_ns; t->spin_ns > 0 && rt_now_ns() < until;)
+		if ((rc = pass(t, &moved)) || moved)
+			return rc;
+	/* Wake for our own timers: delayed acknowledgements, failover checks,
+	 * and links the rejoin thread made. */
+	int wait = timeout_ms < 10 ? timeout_ms : 10;
+	if ((rc = wait_children(t, wait)))
+		return rc;
+	return pass(t, &moved);
+}
+
+/* --- the transport's ops -------------------------------------------------- */
+
+static int rl_post_send(rt_tp *tp, rt_req *req)
+{
+	rails_tp *t = (rails_tp *)tp;
+	size_t len = 0;
+	for (int i = 0; i < req->iovcnt; i++)
+		len += req->iov[i].iov_len;
+	if (req->peer < 0 || req->peer >= t->n || req->peer == t->rank || len > tp->max_msg || len < sizeof(rt_hdr) ||
+	    req->iovcnt < 1 || req->iovcnt > 2 || (req->iovcnt == 2 && req->iov[0].iov_len != sizeof(rt_hdr)))
+		return rt_err(tp->comm, COLL_ERR_INVALID, "rails: bad send (%zu bytes to rank %d)", len, req->peer);
+	int p = req->peer;
+	rl_peer *pr = &t->peer[p];
+	size_t cap = len / t->slice + (size_t)t->nrails + 2;
+	int copy = len <= RL_COPY_BYTES;
+	rl_msg *m = calloc(1, sizeof *m + cap * sizeof(rl_piece) + (copy ? len : 0));
+	if (!m)
+		return rt_err(tp->comm, COLL_ERR_NOMEM, "out of memory");
+	m->cap = (int)cap;
+	m->seq = pr->next_seq++;
+	m->total = (uint32_t)len;
+	if (copy) {
+		m->copy = (char *)&m->p[cap];
+		size_t at = 0;
+		for (int i = 0; i < req->iovcnt; i++) {
+			memcpy(m->copy + at, req->iov[i].iov_base, req->iov[i].iov_len);
+			at += req->iov[i].iov_len;
+		}
+		req->done = 1;   /* the bytes are ours now */
+	} else {
+		m->req = req;
+		req->done = 0;
+	}
+	if (pr->tail)
+		pr->tail->next = m;
+	else
+		pr->head = m;
+	pr->tail = m;
+	int rc = pump(t, p);
+	return rc ? rc : need(t, p);
+}
+
+static int rl_post_recv(rt_tp *tp, rt_req *req)
+{
+	rails_tp *t = (rails_tp *)tp;
+	if (req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
+		return rt_err(tp->comm, COLL_ERR_INVALID, "rails: bad receive from rank %d", req->peer);
+	req->done = 0;
+	rt_reqq_push(&t->peer[req->peer].xrq, req);
+	deliver(t, req->peer);
+	return need(t, req->peer);
+}
+
+static void rl_release(rt_tp *tp, rt_req *req)
+{
+	rails_tp *t = (rails_tp *)tp;
+	rl_slot *s = req->tpbuf;
+	req->tpbuf = req->data = NULL;
+	if (!s)
+		return;
+	rl_peer *pr = &t->peer[req->peer];
+	s->state = SL_REL;
+	for (;;) {
+		rl_slot *f = &pr->slot[pr->freed % RL_WINDOW];
+		if (f->state != SL_REL || f->seq != pr->freed)
+			break;
+		f->state = SL_FREE;
+		pr->freed++;
+	}
+	maybe_credit(t, req->peer);   /* an error here shows at the next progress */
+}
+
+static void rl_abort(rt_tp *tp, int code)
+{
+	rails_tp *t = (rails_tp *)tp;
+	for (int r = 0; r < t->nrails; r++)
+		if (t->rail[r].tp)
+			t->rail[r].tp->ops->abort(t->rail[r].tp, code);
+}
+
+static void rl_close(rt_tp *tp)
+{
+	rails_tp *t = (rails_tp *)tp;
+	if (!t)
+		return;
+	if (t->thr_on) {
+		pthread_mutex_lock(&t->mu);
+		t->stop = 1;
+		pthread_mutex_unlock(&t->mu);
+		uint64_t one = 1;
+		if (write(t->wake_fd, &one, sizeof one) < 0) {
+			/* it notices stop within its poll timeout */
+		}
+		pthread_join(t->thr, NULL);
+	}
+	for (int r = 0; r < t->nrails; r++)
+		if (t->rail[r].tp)
+			t->rail[r].tp->ops->close(t->rail[r].tp);
+	for (int p = 0; t->peer && p < t->n; p++) {
+		rl_peer *pr = &t->peer[p];
+		while (pr->head) {
+			rl_msg *m = pr->head;
+			pr->head = m->next;
+			free(m);
+		}
+		for (int i = 0; i < RL_WINDOW; i++)
+			free(pr->slot[i].buf);
+		for (int r = 0; pr->link && r < t->nrails; r++)
+			for (rl_ctl *k = pr->link[r].ctl, *nx; k; k = nx) {
+				nx = k->next;
+				free(k);
+			}
+		free(pr->link);
+	}
+	while (t->free_ctl) {
+		rl_ctl *k = t->free_ctl;
+		t->free_ctl = k->next;
+		free(k);
+	}
+	while (t->news) {
+		rl_new *nw = t->news;
+		t->news = nw->next;
+		close(nw->fd);
+		free(nw);
+	}
+	if (t->wake_fd >= 0)
+		close(t->wake_fd);
+	if (t->mu_on)
+		pthread_mutex_destroy(&t->mu);
+	free(t->want);
+	free(t->pfd);
+	free(t->discard);
+	free(t->peer);
+	free(t);
+}
+
+/* --- policy and rails from strings ---------------------------------------- */
+
+/* "64KiB", "1M", "4096": bytes, -1 when not a size. */
+static int64_t parse_size(const char *s, size_t len)
+{
+	char buf[32];
+	if (len == 0 || len >= sizeof buf)
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	char *end;
+	double v = strtod(buf, &end);
+	if (end == buf || v < 0)
+		return -1;
+	static const struct { const char *suf; double mul; } units[] = {
+		{"", 1}, {"B", 1}, {"K", 1024}, {"KiB", 1024}, {"KB", 1e3}, {"M", 1 << 20}, {"MiB", 1 << 20},
+		{"MB", 1e6}, {"G", 1 << 30}, {"GiB", 1 << 30}, {"GB", 1e9},
+	};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (strcmp(end, units[i].suf) == 0)
+			return v * units[i].mul > 9e18 ? -1 : (int64_t)(v * units[i].mul);
+	return -1;
+}
+
+int rt_policy_parse(const char *s, coll_rail_policy *pol, char *why, size_t whylen)
+{
+	while (s && *s) {
+		size_t len = strcspn(s, ",");
+		const char *eq = memchr(s, '=', len);
+		if (!eq) {
+			snprintf(why, whylen, "'%.*s' is not key=value", (int)len, s);
+			return -1;
+		}
+		size_t kl = (size_t)(eq - s), vl = len - kl - 1;
+		const char *v = eq + 1;
+		char val[64];
+		snprintf(val, sizeof val, "%.*s", (int)(vl < sizeof val ? vl : sizeof val - 1), v);
+		char *end;
+		if (kl == 4 && strncmp(s, "cold", 4) == 0) {
+			if (strcmp(val, "auto") == 0)
+				pol->cold_bytes = COLL_COLD_AUTO;
+			else if (strcmp(val, "always") == 0)
+				pol->cold_bytes = COLL_COLD_ALWAYS;
+			else if ((pol->cold_bytes = parse_size(v, vl)) < 0)
+				goto bad;
+		} else if (kl == 5 && strncmp(s, "split", 5) == 0) {
+			if (strcmp(val, "throughput") == 0)
+				pol->split = COLL_SPLIT_THROUGHPUT;
+			else if (strcmp(val, "latency") == 0)
+				pol->split = COLL_SPLIT_LATENCY;
+			else if (strcmp(val, "equal") == 0)
+				pol->split = COLL_SPLIT_EQUAL;
+			else
+				goto bad;
+		} else if (kl == 9 && strncmp(s, "rebalance", 9) == 0) {
+			long k = strtol(val, &end, 10);
+			if (*end || k < 1 || k > 1000000)
+				goto bad;
+			pol->rebalance_calls = (int32_t)k;
+		} else if (kl == 9 && strncmp(s, "tolerance", 9) == 0) {
+			double x = strtod(val, &end);
+			if (*end || !(x == 0 || x >= 1))
+				goto bad;
+			pol->tolerance = x;
+		} else if (kl == 8 && strncmp(s, "failover", 8) == 0) {
+			long ms = strtol(val, &end, 10);
+			if ((*end && strcmp(end, "ms") != 0) || ms < 10 || ms > 600000)
+				goto bad;
+			pol->failover_ms = (int32_t)ms;
+		} else {
+			snprintf(why, whylen, "unknown policy key '%.*s' (expected cold, split, rebalance, tolerance, failover)",
+			         (int)kl, s);
+			return -1;
+		}
+		s += len + (s[len] == ',');
+		continue;
+	bad:
+		snprintf(why, whylen, "bad value '%s' for %.*s", val, (int)kl, s);
+		return -1;
+	}
+	return 0;
+}
+
+/* --- connect -------------------------------------------------------------- */
+
+/* Every rank probes every link RL_PROBES times and answers every peer's
+ * probes; it leaves when both are done and its answers are on their way,
+ * so nobody waits for a rank that has left. */
+static int measure(rails_tp *t)
+{
+	coll_comm *c = t->base.comm;
+	int rc;
+	for (int k = 0; k < RL_PROBES; k++) {
+		int64_t now = rt_now_ns();
+		for (int p = 0; p < t->n; p++)
+			for (int r = 0; p != t->rank && r < t->nrails; r++) {
+				rl_hdr h = {0};
+				h.type = RH_PROBE;
+				h.stamp = now;
+				if ((rc = send_ctl(t, p, r, &h)))
+					return rc;
+			}
+		for (;;) {
+			int done = 1;
+			for (int p = 0; p < t->n && done; p++) {
+				if (p == t->rank)
+					continue;
+				if (k == RL_PROBES - 1 && t->peer[p].probes_answered < RL_PROBES * t->nrails)
+					done = 0;
+				for (int r = 0; r < t->nrails && done; r++)
+					if (lk(t, p, r)->lat_n <= k || (k == RL_PROBES - 1 && lk(t, p, r)->ctl))
+						done = 0;
+			}
+			if (done)
+				break;
+			if (rt_now_ms() > c->boot.deadline_ms)
+				return rt_err(c, COLL_ERR_TIMEOUT, "rails: latency probes unanswered at the bootstrap deadline");
+			if ((rc = rl_progress(&t->base, 10)))
+				return rc;
+		}
+	}
+	/* A rail's latency: the median over peers of the best round trip, halved. */
+	for (int r = 0; r < t->nrails; r++) {
+		int64_t v[t->n];
+		int m = 0;
+		for (int p = 0; p < t->n; p++) {
+			if (p == t->rank)
+				continue;
+			rl_link *L = lk(t, p, r);
+			int64_t best = INT64_MAX;
+			for (int i = 0; i < L->lat_n; i++)
+				if (L->lat_min[i] < best)
+					best = L->lat_min[i];
+			int j = m++;
+			while (j > 0 && v[j - 1] > best)
+				v[j] = v[j - 1], j--;
+			v[j] = best;
+		}
+		t->rail[r].lat_ns = m ? (double)v[m / 2] / 2 : 0;
+	}
+	return COLL_OK;
+}
+
+int rt_rails_connect(coll_comm *c, const char *spec, const coll_rail_policy *pol, rt_tp **out)
+{
+	const rt_transport *tr[COLL_MAX_RAILS];
+	char names[COLL_MAX_RAILS][64], where[COLL_MAX_RAILS][64];
+	const char *np[COLL_MAX_RAILS], *wp[COLL_MAX_RAILS];
+	int k = 0;
+	*out = NULL;
+	/* "tcp:eth0,tcp:eth1,ibverbs:mlx5_0:1" */
+	for (const char *s = spec; *s;) {
+		size_t len = strcspn(s, ",");
+		if (k == COLL_MAX_RAILS)
+			return rt_err(c, COLL_ERR_INVALID, "rails: more than %d rails in '%s'", COLL_MAX_RAILS, spec);
+		if (len >= sizeof names[k])
+			return rt_err(c, COLL_ERR_INVALID, "rails: rail '%.*s' is too long", (int)len, s);
+		snprintf(names[k], sizeof names[k], "%.*s", (int)len, s);
+		char tname[64];
+		size_t tl = strcspn(names[k], ":");
+		snprintf(tname, sizeof tname, "%.*s", (int)tl, names[k]);
+		snprintf(where[k], sizeof where[k], "%s", names[k][tl] ? names[k] + tl + 1 : "");
+		if (!tname[0])
+			return rt_err(c, COLL_ERR_INVALID, "rails: empty rail in '%s' (expected TRANSPORT[:WHERE],...)", spec);
+		if (!(tr[k] = rt_transport_find(c, tname)) && rt_transport_registered(tname))
+			return COLL_ERR_TRANSPORT;   /* its plugin would not load: said why */
+		if (!tr[k])
+			return rt_err(c, COLL_ERR_TRANSPORT, "rails: unknown transport '%s' in rail '%s' (expected %s)", tname,
+			              names[k], rt_transport_names());
+		np[k] = names[k];
+		wp[k] = where[k][0] ? where[k] : NULL;
+		k++;
+		s += len + (s[len] == ',');
+	}
+	if (k == 0)
+		return rt_err(c, COLL_ERR_INVALID, "rails: no rails in '%s'", spec);
+	return rt_rails_open(c, k, tr, np, wp, pol, out);
+}
+
+int rt_rails_open(coll_comm *c, int nrails, const rt_transport *const *tr, const char *const *names,
+                  const char *const *where, const coll_rail_policy *pol, rt_tp **out)
+{
+	rails_tp *t = calloc(1, sizeof *t);
+	if (!t)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	*out = &t->base;
+	t->base.ops = &rails_transport;
+	t->base.comm = c;
+	t->base.err_peer = -1;
+	t->base.send_window = RL_WINDOW;
+	t->base.recv_window = RL_RWIN;
+	t->base.round_order = 1;
+	t->rank = c->rank;
+	t->n = c->n;
+	t->wake_fd = -1;
+	t->pol = *pol;
+	int rc;
+	for (int k = 0; k < nrails; k++) {
+		rl_rail *R = &t->rail[k];
+		snprintf(R->name, sizeof R->name, "%s", names[k]);
+		if (!tr[k]->rail || !tr[k]->rail->connect || !tr[k]->rail->drop || !tr[k]->rail->adopt)
+			return rt_err(c, COLL_ERR_TRANSPORT, "rails: transport %s cannot be a rail (it has no rail operations)",
+			              tr[k]->name);
+		R->ops = tr[k];
+		if ((rc = tr[k]->rail->connect(c, k, where[k], &R->tp))) {
+			char why[sizeof c->err];
+			snprintf(why, sizeof why, "%s", c->err);
+			return rt_err(c, rc, "rail %s: %s", R->name, why);
+		}
+		R->tp->err_peer = -1;
+		t->nrails++;
+	}
+	size_t maxmsg = SIZE_MAX;
+	int nfds = 0;
+	for (int r = 0; r < t->nrails; r++) {
+		if (t->rail[r].tp->max_msg < maxmsg)
+			maxmsg = t->rail[r].tp->max_msg;
+		nfds += t->n;
+	}
+	if (maxmsg < 2 * sizeof(rl_hdr) + 4096)
+		return rt_err(c, COLL_ERR_TRANSPORT, "rails: a rail's messages are too small (%zu bytes)", maxmsg);
+	t->base.max_msg = maxmsg - sizeof(rl_hdr);
+	long slice = rt_env_long("COLL_RAIL_SLICE", 128 << 10);
+	size_t lo = t->base.max_msg / (RL_MAXPIECES - 2 * COLL_MAX_RAILS) + 1;
+	t->slice = slice < 4096 ? 4096 : (size_t)slice;
+	if (t->slice < lo)
+		t->slice = lo;
+	if (t->slice > t->base.max_msg)
+		t->slice = t->base.max_msg;
+	t->spin_ns = rt_spin_ns(c, "COLL_TCP_SPIN_US");
+	t->pfd_cap = nfds + 1;
+	t->peer = calloc((size_t)t->n, sizeof *t->peer);
+	t->pfd = calloc((size_t)t->pfd_cap, sizeof *t->pfd);
+	t->discard = malloc(RT_STAGE_BYTES);
+	t->want = calloc((size_t)t->n * (size_t)t->nrails, 1);
+	if (!t->peer || !t->pfd || !t->discard || !t->want)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	pthread_mutex_init(&t->mu, NULL);
+	t->mu_on = 1;
+	int64_t now = rt_now_ns();
+	for (int p = 0; p < t->n; p++) {
+		rl_peer *pr = &t->peer[p];
+		pr->credit = pr->credit_sent = RL_WINDOW;
+		if (!(pr->link = calloc((size_t)t->nrails, sizeof *pr->link)))
+			return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		for (int r = 0; p != t->rank && r < t->nrails; r++) {
+			rl_link *L = &pr->link[r];
+			L->up = 1;
+			L->last_ack_ns = now;
+			L->rd_slot = -1;
+			rt_tp *ct = t->rail[r].tp;
+			for (int i = 0; i < RL_RWIN; i++) {
+				L->rq[i].peer = p;
+				if ((rc = ct->ops->post_recv(ct, &L->rq[i])))
+					return rc;
+			}
+		}
+	}
+	t->cold = t->pol.cold_bytes == COLL_COLD_AUTO ? RL_COLD_DEFAULT
+	        : t->pol.cold_bytes == COLL_COLD_ALWAYS ? UINT64_MAX : (uint64_t)t->pol.cold_bytes;
+	for (int k = 0; k < RL_NCLASS; k++)
+		shares(t, &t->cls[k]);
+	if (t->n > 1 && (rc = measure(t)))
+		return rc;
+	if (t->pol.split == COLL_SPLIT_LATENCY)
+		for (int k = 0; k < RL_NCLASS; k++)
+			shares(t, &t->cls[k]);
+	t->bal_seq = c->seq;
+	if ((t->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+		return rt_err(c, COLL_ERR_SYSTEM, "eventfd: %s", strerror(errno));
+	if (t->nrails > 1 && t->n > 1) {
+		if (pthread_create(&t->thr, NULL, rejoin_main, t) != 0)
+			return rt_err(c, COLL_ERR_SYSTEM, "rails: cannot start the rejoin thread");
+		t->thr_on = 1;
+	}
+	return COLL_OK;
+}
+
+/* --- statistics ----------------------------------------------------------- */
+
+int rt_rails_stats(rt_tp *tp, coll_rail_info *out)
+{
+	if (!tp || tp->ops != &rails_transport)
+		return COLL_ERR_UNSUPPORTED;
+	rails_tp *t = (rails_tp *)tp;
+	memset(out, 0, sizeof *out);
+	out->nrails = t->nrails;
+	uint64_t all = 0;
+	for (int r = 0; r < t->nrails; r++)
+		all += t->rail[r].bytes;
+	for (int r = 0; r < t->nrails; r++) {
+		rl_rail *R = &t->rail[r];
+		coll_rail_stat *o = &out->rail[r];
+		snprintf(o->name, sizeof o->name, "%s", R->name);
+		for (int p = 0; p < t->n; p++)
+			o->peers_down += p != t->rank && !lk(t, p, r)->up;
+		o->bytes = R->bytes;
+		o->resent_bytes = R->resent;
+		o->share = all ? (double)R->bytes / (double)all : 0;
+		o->latency_us = R->lat_ns / 1e3;
+		o->mbytes_s = rail_rate(t, r) * 1e3;
+		o->failovers = R->failovers;
+		o->rejoins = R->rejoins;
+	}
+	out->cold_bytes = t->cold;
+	out->failovers = t->failovers;
+	out->rejoins = t->rejoins;
+	out->last_detect_ms = t->last_detect_ms;
+	out->last_reroute_ms = t->last_reroute_ms;
+	out->max_reroute_ms = t->max_reroute_ms;
+	for (int k = 0; k < RL_NCLASS && out->nsizes < COLL_RAIL_SIZES; k++) {
+		if (!t->cls[k].used)
+			continue;
+		int best = 0;
+		for (int r = 1; r < t->nrails; r++)
+			if (t->rail[r].lat_ns < t->rail[best].lat_ns)
+				best = r;
+		out->size[out->nsizes].bytes = 1ull << k;
+		out->size[out->nsizes].cold = (1ull << k) < t->cold;
+		out->size[out->nsizes].rebalanced = t->cls[k].samples;
+		for (int r = 0; r < t->nrails; r++)
+			out->size[out->nsizes].share[r] = (1ull << k) < t->cold ? r == best : t->cls[k].share[r];
+		out->nsizes++;
+	}
+	return COLL_OK;
+}
+
+const rt_transport rails_transport = {
+	.name = "rails",
+	.size = sizeof(rt_transport),
+	.connect = NULL,   /* made by rt_rails_connect from a rail list */
+	.post_send = rl_post_send,
+	.post_recv = rl_post_recv,
+	.release = rl_release,
+	.progress = rl_progress,
+	.abort = rl_abort,
+	.close = rl_close,
+};
