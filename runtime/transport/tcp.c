@@ -4,7 +4,11 @@
  *
  * At connect every rank dials the lower ranks' listeners (addresses from
  * the bootstrap) and accepts the higher ones; each link proves the shared
- * secret (auth.c) and names its rank.  On the wire a message is a frame:
+ * secret (auth.c) and names its rank.  The listener serves every
+ * handshake at once, each with its own short deadline (auth.c's
+ * rt_hs_wait), so a stranger connected to it delays nobody; it is bound to
+ * the rendezvous interface (bootstrap.c) and closed once every link is up
+ * (comm.c).  On the wire a message is a frame:
  * {u32 length, u32 type} then the body.  DATA bodies are the executor's
  * header + payload; an ABORT body is {rank, code}.  Sends go out with
  * sendmsg straight from the caller's buffers (no copy).  Receives read the
@@ -44,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -98,7 +103,6 @@ static void tcp_close(rt_tp *tp)
 	free(t);
 }
 
-/* CPUs this process may run on. */
 static int tcp_connect(coll_comm *c, rt_tp **out)
 {
 	tcp_tp *t = calloc(1, sizeof *t);
@@ -124,32 +128,62 @@ static int tcp_connect(coll_comm *c, rt_tp **out)
 	for (int r = 0; r < t->n; r++)
 		t->peers[r].fd = -1;
 	int64_t dl = c->boot.deadline_ms;
-	int rc;
-	/* Dial down, accept up: no cycle of waits. */
+	int rc = COLL_OK;
+	uint8_t sess[16];
+	/* Dial down, accept up: no cycle of waits.  The peer we dial may be
+	 * busy dialling its own lower ranks, so we wait for its greeting as
+	 * long as the bootstrap lasts; if it dropped our handshake, dial again. */
 	for (int r = 0; r < t->rank; r++) {
-		int fd;
-		if ((rc = rt_connect(c, &c->boot.addrs[r], c->boot.addrlens[r], dl, &fd)))
-			return rc;
-		t->peers[r].fd = fd;
-		if ((rc = rt_auth_client(c, fd, c->boot.key, t->rank, RT_PURPOSE_TCP, c->boot.jobid, dl)))
-			return rc;
-	}
-	for (int got = 0; got < t->n - 1 - t->rank;) {
-		int fd, peer = -1;
-		if ((rc = rt_accept(c, c->boot.listen_fd, dl, &fd)))
-			return rc;
-		rc = rt_auth_server(c, fd, c->boot.key, RT_PURPOSE_TCP, c->boot.jobid, dl, &peer);
-		if (rc == COLL_OK && (peer <= t->rank || peer >= t->n || t->peers[peer].fd >= 0))
-			rc = rt_err(c, COLL_ERR_PROTOCOL, "tcp: unexpected link from rank %d", peer);
-		if (rc) {
+		char a[80], who[112];
+		snprintf(who, sizeof who, "rank %d at %s", r, rt_addr_str(&c->boot.addrs[r], a, sizeof a));
+		for (;;) {
+			int fd;
+			if ((rc = rt_connect(c, &c->boot.addrs[r], c->boot.addrlens[r], dl, &fd)))
+				return rc;
+			rc = rt_auth_client(c, fd, c->boot.key, t->rank, RT_PURPOSE_TCP, 0, c->boot.jobid, dl, who, sess);
+			if (rc == COLL_OK) {
+				t->peers[r].fd = fd;
+				break;
+			}
 			close(fd);
-			if (rc == COLL_ERR_AUTH || rc == COLL_ERR_PROTOCOL)
-				continue;   /* a stranger: keep waiting for the real peer */
-			return rc;
+			if (rc != COLL_ERR_PEER || rt_now_ms() + 50 >= dl)
+				return rc;
+			struct timespec ts = {0, 50000000};
+			nanosleep(&ts, NULL);
 		}
-		t->peers[peer].fd = fd;
+	}
+	/* Every handshake on our listener at once, each with its own short
+	 * deadline (auth.c), so that strangers there delay nobody. */
+	rt_hs_server hs;
+	rt_hs_start(&hs, c, c->boot.listen_fd, c->boot.key, RT_PURPOSE_TCP, c->boot.jobid);
+	for (int got = 0; got < t->n - 1 - t->rank;) {
+		int ev;
+		rt_hs_peer pr;
+		if ((rc = rt_hs_wait(&hs, dl, NULL, 0, &ev, &pr)))
+			break;
+		if (ev == RT_HS_TIME) {
+			char missing[160] = "";
+			size_t o = 0;
+			for (int r = t->rank + 1; r < t->n && o + 12 < sizeof missing; r++)
+				if (t->peers[r].fd < 0)
+					o += (size_t)snprintf(missing + o, sizeof missing - o, " %d", r);
+			rc = rt_err(c, COLL_ERR_TIMEOUT, "tcp: timed out waiting for rank(s)%s to connect", missing);
+			break;
+		}
+		if (ev != RT_HS_PEER)
+			continue;
+		/* It proved the key and this job's id: a rank of ours, but not a
+		 * link we expect (cannot happen with a sane peer): ignore it. */
+		if (pr.rank <= (uint32_t)t->rank || pr.rank >= (uint32_t)t->n || t->peers[pr.rank].fd >= 0) {
+			close(pr.fd);
+			continue;
+		}
+		t->peers[pr.rank].fd = pr.fd;
 		got++;
 	}
+	rt_hs_stop(&hs);
+	if (rc)
+		return rc;
 	t->spin_ns = rt_spin_ns(c, "COLL_TCP_SPIN_US");
 	int sndbuf = (int)rt_env_long("COLL_TCP_SNDBUF", 512 << 10), rcvbuf = (int)rt_env_long("COLL_TCP_RCVBUF", 0);
 	for (int r = 0; r < t->n; r++)

@@ -1,9 +1,10 @@
 /*
  * rt_unit.c - single-process tests of libcollrt's pieces: fp16/bf16
  * conversions, reduction kernels for every dtype and op and their
- * non-temporal variants, SipHash against its published test vector, plan
- * building and checking, chunk bounds, and the error strings.  Links the runtime's objects directly (internals
- * are local in libcollrt.a).  Prints "N passed, N failed".
+ * non-temporal variants, SipHash against its published test vector (and
+ * incrementally), plan building and checking, chunk bounds, the error
+ * strings and configuration refusals (empty secret).  Links the runtime's objects directly
+ * (internals are local in libcollrt.a).  Prints "N passed, N failed".
  */
 #include <math.h>
 #include <stdio.h>
@@ -108,6 +109,23 @@ static void t_siphash(void)
 		msg[i] = (uint8_t)i;
 	CHECK(rt_siphash(key, msg, 15) == 0xa129ca6149be45e5ULL, "siphash test vector: %016llx",
 	      (unsigned long long)rt_siphash(key, msg, 15));
+	/* Incremental SipHash (COLL_AUTH=mac seals frames piece by piece)
+	 * equals the one-shot value for every split of every length. */
+	uint8_t buf[70];
+	for (int i = 0; i < 70; i++)
+		buf[i] = (uint8_t)(i * 37 + 1);
+	int bad = 0;
+	for (size_t len = 0; len <= 70; len++)
+		for (size_t a = 0; a <= len; a++)
+			for (size_t b = a; b <= len; b += 3) {
+				rt_sip s;
+				rt_sip_init(&s, key);
+				rt_sip_update(&s, buf, a);
+				rt_sip_update(&s, buf + a, b - a);
+				rt_sip_update(&s, buf + b, len - b);
+				bad += rt_sip_final(&s) != rt_siphash(key, buf, len);
+			}
+	CHECK(bad == 0, "incremental siphash differs from one-shot in %d splits", bad);
 	uint8_t k1[16], k2[16];
 	rt_auth_key("a", k1);
 	rt_auth_key("b", k2);
@@ -278,8 +296,20 @@ static void t_misc(void)
 	cfg.rank = 0;
 	cfg.nranks = 2;
 	cfg.addr = "no-colon";
+	cfg.secret = "s3cret";
 	CHECK(coll_init(&c, NULL, &cfg) == COLL_ERR_BOOTSTRAP && c == NULL && strstr(coll_last_error(NULL), "host:port"),
 	      "bad address: %s", coll_last_error(NULL));
+	/* An empty secret is refused before anything listens, unless asked for. */
+	cfg.secret = "";
+	unsetenv("COLL_INSECURE");
+	CHECK(coll_init(&c, NULL, &cfg) == COLL_ERR_AUTH && c == NULL &&
+	          strstr(coll_last_error(NULL), "COLL_SECRET is empty") && strstr(coll_last_error(NULL), "COLL_INSECURE=1"),
+	      "empty secret: %s", coll_last_error(NULL));
+	setenv("COLL_INSECURE", "1", 1);
+	CHECK(coll_init(&c, NULL, &cfg) == COLL_ERR_BOOTSTRAP && strstr(coll_last_error(NULL), "host:port"),
+	      "empty secret with COLL_INSECURE=1 gets as far as the address: %s", coll_last_error(NULL));
+	unsetenv("COLL_INSECURE");
+	cfg.secret = NULL;
 	/* n = 1 needs no peers and no plans. */
 	cfg.nranks = 1;
 	CHECK(coll_init(&c, NULL, &cfg) == COLL_OK, "solo init: %s", coll_last_error(NULL));
