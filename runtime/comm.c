@@ -48,6 +48,8 @@ static void host_identity(rt_hostinfo *h)
 	struct stat st;
 	if (stat("/proc/self/ns/net", &st) == 0)
 		h->netns = (uint64_t)st.st_ino;
+	if (stat("/proc/self/ns/pid", &st) == 0)
+		h->pidns = (uint64_t)st.st_ino;
 	h->pid = (int32_t)getpid();
 }
 

@@ -131,7 +131,9 @@ typedef struct rt_transport {
 	 * aborted), PROTOCOL, SYSTEM. */
 	int (*progress)(rt_tp *tp, int timeout_ms);
 	/* Tell every peer we failed with `code` (best effort, never blocks
-	 * long).  Their progress() then returns ABORTED. */
+	 * long).  Their progress() then returns ABORTED.  Transports that can
+	 * carry words send tp->comm->err with it, and relay an abort they
+	 * heard (code ABORTED) as it came: origin rank, code and words. */
 	void (*abort)(rt_tp *tp, int code);
 	/* Free everything; pending requests are dropped.  Never fails. */
 	void (*close)(rt_tp *tp);
@@ -159,6 +161,13 @@ typedef struct rt_transport {
 	 * it.  Errors: as post_send. */
 	int (*send_reserve)(rt_tp *tp, rt_req *req, size_t len, void **buf);
 	int (*send_commit)(rt_tp *tp, rt_req *req);
+	/* Optional (NULL: never asked).  Copy into *hdr the header of the next
+	 * message from peer that no posted receive has taken yet, if it has
+	 * arrived (*have = 1; else 0).  Consumes nothing and does not block.
+	 * The executor calls it while it waits, to name a peer that runs
+	 * another call or algorithm even when it never receives from it.
+	 * Errors: ABORTED (the next thing from peer is its abort), PROTOCOL. */
+	int (*peek)(rt_tp *tp, int peer, rt_hdr *hdr, int *have);
 } rt_transport;
 
 /* The part of every transport instance the executor reads. */
@@ -191,6 +200,7 @@ typedef struct {
 	uint64_t netns;
 	int32_t pid;
 	uint32_t planhash;      /* fingerprint of the plan set: all ranks must agree */
+	uint64_t pidns;         /* pid namespace: pid means something to ranks that share it */
 } rt_hostinfo;
 
 /* Preprocessed plan of one role (rank of the schedule) of one algorithm. */
@@ -453,6 +463,10 @@ const char *rt_transport_names(void);
 int64_t rt_spin_ns(const coll_comm *c, const char *env);
 /* Does this host run more of c's ranks than it has CPUs for us? */
 int rt_oversubscribed(const coll_comm *c);
+/* Append "; rank R (pid P, this host) is stopped ..." to buf for every
+ * rank on this kernel and pid namespace that is stopped (SIGSTOP, a
+ * debugger): the usual reason for a timeout that no dead peer explains. */
+void rt_stopped_ranks(const coll_comm *c, char *buf, size_t len);
 
 /* --- transport/shm.c, transport/tcp.c ------------------------------------ */
 extern const rt_transport shm_transport;

@@ -8,9 +8,10 @@
  * handshake at once, each with its own short deadline (auth.c's
  * rt_hs_wait), so a stranger connected to it delays nobody; it is bound to
  * the rendezvous interface (bootstrap.c) and closed once every link is up
- * (comm.c).  On the wire a message is a frame:
- * {u32 length, u32 type} then the body.  DATA bodies are the executor's
- * header + payload; an ABORT body is {rank, code}.  Sends go out with
+ * (comm.c).  On the wire a message is a frame: {u32 length, u32 type} then
+ * the body.  DATA bodies are the executor's header + payload; an ABORT body is
+ * {rank, code, the words of the failure} of the rank where it started
+ * (relayed as received, so every rank names the origin).  Sends go out with
  * sendmsg straight from the caller's buffers (no copy).  Receives read the
  * executor header into the request and complete with the payload still in
  * the socket (rt_req.pend): the executor reads it with tcp_read straight
@@ -22,7 +23,10 @@
  * so an idle rank exerts TCP back-pressure instead of buffering without
  * bound.  A peer that dies shows up as EOF/reset on its socket
  * (COLL_ERR_PEER) as soon as data from it is needed or a write to it
- * fails.
+ * fails; a peer that cannot be reached at all (its link is down) as an
+ * ETIMEDOUT once data to it stayed unacknowledged for COLL_TIMEOUT
+ * (TCP_USER_TIMEOUT), or as the executor's inactivity timeout.  peek lets
+ * the executor look at the header of a message nobody has asked for yet.
  *
  * Waiting: when every local rank has a core, progress() busy-polls for
  * COLL_TCP_SPIN_US (default 50) before it blocks in poll(); with more
@@ -42,6 +46,7 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -54,6 +59,7 @@
 #include "rt.h"
 
 enum { FR_DATA = 1, FR_ABORT = 2 };
+#define ABORT_TEXT 320   /* most bytes of an abort's reason on the wire (comm->err's size) */
 enum { RD_HDR, RD_BODY, RD_HELD, RD_EXH, RD_STREAM };
 
 typedef struct tcp_buf { struct tcp_buf *next; } tcp_buf;
@@ -80,6 +86,10 @@ typedef struct {
 	int *pfd_peer;
 	tcp_buf *free_bufs;
 	int64_t spin_ns;            /* busy-poll this long before blocking in poll() */
+	/* The first abort heard of (rank, code, its words): relayed as it came,
+	 * so that every rank names where a failure started. */
+	int ab_from, ab_code;
+	char ab_text[ABORT_TEXT];
 } tcp_tp;
 
 static void tcp_close(rt_tp *tp)
@@ -119,6 +129,7 @@ static int tcp_connect(coll_comm *c, rt_tp **out)
 	t->base.round_order = 1;   /* hosts share links: see exec.c */
 	t->rank = c->rank;
 	t->n = c->n;
+	t->ab_from = -1;
 	t->peers = calloc((size_t)t->n, sizeof *t->peers);
 	t->pfd = calloc((size_t)t->n, sizeof *t->pfd);
 	t->pfd_peer = calloc((size_t)t->n, sizeof *t->pfd_peer);
@@ -129,7 +140,7 @@ static int tcp_connect(coll_comm *c, rt_tp **out)
 		t->peers[r].fd = -1;
 	int64_t dl = c->boot.deadline_ms;
 	int rc = COLL_OK;
-	uint8_t sess[16];
+	uint8_t sess[16];   /* (unused until links carry MACs) */
 	/* Dial down, accept up: no cycle of waits.  The peer we dial may be
 	 * busy dialling its own lower ranks, so we wait for its greeting as
 	 * long as the bootstrap lasts; if it dropped our handshake, dial again. */
@@ -186,12 +197,20 @@ static int tcp_connect(coll_comm *c, rt_tp **out)
 		return rc;
 	t->spin_ns = rt_spin_ns(c, "COLL_TCP_SPIN_US");
 	int sndbuf = (int)rt_env_long("COLL_TCP_SNDBUF", 512 << 10), rcvbuf = (int)rt_env_long("COLL_TCP_RCVBUF", 0);
+	/* A link whose data goes unacknowledged as long as the inactivity
+	 * timeout (a cable pulled, a veth taken down) fails with ETIMEDOUT
+	 * naming the peer, instead of after TCP's ~15 minutes of retries.  A
+	 * stopped peer's kernel still acknowledges (and answers zero-window
+	 * probes), so this never fires on a slow or stopped rank. */
+	unsigned user_timeout = c->timeout_ms > 0 && c->timeout_ms < 0x7fffffff ? (unsigned)c->timeout_ms : 0;
 	for (int r = 0; r < t->n; r++)
 		if (t->peers[r].fd >= 0) {
 			if (sndbuf > 0)
 				setsockopt(t->peers[r].fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
 			if (rcvbuf > 0)
 				setsockopt(t->peers[r].fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+			if (user_timeout)
+				setsockopt(t->peers[r].fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
 			rt_set_nonblock(t->peers[r].fd, 1);
 		}
 	return rt_boot_barrier(c);
@@ -201,7 +220,22 @@ static int peer_err(tcp_tp *t, int r, int err)
 {
 	if (err == 0 || err == ECONNRESET || err == EPIPE)
 		return rt_err(t->base.comm, COLL_ERR_PEER, "rank %d closed its connection (process died?)", r);
+	if (err == ETIMEDOUT)
+		return rt_err(t->base.comm, COLL_ERR_PEER, "rank %d unreachable: data to it went unacknowledged for %.1f s "
+		              "(link down? TCP_USER_TIMEOUT = COLL_TIMEOUT)", r, (double)t->base.comm->timeout_ms / 1000);
 	return rt_err(t->base.comm, COLL_ERR_SYSTEM, "tcp link to rank %d: %s", r, strerror(err));
+}
+
+/* The head of p's send queue starts: its frame header. */
+static void start_head(tcp_peer *p)
+{
+	rt_req *q = p->sq.head;
+	size_t len = 0;
+	for (int i = 0; i < q->iovcnt; i++)
+		len += q->iov[i].iov_len;
+	p->sfh[0] = (uint32_t)len;
+	p->sfh[1] = FR_DATA;
+	p->soff = 0;
 }
 
 /* Write as much of the send queue as the socket takes. */
@@ -240,13 +274,8 @@ static int do_write(tcp_tp *t, int r, int *moved)
 		q->done = 1;
 		p->soff = 0;
 		rt_reqq_pop(&p->sq);
-		if (p->sq.head) {
-			size_t len = 0;
-			for (int i = 0; i < p->sq.head->iovcnt; i++)
-				len += p->sq.head->iov[i].iov_len;
-			p->sfh[0] = (uint32_t)len;
-			p->sfh[1] = FR_DATA;
-		}
+		if (p->sq.head)
+			start_head(p);
 	}
 	return COLL_OK;
 }
@@ -259,6 +288,37 @@ static char *get_buf(tcp_tp *t)
 		return (char *)b;
 	}
 	return malloc(t->base.max_msg < sizeof(tcp_buf) ? sizeof(tcp_buf) : t->base.max_msg);
+}
+
+/* An ABORT frame's header is in p->rfh: read its body ({rank, code} and
+ * the words of the rank where the failure started) and report it.  Blocks up to 1 s: the sender wrote it in one piece. */
+static int take_abort(tcp_tp *t, int r)
+{
+	tcp_peer *p = &t->peers[r];
+	struct { int32_t rank, code; char text[ABORT_TEXT]; } b;
+	memset(&b, 0, sizeof b);
+	uint32_t len = p->rfh[0];
+	int64_t dl = rt_now_ms() + 1000;
+	if (len < 8 || len > sizeof b)
+		return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "tcp: bad abort frame from rank %d", r);
+	if (rt_read_full(t->base.comm, p->fd, &b, len, dl, "a peer")) {
+		b.rank = r, b.code = COLL_ERR_ABORTED;   /* it failed and left: that is all we know */
+		len = 8;
+	}
+	char *text = b.text;
+	text[len - 8 < ABORT_TEXT ? len - 8 : ABORT_TEXT - 1] = 0;
+	for (char *c = text; *c; c++)   /* another rank's words, printed on our terminal */
+		if (*c < ' ' || *c > '~')
+			*c = '?';
+	if (b.code <= 0 || b.code > COLL_ERR_UNSUPPORTED)
+		b.code = COLL_ERR_ABORTED;
+	if (t->ab_from < 0) {
+		t->ab_from = b.rank;
+		t->ab_code = b.code;
+		snprintf(t->ab_text, sizeof t->ab_text, "%s", text);
+	}
+	return rt_err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)%s%s", b.rank,
+	              coll_strerror((coll_result)b.code), *text ? ": " : "", text);
 }
 
 /* Read frames for posted receives until the socket is empty.  A DATA
@@ -312,13 +372,8 @@ static int do_read(tcp_tp *t, int r, int *moved)
 		if (p->rstate == RD_HDR) {
 			if (p->rgot < sizeof p->rfh)
 				continue;
-			if (p->rfh[1] == FR_ABORT) {
-				int32_t body[2];
-				if (rt_read_full(t->base.comm, p->fd, body, sizeof body, rt_now_ms() + 1000, "a peer"))
-					body[0] = r, body[1] = COLL_ERR_ABORTED;
-				return rt_err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)", body[0],
-				              coll_strerror((coll_result)body[1]));
-			}
+			if (p->rfh[1] == FR_ABORT)
+				return take_abort(t, r);
 			if (p->rfh[1] != FR_DATA || p->rfh[0] > t->base.max_msg)
 				return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "tcp: bad frame from rank %d", r);
 			p->rstate = RD_HELD;
@@ -398,16 +453,14 @@ static int tcp_post_send(rt_tp *tp, rt_req *req)
 	size_t len = 0;
 	for (int i = 0; i < req->iovcnt; i++)
 		len += req->iov[i].iov_len;
-	if (len > tp->max_msg || req->iovcnt > 3 || req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
+	if (len > tp->max_msg || req->iovcnt > 2 || req->peer < 0 || req->peer >= t->n || req->peer == t->rank)
 		return rt_err(tp->comm, COLL_ERR_INVALID, "tcp: bad send (%zu bytes to rank %d)", len, req->peer);
 	tcp_peer *p = &t->peers[req->peer];
 	req->done = 0;
 	rt_reqq_push(&p->sq, req);
 	if (p->sq.head != req)
 		return COLL_OK;
-	p->sfh[0] = (uint32_t)len;
-	p->sfh[1] = FR_DATA;
-	p->soff = 0;
+	start_head(p);
 	int moved = 0;
 	return do_write(t, req->peer, &moved);
 }
@@ -498,7 +551,21 @@ static int tcp_progress(rt_tp *tp, int timeout_ms)
 static void tcp_abort(rt_tp *tp, int code)
 {
 	tcp_tp *t = (tcp_tp *)tp;
-	struct { uint32_t fh[2]; int32_t body[2]; } m = {{8, FR_ABORT}, {t->rank, code}};
+	struct { uint32_t fh[2]; int32_t rank, code; char text[ABORT_TEXT]; } m;
+	memset(&m, 0, sizeof m);
+	/* Relaying an abort we heard: pass on where it started and why; our
+	 * own failure: our rank, code and words (comm->err, not yet prefixed
+	 * with our rank: exec.c). */
+	if (code == COLL_ERR_ABORTED && t->ab_from >= 0) {
+		m.rank = t->ab_from, m.code = t->ab_code;
+		snprintf(m.text, sizeof m.text, "%s", t->ab_text);
+	} else {
+		m.rank = t->rank, m.code = code;
+		snprintf(m.text, sizeof m.text, "%s", tp->comm->err);
+	}
+	m.fh[0] = (uint32_t)(8 + strlen(m.text));
+	m.fh[1] = FR_ABORT;
+	size_t len = 8 + m.fh[0];
 	for (int r = 0; r < t->n; r++) {
 		tcp_peer *p = &t->peers[r];
 		if (p->fd < 0)
@@ -506,9 +573,39 @@ static void tcp_abort(rt_tp *tp, int code)
 		/* Only between frames can an ABORT frame be injected; otherwise
 		 * the peer sees EOF, which is an error too. */
 		if (p->soff == 0)
-			send(p->fd, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
+			send(p->fd, &m, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		shutdown(p->fd, SHUT_WR);
 	}
+}
+
+/* The executor header of peer r's next message, when no receive is
+ * posted to read it and it has arrived (exec.c checks it against its own
+ * call, to name a rank running another algorithm).  Looks with MSG_PEEK:
+ * nothing is consumed.  An ABORT frame waiting there is taken and
+ * reported, though: it would otherwise wait for a receive that never
+ * comes. */
+static int tcp_peek(rt_tp *tp, int r, rt_hdr *h, int *have)
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	*have = 0;
+	if (r < 0 || r >= t->n || r == t->rank)
+		return COLL_OK;
+	tcp_peer *p = &t->peers[r];
+	if (p->fd < 0 || p->rstate != RD_HDR || p->rgot || p->rq.head)
+		return COLL_OK;
+	char buf[sizeof p->rfh + sizeof(rt_hdr)];
+	ssize_t k = recv(p->fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+	if (k < (ssize_t)sizeof p->rfh)
+		return COLL_OK;
+	uint32_t fh[2];
+	memcpy(fh, buf, sizeof fh);
+	if (fh[1] == FR_ABORT && recv(p->fd, p->rfh, sizeof p->rfh, MSG_DONTWAIT) == (ssize_t)sizeof p->rfh)
+		return take_abort(t, r);
+	if (fh[1] == FR_DATA && k == (ssize_t)sizeof buf) {
+		memcpy(h, buf + sizeof fh, sizeof *h);
+		*have = 1;
+	}
+	return COLL_OK;
 }
 
 const rt_transport tcp_transport = {
@@ -522,4 +619,5 @@ const rt_transport tcp_transport = {
 	.abort = tcp_abort,
 	.close = tcp_close,
 	.read = tcp_read,
+	.peek = tcp_peek,
 };
