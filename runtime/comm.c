@@ -80,6 +80,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	int rc;
 	const char *tname = pick(cfg->transport, "COLL_TRANSPORT", "auto");
 	const char *secret = pick(cfg->secret, "COLL_SECRET", "");
+	const char *auth = getenv("COLL_AUTH");
 	int mpi = want_mpi(cfg, tname);
 	c->rank = cfg->rank >= 0 ? cfg->rank : (int)rt_env_long("COLL_RANK", -1);
 	c->n = cfg->nranks > 0 ? cfg->nranks : (int)rt_env_long("COLL_NRANKS", 0);
@@ -89,6 +90,9 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	c->timeout_ms = t > 0 ? (int64_t)(t * 1000) : 0;
 	double bt = rt_env_double("COLL_BOOT_TIMEOUT", t > 0 ? (3 * t > 30 ? 3 * t : 30) : 3600);
 	c->boot.deadline_ms = rt_now_ms() + (int64_t)(bt * 1000);
+	if (auth && *auth && strcmp(auth, "none") != 0 && strcmp(auth, "mac") != 0)
+		return rt_err(c, COLL_ERR_BOOTSTRAP, "COLL_AUTH='%s': expected none or mac", auth);
+	c->mac = auth && strcmp(auth, "mac") == 0;
 	if (mpi) {
 		c->rank = 0, c->n = 1;   /* until MPI says */
 		if ((rc = rt_mpi_boot(c, cfg->nranks, secret)))
@@ -132,6 +136,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	rt_hostinfo me;
 	host_identity(&me);
 	me.planhash = plans ? rt_planset_hash(plans) : 0;
+	me.mac = (uint32_t)c->mac;
 	c->hosts = calloc((size_t)c->n, sizeof *c->hosts);
 	if (!c->hosts)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
@@ -141,6 +146,9 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	for (int r = 0; r < c->n; r++) {
 		if (c->hosts[r].planhash != me.planhash)
 			return rt_err(c, COLL_ERR_PLAN, "rank %d has a different plan set than rank %d", r, c->rank);
+		if (c->hosts[r].mac != me.mac)
+			return rt_err(c, COLL_ERR_BOOTSTRAP, "rank %d runs with COLL_AUTH=%s but rank %d with COLL_AUTH=%s", r,
+			              c->hosts[r].mac ? "mac" : "none", c->rank, me.mac ? "mac" : "none");
 		if (strcmp(c->hosts[r].boot_id, me.boot_id) != 0 || c->hosts[r].netns != me.netns)
 			same_host = 0;
 	}

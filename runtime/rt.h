@@ -201,6 +201,8 @@ typedef struct {
 	int32_t pid;
 	uint32_t planhash;      /* fingerprint of the plan set: all ranks must agree */
 	uint64_t pidns;         /* pid namespace: pid means something to ranks that share it */
+	uint32_t mac;           /* COLL_AUTH=mac: all ranks must agree */
+	uint32_t pad;
 } rt_hostinfo;
 
 /* Preprocessed plan of one role (rank of the schedule) of one algorithm. */
@@ -247,6 +249,7 @@ typedef struct rt_prep {
 struct coll_comm {
 	int rank, n;
 	int64_t timeout_ms;        /* <= 0: none */
+	int mac;                   /* COLL_AUTH=mac: every TCP frame carries a MAC (tcp.c) */
 	const coll_plan_set *plans;
 	rt_boot boot;
 	rt_hostinfo *hosts;        /* n entries */
