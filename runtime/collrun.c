@@ -20,9 +20,12 @@
  *     collrun: rank R failed first (exit S)
  *     collrun: rank R failed first (killed by signal N, exit S)
  * and exits with that rank's status S (128+signal for a signal): 124 on
- * --timeout, 0 if all succeeded.  "First" is the first exit collrun saw;
- * the others usually fail because of it (they report the peer that died,
- * aborted or stopped answering).  A rank that is stopped (SIGSTOP) is
+ * --timeout, 0 if all succeeded.  "First" is the first failure collrun
+ * saw, except that a rank killed by a signal within 1 s of it counts first
+ * (a killed process closes its sockets before it can be reaped, so the
+ * peers that report its death can be reaped earlier); the others usually
+ * fail because of it (they report the peer that died, aborted or stopped
+ * answering).  A rank that is stopped (SIGSTOP) is
  * reported when it happens and killed like the rest.  Ranks get
  * PR_SET_PDEATHSIG, so killing collrun kills them: no orphans.  The
  * secret is 128 bits from getrandom(2); without it collrun refuses to
@@ -490,7 +493,15 @@ int main(int argc, char **argv)
 						fprintf(stderr, "collrun: rank %d (pid %d) killed by signal %d\n", r, (int)p, WTERMSIG(st));
 					else
 						fprintf(stderr, "collrun: rank %d (pid %d) exited with code %d\n", r, (int)p, code);
-					if (!first_fail) {
+					/* A rank killed by a signal counts first over one
+					 * that exited with an error up to 1 s before (and
+					 * before collrun killed anything): a killed process
+					 * closes its sockets before it can be reaped, so a
+					 * peer that sees that, reports it and exits can be
+					 * reaped first; it is the echo, not the cause. */
+					if (!first_fail ||
+					    (WIFSIGNALED(st) && !term_at && now_s() - fail_at < 1.0 && first_rank >= 0 &&
+					     !WIFSIGNALED(rk[first_rank].status))) {
 						first_fail = code;
 						first_rank = r;
 						fail_at = now_s();
