@@ -81,7 +81,8 @@ typedef struct {
 	uint8_t txk[16], rxk[16];   /* this link's keys, one per direction */
 	uint64_t txseq, rxseq;      /* frames sealed towards the peer / checked from it */
 	uint64_t head_seq;          /* the sequence number the head send was sealed with */
-	uint64_t smac;              /* the head send's MAC trailer */
+	rt_sip ssip, rsip;          /* the MACs of the head send and of the frame being read, so far */
+	uint64_t smac;              /* the head send's MAC trailer, once its body is out */
 	uint64_t rmac;              /* the trailer of the frame being read */
 } tcp_peer;
 
@@ -269,10 +270,14 @@ static int peer_err(tcp_tp *t, int r, int err)
  * the keys come from (collrun's is 128 random bits; a short
  * human-chosen COLL_SECRET can be guessed offline from one recorded
  * handshake).  Its cost is one pass of SipHash over every byte on each
- * end (about 2.7 GB/s per core here), measured in README.md; a
+ * end (1.3-2.7 GB/s per core on the development VM, as its load varies):
+ * ring allreduce from 1 MiB up ran at about a third of its speed without
+ * (README.md, "Security", has the table and the command); a
  * Carter-Wegman MAC (Poly1305, UMAC) would cost less per byte and is the
- * way to go if that matters.  Sends are sealed straight from the
- * caller's buffers; received frames are buffered whole and checked
+ * way to go if that matters.  Sends are hashed straight from the
+ * caller's buffers as the kernel takes them (so hashing overlaps with the
+ * peer reading what went before) and the trailer follows the body;
+ * received frames are hashed as they arrive, buffered whole and checked
  * before any byte reaches the executor (no streaming in this mode), so
  * no unverified data is ever reduced, copied out or sent on. */
 
@@ -287,21 +292,19 @@ static uint64_t frame_mac(const uint8_t key[16], uint64_t seq, const uint32_t fh
 	return rt_sip_final(&s);
 }
 
-/* Check the trailer of the frame just read (header p->rfh, body body). */
-static int frame_check(tcp_tp *t, int r, const void *body)
+/* Check the trailer of the frame just read against want, its MAC. */
+static int frame_check(tcp_tp *t, int r, uint64_t want)
 {
 	tcp_peer *p = &t->peers[r];
-	struct iovec iov = {(void *)(uintptr_t)body, p->rfh[0]};
-	uint64_t want = frame_mac(p->rxk, p->rxseq, p->rfh, &iov, 1), d = want ^ p->rmac;
-	if (d)   /* (one 64-bit compare: no early exit to time) */
+	if (want ^ p->rmac)   /* (one 64-bit compare: no early exit to time) */
 		return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "tcp: frame %llu from rank %d failed its integrity check "
 		              "(COLL_AUTH=mac): altered, injected or replayed on the way", (unsigned long long)p->rxseq, r);
 	p->rxseq++;
 	return COLL_OK;
 }
 
-/* The head of p's send queue starts: its frame header and, with MACs, its
- * trailer (its iov memory is ours until it is done). */
+/* The head of p's send queue starts: its frame header, and with MACs the
+ * hash of what it will send (its iov memory is ours until it is done). */
 static void start_head(tcp_tp *t, tcp_peer *p)
 {
 	rt_req *q = p->sq.head;
@@ -313,7 +316,21 @@ static void start_head(tcp_tp *t, tcp_peer *p)
 	p->soff = 0;
 	if (t->mac) {
 		p->head_seq = p->txseq++;
-		p->smac = frame_mac(p->txk, p->head_seq, p->sfh, q->iov, q->iovcnt);
+		rt_sip_init(&p->ssip, p->txk);
+		rt_sip_update(&p->ssip, &p->head_seq, sizeof p->head_seq);
+		rt_sip_update(&p->ssip, p->sfh, sizeof p->sfh);
+	}
+}
+
+/* Hash the head send's body bytes at frame offsets [from, to) (the frame
+ * header, offsets 0..7, was hashed by start_head). */
+static void seal_sent(tcp_peer *p, const rt_req *q, size_t from, size_t to)
+{
+	size_t off = sizeof p->sfh;
+	for (int i = 0; i < q->iovcnt; off += q->iov[i++].iov_len) {
+		size_t a = from > off ? from : off, b = to < off + q->iov[i].iov_len ? to : off + q->iov[i].iov_len;
+		if (a < b)
+			rt_sip_update(&p->ssip, (const char *)q->iov[i].iov_base + (a - off), b - a);
 	}
 }
 
@@ -331,7 +348,8 @@ static int do_write(tcp_tp *t, int r, int *moved)
 			iov[cnt++] = q->iov[i];
 			total += q->iov[i].iov_len;
 		}
-		if (t->mac) {
+		size_t end = total;   /* of header and body */
+		if (t->mac && p->soff >= end) {   /* the body is out and hashed: its MAC */
 			iov[cnt++] = (struct iovec){&p->smac, sizeof p->smac};
 			total += sizeof p->smac;
 		}
@@ -351,7 +369,15 @@ static int do_write(tcp_tp *t, int r, int *moved)
 			return peer_err(t, r, errno);
 		}
 		*moved = 1;
+		size_t was = p->soff;
 		p->soff += (size_t)w;
+		if (t->mac && was < end) {
+			seal_sent(p, q, was, p->soff);
+			if (p->soff == end) {
+				p->smac = rt_sip_final(&p->ssip);
+				continue;   /* the trailer next */
+			}
+		}
 		if (p->soff < total)
 			return COLL_OK;
 		q->done = 1;
@@ -389,8 +415,10 @@ static int take_abort(tcp_tp *t, int r)
 	    (t->mac && rt_read_full(t->base.comm, p->fd, &p->rmac, sizeof p->rmac, dl, "a peer"))) {
 		b.rank = r, b.code = COLL_ERR_ABORTED;   /* it failed and left: that is all we know */
 		len = 8;
-	} else if (t->mac && frame_check(t, r, &b)) {
-		return COLL_ERR_PROTOCOL;
+	} else if (t->mac) {
+		struct iovec iov = {&b, len};
+		if (frame_check(t, r, frame_mac(p->rxk, p->rxseq, p->rfh, &iov, 1)))
+			return COLL_ERR_PROTOCOL;
 	}
 	char *text = b.text;
 	text[len - 8 < ABORT_TEXT ? len - 8 : ABORT_TEXT - 1] = 0;
@@ -460,6 +488,8 @@ static int do_read(tcp_tp *t, int r, int *moved)
 		}
 		p->rgot += (size_t)n;
 		*moved = 1;
+		if (t->mac && p->rstate == RD_BODY)   /* hashed while it is in cache */
+			rt_sip_update(&p->rsip, dst, (size_t)n);
 		if (p->rstate == RD_HDR) {
 			if (p->rgot < sizeof p->rfh)
 				continue;
@@ -467,6 +497,11 @@ static int do_read(tcp_tp *t, int r, int *moved)
 				return take_abort(t, r);
 			if (p->rfh[1] != FR_DATA || p->rfh[0] > t->base.max_msg)
 				return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "tcp: bad frame from rank %d", r);
+			if (t->mac) {
+				rt_sip_init(&p->rsip, p->rxk);
+				rt_sip_update(&p->rsip, &p->rxseq, sizeof p->rxseq);
+				rt_sip_update(&p->rsip, p->rfh, sizeof p->rfh);
+			}
 			p->rstate = RD_HELD;
 			continue;
 		}
@@ -494,7 +529,7 @@ static int do_read(tcp_tp *t, int r, int *moved)
 				int rc;
 				if (p->rgot < sizeof p->rmac)
 					continue;
-				if ((rc = frame_check(t, r, p->rbuf)))
+				if ((rc = frame_check(t, r, rt_sip_final(&p->rsip))))
 					return rc;
 			}
 			q->data = p->rbuf;
