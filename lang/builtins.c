@@ -19,13 +19,14 @@
 #include "matching.h"
 #include "state.h"
 #include "value.h"
+#include "xalloc.h"
 
 /* ---- symbolic state queries -------------------------------------------- */
 
 /* Bring the buffer state up to the last closed round. */
 static bstate *state(ctx *c)
 {
-	if (!c->st) {
+	if (!c->st) {   /* state_ready made sure this works */
 		c->st = state_new(c->s);
 		c->applied = 0;
 	}
@@ -35,9 +36,50 @@ static bstate *state(ctx *c)
 	return c->st;
 }
 
+/* Can the symbolic state of the schedule so far be built for a query at
+ * e (a chunk count that fits the collective, memory for its cells)?
+ * Else an error. */
+static bool state_ready(ctx *c, ast *e)
+{
+	if (c->st)
+		return true;
+	char why[160];
+	if (state_refusal(c->s, why, sizeof why)) {
+		ev_fail(c, e->pos, "cannot answer a state query: %s", why);
+		return false;
+	}
+	return ev_fits(c, e, state_cell_bytes(c->s));
+}
+
+/* contrib() of a chunk that stands for a block of chunks: what rank r
+ * holds of every chunk of the block (the intersection), so that the block
+ * is complete when all its chunks are. */
+static int contrib_block(ctx *c, inst *in, int r, int ch)
+{
+	int n = c->s->n, lo = in->coff[ch], hi = in->coff[ch + 1], m = 0;
+	int *cnt = xcalloc((size_t)n, sizeof *cnt);
+	bstate *st = state(c);
+	for (int k = lo; k < hi; k++) {
+		int got = state_contrib(st, in->rmap[r], in->cmap[k], c->buf);
+		for (int i = 0; i < got; i++)
+			cnt[c->buf[i]]++;
+	}
+	for (int q = 0; q < n; q++)   /* ascending top-level ranks ... */
+		if (cnt[q] == hi - lo && in->rinv[q] >= 0)
+			c->buf[m++] = in->rinv[q];
+	free(cnt);
+	for (int i = 1; i < m; i++)   /* ... into ascending local ones */
+		for (int j = i; j > 0 && c->buf[j - 1] > c->buf[j]; j--) {
+			int t = c->buf[j]; c->buf[j] = c->buf[j - 1]; c->buf[j - 1] = t;
+		}
+	return m;
+}
+
 /* Contributions of local (r, ch) as local ranks, into c->buf; count. */
 static int contrib(ctx *c, inst *in, int r, int ch)
 {
+	if (in->coff)
+		return contrib_block(c, in, r, ch);
 	int gc = in->cmap ? in->cmap[ch] : ch;
 	int k = state_contrib(state(c), in->rmap[r], gc, c->buf);
 	if (in->top)
@@ -253,6 +295,10 @@ value bi_call(ctx *c, inst *in, ast *e, value *a, int na)
 			if (!elems(c, e, a[0], fn, &v, &n))
 				return V_NILV;
 		}
+		/* a copy of n elements (sorting: n log n comparisons) */
+		if (!ev_fits(c, e, (size_t)n * sizeof(value)) ||
+		    !steps_for(c, e, e->slot == BI_SORTED && n > 1 ? (long long)n * (64 - __builtin_clzll((unsigned long long)n)) : n))
+			return V_NILV;
 		if (e->slot == BI_SET) {
 			value s = v_newlist(V_SET, n);
 			for (int i = 0; i < n; i++) {
@@ -288,6 +334,11 @@ value bi_call(ctx *c, inst *in, ast *e, value *a, int na)
 			ev_fail(c, e->pos, "push() needs a list, found %s", tname(a[0]));
 			return V_NILV;
 		}
+		if (v_would_cycle(a[0], a[1])) {
+			ev_fail(c, e->pos, "push() would make the list contain itself; values are shared by reference, "
+			        "so push a copy (list(x))");
+			return V_NILV;
+		}
 		v_push(v_list(a[0]), v_ref(a[1]));
 		return V_NILV;
 	case BI_POP:
@@ -314,7 +365,13 @@ value bi_call(ctx *c, inst *in, ast *e, value *a, int na)
 		ev_fail(c, e->pos, "remove() needs a set or a map, found %s", tname(a[0]));
 		return V_NILV;
 	case BI_STR: {
+		if (!ev_fits(c, e, 1 << 20))
+			return V_NILV;
 		char *s = v_show(a[0], 1 << 20);
+		if (!steps_for(c, e, (long long)strlen(s) / 16)) {
+			free(s);
+			return V_NILV;
+		}
 		value v = v_newstr(s, strlen(s));
 		free(s);
 		return v;
@@ -335,7 +392,8 @@ value bi_call(ctx *c, inst *in, ast *e, value *a, int na)
 		}
 		return matching(c, e, a[0], na == 2 && a[1].i);
 	case BI_HOLDS: case BI_HAS: case BI_CONTRIB:
-		if (!want_rank(c, in, a[0], e->list.v[0], &r) || !want_chunk(c, in, a[1], e->list.v[1], &ch))
+		if (!want_rank(c, in, a[0], e->list.v[0], &r) || !want_chunk(c, in, a[1], e->list.v[1], &ch) ||
+		    !state_ready(c, e))
 			return V_NILV;
 		if (e->slot == BI_HOLDS)
 			return v_bool(holds(c, in, r, ch));
@@ -343,7 +401,7 @@ value bi_call(ctx *c, inst *in, ast *e, value *a, int na)
 			return v_bool(contrib(c, in, r, ch) > 0);
 		return set_of_buf(c->buf, contrib(c, in, r, ch));
 	case BI_HOLDERS: {
-		if (!want_chunk(c, in, a[0], e->list.v[0], &ch))
+		if (!want_chunk(c, in, a[0], e->list.v[0], &ch) || !state_ready(c, e))
 			return V_NILV;
 		if (in->top)
 			return set_of_buf(c->buf, state_holders(state(c), in->cmap ? in->cmap[ch] : ch, c->buf));

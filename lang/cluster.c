@@ -166,6 +166,22 @@ static int entry(drv_prog *p, cluster_desc *d, const cluster_block *b, const ast
 			return -1;
 		}
 		x.defs[x.ndefs++] = (drv_define){ xstrdup(bnd->str), val };
+		/* a misspelt parameter would silently build the default (bcube(b = 4) built B = 2) */
+		const char *names[64];
+		int k = drv_algo_params(p, i, names, 64);
+		bool known = false;
+		for (int q = 0; q < k && !known; q++)
+			known = strcmp(names[q], bnd->str) == 0;
+		if (!known) {
+			char have[256] = "";
+			size_t at = 0;
+			for (int q = 0; q < k && at < sizeof have; q++)
+				at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", q ? ", " : "", names[q]);
+			diag_error(bnd->pos, "cluster '%s': '%s' has no parameter '%s' (%s%s)", d->name, e->str, bnd->str,
+				   k ? "its parameters are " : "it has no parameters", have);
+			entry_free(&x);
+			return -1;
+		}
 	}
 	if (e->a) {
 		x.below = e->a->ival > 0 ? (uint64_t)e->a->ival : 0;

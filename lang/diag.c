@@ -231,9 +231,11 @@ static void mprintf(mbuf *b, const char *fmt, va_list ap)
 	free(big);
 }
 
-/* How much of a long source line a message quotes around the caret. */
-#define QUOTE_BEFORE 60
-#define QUOTE_AFTER 60
+/* A source line up to QUOTE_WHOLE bytes is quoted whole; a longer one
+ * (generated code, a line of garbage) only around the caret. */
+#define QUOTE_WHOLE 240
+#define QUOTE_BEFORE 80
+#define QUOTE_AFTER 80
 
 /* The source line holding p and a caret under its column, cut to a
  * window around the caret ("..." marks a cut). */
@@ -247,8 +249,11 @@ static void quote_line(mbuf *b, srcpos p)
 	uint32_t bol = p.file->lines[l], eol = off;
 	while (eol < p.file->len && t[eol] != '\n')
 		eol++;
-	uint32_t from = off - bol > QUOTE_BEFORE ? off - QUOTE_BEFORE : bol;
-	uint32_t to = eol - off > QUOTE_AFTER ? off + QUOTE_AFTER : eol;
+	uint32_t from = bol, to = eol;
+	if (eol - bol > QUOTE_WHOLE) {
+		from = off - bol > QUOTE_BEFORE ? off - QUOTE_BEFORE : bol;
+		to = eol - off > QUOTE_AFTER ? off + QUOTE_AFTER : eol;
+	}
 	if (memchr(t + from, '\0', to - from))   /* binary: nothing worth quoting */
 		return;
 	mput(b, "  ", 2);

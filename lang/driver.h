@@ -29,6 +29,8 @@ const char *drv_algo_name(const drv_prog *p, int i);
 ir_kind drv_algo_kind(const drv_prog *p, int i);
 /* The first file given to drv_load (for messages about the input as a whole). */
 const char *drv_main_file(const drv_prog *p);
+/* Where algorithm i is declared. */
+srcpos drv_algo_pos(const drv_prog *p, int i);
 /* Was algorithm i declared in a file given to drv_load (not imported)? */
 bool drv_algo_named(const drv_prog *p, int i);
 /* Index of algorithm `name`, or -1 (no message). */
@@ -39,9 +41,11 @@ int drv_find_algo(const drv_prog *p, const char *name);
 ir_sched *drv_run(drv_prog *p, const char *algo, int n,
 		  const drv_define *defs, int ndefs, bool verify);
 
-/* Where `import` looks after the importing file's directory: $COLL_STDLIB,
- * else ../stdlib beside the collc binary.  argv0 is unused when
- * /proc/self/exe is readable. */
+/* Find the standard library, where `import` looks last (after the
+ * importing file's directory and each directory of $COLL_PATH):
+ * $COLL_STDLIB, else ../share/coll/stdlib beside the collc binary (an
+ * installed collc), else ../stdlib (the source tree's build/collc).
+ * argv0 is unused when /proc/self/exe is readable. */
 void drv_init_stdlib(const char *argv0);
 
 /* Evaluation step limit (statements + loop iterations) for drv_run. */
@@ -51,6 +55,8 @@ extern long long drv_max_steps;
  * Sweeps over n use this to skip the n an algorithm does not support. */
 void drv_set_quiet_require(drv_prog *p, bool quiet);
 bool drv_unsupported(const drv_prog *p, const char **why);
+/* Did the last drv_run stop at the step limit or the memory budget? */
+bool drv_hit_limit(const drv_prog *p);
 /* Names of the top-level parameters of algorithm i (its `param`s). */
 int drv_algo_params(const drv_prog *p, int i, const char **names, int max);
 /* The first -D name that is a parameter of no loaded algorithm, or NULL. */

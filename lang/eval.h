@@ -18,6 +18,7 @@ typedef struct {
 	bool unsupported;      /* out: the run stopped at a failed `require` */
 	char why[256];         /* out: that requirement's message */
 	long long steps;       /* out: steps used */
+	bool limit;            /* out: stopped by the step limit or the memory budget */
 } eval_opts;
 
 /* eval.c */

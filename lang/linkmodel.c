@@ -339,6 +339,28 @@ static int parse_rank(const char *tok, int *r)
 	return 0;
 }
 
+/* One line of f into buf (NUL-terminated, newline dropped), adding its
+ * bytes to *total: 1, 0 at the end of the file, -1 when longer than
+ * buf holds, -2 at a NUL byte, -3 when *total passes LINK_MAX_BYTES. */
+static int read_line(FILE *f, char *buf, size_t cap, size_t *total)
+{
+	size_t n = 0;
+	int ch;
+	while ((ch = getc(f)) != EOF) {
+		if (++*total > LINK_MAX_BYTES)
+			return -3;
+		if (ch == '\n')
+			break;
+		if (ch == '\0')
+			return -2;
+		if (n + 1 >= cap)
+			return -1;
+		buf[n++] = (char)ch;
+	}
+	buf[n] = '\0';
+	return ch == EOF && n == 0 ? 0 : 1;
+}
+
 int link_read_matrix(link_model *lm, const char *path, link_error *err)
 {
 	memset(lm, 0, sizeof *lm);
@@ -348,10 +370,19 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 	entry *ents = NULL;
 	int nents = 0, cap = 0, ranks = -1, ranks_line = 0, maxrank = -1, rc = -1;
 	int wild = 0;
-	char *line = NULL;
-	size_t lcap = 0;
-	int *spec = NULL, *from = NULL;
-	for (int lineno = 1; getline(&line, &lcap, f) >= 0; lineno++) {
+	/* bounded reads: a line is a few fields, and a matrix of every pair of
+	 * LINK_MAX_RANKS ranks fits in LINK_MAX_BYTES; /dev/zero or a binary
+	 * file is refused at its first long line, not read into memory */
+	char line[LINK_MAX_LINE + 1];
+	size_t total = 0;
+	int *spec = NULL, *from = NULL, got;
+	for (int lineno = 1; (got = read_line(f, line, sizeof line, &total)) != 0; lineno++) {
+		if (got < 0) {
+			link_errorf(err, "%s:%d: %s: not a link matrix", path, lineno,
+				    got == -1 ? "a line longer than " LINK_MAX_LINE_TEXT " bytes"
+				    : got == -2 ? "a NUL byte (a binary file?)" : "larger than " LINK_MAX_BYTES_TEXT);
+			goto out;
+		}
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = 0;
@@ -496,7 +527,6 @@ out:
 	free(spec);
 	free(from);
 	free(ents);
-	free(line);
 	fclose(f);
 	return rc;
 }

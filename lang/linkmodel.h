@@ -59,6 +59,13 @@ typedef struct {
 	char *source;        /* where it came from, for reports (owned) */
 } link_model;
 
+/* Input limits of link_read_matrix: a line holds four short fields, and
+ * 256 MiB holds every pair of about 2,900 ranks spelt out. */
+#define LINK_MAX_LINE 4096
+#define LINK_MAX_LINE_TEXT "4096"
+#define LINK_MAX_BYTES (256 << 20)
+#define LINK_MAX_BYTES_TEXT "256 MiB"
+
 /* linkmodel.c */
 /* Parse a byte count: a number and a unit B, KB, MB, GB, TB (powers of
  * 1000), KiB, MiB, GiB, TiB (powers of 1024), or K, M, G, T as nccl-tests

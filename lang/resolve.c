@@ -8,6 +8,7 @@
  * before anything runs, so such mistakes are reported for every n alike.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@ static const struct {
 typedef struct {
 	const char *name;
 	int slot;
+	srcpos pos;         /* where it was declared, for "already declared" notes */
 } binding;
 
 /* Resolver state for one algorithm or function body. */
@@ -43,9 +45,11 @@ typedef struct {
 	ast *unit;          /* the A_ALGO or A_FN being resolved */
 	binding *scope;     /* visible names, innermost last */
 	int nscope, capscope;
+	int block;          /* scope[block ..] are the names of the innermost block */
 	int nslots;
 	int loops;          /* enclosing loops */
 	int rounds;         /* enclosing round blocks */
+	int parallels;      /* enclosing parallel blocks */
 	int depth;          /* block nesting below the unit's body */
 } resolver;
 
@@ -71,13 +75,42 @@ static void err(srcpos pos, const char *fmt, ...)
 	errors++;
 }
 
-static int declare(resolver *r, const char *name)
+/* Does algorithm a take parameter `name`: one of its top-level `param`s,
+ * or `root` for a rooted collective? */
+static bool algo_has_param(const ast *a, const char *name)
+{
+	if (a->kindof >= 0 && ir_kind_info((ir_kind)a->kindof)->rooted && strcmp(name, "root") == 0)
+		return true;
+	for (int j = 0; a->b && j < a->b->list.n; j++)
+		if (a->b->list.v[j]->kind == A_PARAM && strcmp(a->b->list.v[j]->str, name) == 0)
+			return true;
+	return false;
+}
+
+/* "its parameters are B, root" / "it has no parameters", for messages. */
+static const char *param_list(const ast *a, char *buf, size_t len)
+{
+	size_t at = 0;
+	int k = 0;
+	buf[0] = '\0';
+	for (int j = 0; a->b && j < a->b->list.n && at < len; j++)
+		if (a->b->list.v[j]->kind == A_PARAM)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", k++ ? ", " : "its parameters are ",
+					       a->b->list.v[j]->str);
+	if (at < len && a->kindof >= 0 && ir_kind_info((ir_kind)a->kindof)->rooted)
+		at += (size_t)snprintf(buf + at, len - at, "%sroot", k++ ? ", " : "its parameters are ");
+	if (!k)
+		snprintf(buf, len, "it has no parameters");
+	return buf;
+}
+
+static int declare(resolver *r, const char *name, srcpos pos)
 {
 	if (r->nscope == r->capscope) {
 		r->capscope = r->capscope ? 2 * r->capscope : 16;
 		r->scope = realloc(r->scope, r->capscope * sizeof *r->scope);
 	}
-	r->scope[r->nscope] = (binding){ name, r->nslots };
+	r->scope[r->nscope] = (binding){ name, r->nslots, pos };
 	r->nscope++;
 	return r->nslots++;
 }
@@ -210,7 +243,9 @@ static int fast_type(const ast *e)
 	case A_BINOP:
 		if (a != FAST_INT || b != FAST_INT)
 			return FAST_NO;
-		if (e->op >= OP_ADD && e->op <= OP_MOD)
+		/* `|` `&` `^` may be set operations: decided at run time, when
+		 * the fast path gives up on a local that holds a set */
+		if ((e->op >= OP_ADD && e->op <= OP_MOD) || (e->op >= OP_UNION && e->op <= OP_POW))
 			return FAST_INT;
 		return e->op >= OP_EQ && e->op <= OP_GE ? FAST_BOOL : FAST_NO;
 	case A_AND: case A_OR:
@@ -244,24 +279,45 @@ static void expr_inner(resolver *r, ast *e)
 
 static void block(resolver *r, ast *b)
 {
-	int mark = r->nscope;
+	int mark = r->nscope, outer = r->block;
+	r->block = mark;
 	r->depth++;
 	for (int i = 0; i < b->list.n; i++)
 		stmt(r, b->list.v[i]);
 	r->depth--;
 	r->nscope = mark;
+	r->block = outer;
+}
+
+/* The binding of `name` declared in the innermost block, or NULL.  A
+ * second `let` of a name in one block is refused: it would silently
+ * start a new variable where an assignment was almost certainly meant
+ * (shadowing in an inner block stays legal, as in C). */
+static const binding *in_block(resolver *r, const char *name)
+{
+	for (int i = r->nscope - 1; i >= r->block; i--)
+		if (strcmp(r->scope[i].name, name) == 0)
+			return &r->scope[i];
+	return NULL;
 }
 
 static void stmt(resolver *r, ast *s)
 {
 	switch (s->kind) {
-	case A_LET:
+	case A_LET: {
 		expr(r, s->a);   /* before declaring: `let x = x + 1` reads the outer x */
-		s->slot = declare(r, s->str);
+		const binding *old = in_block(r, s->str);
+		if (old) {
+			err(s->pos, "'%s' is already declared in this block (assign it with '%s = ...', or use another name)",
+			    s->str, s->str);
+			diag_note(old->pos, "'%s' is declared here", s->str);
+		}
+		s->slot = declare(r, s->str, s->pos);
 		break;
+	}
 	case A_ASSIGN:
 		if (s->a->kind != A_NAME && s->a->kind != A_INDEX) {
-			err(s->a->pos, "cannot assign to this expression; assign to a variable or an element x[i]%s%s", "", "");
+			err(s->a->pos, "cannot assign to this expression; assign to a variable or an element x[i]");
 			break;
 		}
 		if (s->a->kind == A_NAME && lookup(r, s->a->str) < 0 &&
@@ -286,7 +342,7 @@ static void stmt(resolver *r, ast *s)
 	case A_FOR: {
 		expr(r, s->a);
 		int mark = r->nscope;
-		s->slot = declare(r, s->str);
+		s->slot = declare(r, s->str, s->d->pos);
 		r->loops++;
 		block(r, s->b);
 		r->loops--;
@@ -313,14 +369,19 @@ static void stmt(resolver *r, ast *s)
 	case A_REQUIRE:
 		expr(r, s->a);
 		expr(r, s->b);
+		/* a literal that is not a string can be refused now, before the
+		 * requirement ever fails (other expressions are checked then) */
+		if (s->b->kind == A_INT || s->b->kind == A_BOOL || s->b->kind == A_LIST || s->b->kind == A_SET ||
+		    s->b->kind == A_MAP || s->b->kind == A_RANGE)
+			err(s->b->pos, "'require' needs a string message, such as \"ring needs n >= 2\"");
 		break;
 	case A_PARAM:
 		if (r->unit->kind != A_ALGO || r->depth != 1)
-			err(s->pos, "'param %s' must be at the top level of an algorithm%s", s->str, "");
+			err(s->pos, "'param %s' must be at the top level of an algorithm", s->str);
 		expr(r, s->a);
 		if (lookup(r, s->str) >= 0)
 			err(s->pos, "parameter '%s' is already declared%s", s->str, "");
-		s->slot = declare(r, s->str);
+		s->slot = declare(r, s->str, s->pos);
 		break;
 	case A_CHUNKS: case A_PORTS:
 		expr(r, s->a);
@@ -329,7 +390,10 @@ static void stmt(resolver *r, ast *s)
 		break;
 	case A_ROUND:
 		if (r->rounds)
-			err(s->pos, "'round' inside another round; a round is a flat set of transfers%s%s", "", "");
+			err(s->pos, "'round' inside another round; a round is a flat set of transfers");
+		else if (r->parallels)
+			err(s->pos, "'round' inside 'parallel'; there, rounds come only from 'run' statements (put the "
+			    "transfers in an algorithm and run it)");
 		r->rounds++;
 		block(r, s->b);
 		r->rounds--;
@@ -339,6 +403,9 @@ static void stmt(resolver *r, ast *s)
 		block(r, s->b);
 		break;
 	case A_XFER:
+		if (r->parallels && !r->rounds)
+			err(s->pos, "transfer inside 'parallel'; there, rounds come only from 'run' statements (put the "
+			    "transfers in an algorithm and run it)");
 		expr(r, s->a);
 		expr(r, s->b);
 		expr(r, s->c);
@@ -346,21 +413,38 @@ static void stmt(resolver *r, ast *s)
 	case A_RUN: {
 		ast *algo = find_decl(r->prog, A_ALGO, s->str);
 		if (!algo)
-			err(s->pos, "unknown algorithm '%s' in 'run'%s", s->str, "");
+			err(s->pos, "unknown algorithm '%s' in 'run'", s->str);
 		if (r->rounds)
-			err(s->pos, "'run' inside a round; a composed algorithm emits its own rounds%s%s", "", "");
+			err(s->pos, "'run' inside a round; a composed algorithm emits its own rounds");
 		s->target = algo;
 		expr(r, s->a);
 		if (s->b)
 			expr(r, s->b);
-		for (int i = 0; i < s->list.n; i++)
-			expr(r, s->list.v[i]->a);
+		for (int i = 0; i < s->list.n; i++) {
+			ast *w = s->list.v[i];
+			expr(r, w->a);
+			/* `with k = v` must name a `param` of the callee (or its root):
+			 * a misspelt name would silently keep the default */
+			if (algo && !algo_has_param(algo, w->str)) {
+				char have[256];
+				err(w->pos, "'%s' has no parameter '%s' (%s)", algo->str, w->str, param_list(algo, have, sizeof have));
+			}
+		}
 		break;
 	}
+	case A_PARALLEL:
+		if (r->rounds)
+			err(s->pos, "'parallel' inside a round; the runs in it emit their own rounds");
+		else if (r->parallels)
+			err(s->pos, "'parallel' inside another 'parallel'; put all the runs in one");
+		r->parallels++;
+		block(r, s->b);
+		r->parallels--;
+		break;
 	case A_EXPR:
 		expr(r, s->a);
 		if (s->a->kind != A_CALL)
-			err(s->pos, "this expression has no effect; only calls may stand as statements%s%s", "", "");
+			err(s->pos, "this expression has no effect; only calls may stand as statements");
 		break;
 	default:
 		break;
@@ -376,7 +460,7 @@ static void unit(ast_prog *p, ast *u)
 				if (strcmp(u->list.v[i]->str, u->list.v[j]->str) == 0)
 					err(u->list.v[i]->pos, "duplicate parameter '%s' in function '%s'",
 					    u->list.v[i]->str, u->str);
-			u->list.v[i]->slot = declare(&r, u->list.v[i]->str);
+			u->list.v[i]->slot = declare(&r, u->list.v[i]->str, u->list.v[i]->pos);
 		}
 	}
 	block(&r, u->b);

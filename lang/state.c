@@ -25,6 +25,7 @@
  *    neighbours.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -533,16 +534,41 @@ char *state_set_fmt(const bstate *st, const state_set *a, char *buf, size_t len)
 
 /* --- the state ------------------------------------------------------------ */
 
+const char *state_refusal(const ir_sched *s, char *why, size_t len)
+{
+	const coll_kind_info *k = coll_kind_get((int)s->kind);
+	if (!k)
+		snprintf(why, len, "unknown collective kind %d", (int)s->kind);
+	else if (s->n < 1)
+		snprintf(why, len, "rank count n = %d, must be at least 1", s->n);
+	else if (s->chunks < 1)
+		snprintf(why, len, "chunk count %d, must be at least 1", s->chunks);
+	else if ((uint64_t)s->chunks % coll_kind_units(k, s->n) != 0)
+		snprintf(why, len, "%s needs the chunk count to be a multiple of %s, got %d chunks for n = %d", k->name,
+			 k->units == COLL_UNITS_PAIR ? "n*n" : "n", s->chunks, s->n);
+	else if (k->rooted && (s->root < 0 || s->root >= s->n))
+		snprintf(why, len, "%s root %d is out of range 0..%d", k->name, s->root, s->n - 1);
+	else if ((unsigned long long)s->n * (unsigned long long)s->chunks >= 0xffffffffULL)
+		snprintf(why, len, "n * chunks = %llu (rank, chunk) pairs is too many to verify",
+			 (unsigned long long)s->n * (unsigned long long)s->chunks);
+	else
+		return NULL;
+	return why;
+}
+
+size_t state_cell_bytes(const ir_sched *s)
+{
+	return (size_t)(s->n > 0 ? s->n : 0) * (size_t)(s->chunks > 0 ? s->chunks : 0) * sizeof(uintptr_t);
+}
+
 bstate *state_new(const ir_sched *s)
 {
+	char why[200];
+	if (state_refusal(s, why, sizeof why))
+		return NULL;
 	int n = s->n, C = s->chunks;
 	const coll_kind_info *k = coll_kind_get((int)s->kind);
-	if (!k || n < 1 || C < 1 || (uint64_t)n * (uint64_t)C >= UINT32_MAX)
-		return NULL;
-	if ((uint64_t)C % coll_kind_units(k, n) != 0)
-		return NULL;
-	if (k->rooted && (s->root < 0 || s->root >= n))
-		return NULL;
+	mem_charge(state_cell_bytes(s));   /* released by state_free */
 
 	bstate *st = xcalloc(1, sizeof *st);
 	st->shape = (coll_shape){ k, n, C, k->rooted ? s->root : 0 };
@@ -593,6 +619,7 @@ void state_free(bstate *st)
 	free(st->tb);
 	free(st->tc);
 	free(st->runs);
+	mem_release((size_t)st->n * (size_t)st->chunks * sizeof *st->cell);
 	free(st->cell);
 	free(st->memo);
 	free(st->shash);

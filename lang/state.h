@@ -99,6 +99,11 @@ struct bstate {
  * those are unusable (n < 1, chunks < 1 or not a multiple of the
  * collective's units, root out of range).  Allocation failure aborts. */
 bstate *state_new(const ir_sched *s);
+/* Why state_new would refuse s's shape (a message into why, returned),
+ * or NULL when it would not. */
+const char *state_refusal(const ir_sched *s, char *why, size_t len);
+/* Bytes the cells of s's state take (the bulk of it, for the budget). */
+size_t state_cell_bytes(const ir_sched *s);
 /* Free the state and every set in it (NULL is fine). */
 void state_free(bstate *st);
 /* Apply round `round` of s with the IR's semantics (all transfers read the

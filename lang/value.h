@@ -4,7 +4,11 @@
  * Scalars (int, bool) are immediate; strings, lists, sets and maps are
  * reference-counted heap objects shared by reference (Python semantics).
  * Reference counting instead of an arena keeps peak memory proportional to
- * live data: StragglAR at n = 1024 builds ~10^6 temporary sets.
+ * live data: StragglAR at n = 1024 builds ~10^6 temporary sets.  No value
+ * contains itself (v_would_cycle), so reference counting frees everything,
+ * and the operations that walk values (free, compare) use explicit stacks,
+ * so nesting depth costs heap, not C stack.  Every allocation is charged
+ * to the evaluation's memory budget (xalloc.h).
  * Sets are sorted, duplicate-free arrays; maps are sorted key arrays.  Both
  * order by v_cmp: first by type, then by value.
  */
@@ -17,7 +21,10 @@
 
 typedef enum { V_NIL, V_INT, V_BOOL, V_STR, V_LIST, V_SET, V_MAP } vtype;
 
-typedef struct vobj { int32_t rc; uint8_t t; } vobj;
+/* deep: a list or map a container (list, set, map) was ever stored in;
+ * only those can reach a cycle, so v_would_cycle looks inside no other
+ * (a flag, never cleared: over-approximation only costs time). */
+typedef struct vobj { int32_t rc; uint8_t t, deep; } vobj;
 typedef struct value { uint8_t t; union { int64_t i; vobj *o; }; } value;
 typedef struct { vobj h; int32_t n, cap; value *v; } vlist;      /* V_LIST, V_SET */
 typedef struct { vobj h; int32_t n, cap; value *k, *v; } vmap;   /* V_MAP */
@@ -27,6 +34,8 @@ typedef struct { vobj h; int32_t len; char s[]; } vstr;          /* V_STR */
 static inline value v_int(int64_t i) { return (value){ .t = V_INT, .i = i }; }
 static inline value v_bool(bool b) { return (value){ .t = V_BOOL, .i = b }; }
 static inline bool v_isobj(value v) { return v.t >= V_STR; }
+/* A list, set or map: a value that holds values. */
+static inline bool v_iscont(value v) { return v.t >= V_LIST; }
 static inline vlist *v_list(value v) { return (vlist *)v.o; }
 static inline vmap *v_map(value v) { return (vmap *)v.o; }
 static inline vstr *v_strobj(value v) { return (vstr *)v.o; }
@@ -66,14 +75,31 @@ value v_newmap(void);
 /* Make room for `need` items (v_push's slow path). */
 void v_grow(vlist *l, int need);
 /* Append to a list, taking ownership of x.  Inline: the evaluator's
- * push() runs once per element of every list a schedule builds. */
+ * push() runs once per element of every list a schedule builds.  A caller
+ * appending to a list that already exists must first rule out a cycle
+ * (v_would_cycle). */
 static inline void v_push(vlist *l, value x)
 {
 	if (l->n == l->cap)
 		v_grow(l, l->n + 1);
 	l->v[l->n++] = x;
+	if (v_iscont(x))
+		l->h.deep = 1;
 }
-/* Total order over values: type first, then value (lists lexicographic). */
+/* Would storing x inside container c make c contain itself (x is c, or
+ * holds it at any depth)?  Values are shared by reference, so push(l, l)
+ * or m[k] = m would build a cycle that comparing, printing or freeing
+ * could never finish; the evaluator refuses those with an error. */
+bool v_would_cycle(value c, value x);
+/* Note that a container was stored in c by a write other than v_push
+ * (an element assignment). */
+static inline void v_note_store(value c, value x)
+{
+	if (v_iscont(x))
+		c.o->deep = 1;
+}
+/* Total order over values: type first, then value (lists lexicographic).
+ * Iterative: a list nested a million deep compares without recursion. */
 int v_cmp(value a, value b);
 bool v_eq(value a, value b);
 /* Sets: index of x or -1; insert (owned x, ignored if present); remove. */
@@ -105,7 +131,9 @@ static inline value *v_map_get(const vmap *m, value k)
 void v_map_set(vmap *m, value k, value x);
 bool v_map_remove(vmap *m, value k);
 /* Human-readable text of v (as `str` and error messages show it); the
- * result is malloc'd and truncated after `max` bytes with "...". */
+ * result is malloc'd and truncated after `max` bytes with "...", and
+ * nesting deeper than V_SHOW_DEPTH prints as "...". */
+#define V_SHOW_DEPTH 1000
 char *v_show(value v, size_t max);
 /* Like v_show, but strings are quoted, so 5 and "5" differ (for messages). */
 char *v_repr(value v, size_t max);

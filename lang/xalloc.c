@@ -7,6 +7,9 @@
 
 #include "xalloc.h"
 
+size_t mem_limit, mem_used;
+void (*mem_over_hook)(void);
+
 static void *check(void *p)
 {
 	if (!p) {

@@ -17,6 +17,15 @@
 #   skip_test NAME REASON                 count a skip with its printed reason
 #   tmpfile NAME ?CONTENT?                path of a scratch file (written when CONTENT given)
 #   wait_for SCRIPT ?TIMEOUT_MS?          poll SCRIPT until true; error after the timeout
+#   python_cmd                            the interpreter for Python tests: $PYTHON, else
+#                                         /usr/bin/python3 (Debian's numpy and torch are
+#                                         installed for it, not for a pyenv python3 on PATH)
+#   py_collrun NP SCRIPT ARGS...          run SCRIPT under collrun -np NP with that interpreter,
+#                                         the package on PYTHONPATH and the build's libcollrt.so
+#                                         and torch backend named; returns {code stdout stderr}
+#   py_checks OUT NAME                    per rank, in rank order, "ok" or the "FAIL NAME: ..."
+#                                         line the check scripts print (tests/python/*.py), or
+#                                         "missing"
 # Globals: ::root (repo root), ::build (build dir), ::quick (1 for quicktest),
 #          ::tmpdir (scratch dir, removed at exit).
 # Test names are area-N.M; each asserts one behaviour.
@@ -129,6 +138,13 @@ proc h::probe {tag} {
         }
         slow    { if {$::quick} { return "slow test skipped by quicktest" } }
         san     { if {![file exists [file join $::root build-san collc]]} { return "no sanitizer build" } }
+        numpy   {
+            if {[catch {exec [python_cmd] -c "import numpy"} msg]} { return "[python_cmd] cannot import numpy (apt-get install python3-numpy)" }
+        }
+        torch   {
+            if {[catch {exec [python_cmd] -c "import torch.distributed"} msg]} { return "[python_cmd] cannot import torch (apt-get install python3-torch)" }
+            if {![file exists [file join $::build python _coll_torch.so]]} { return "the torch backend is not built ([file join $::build python _coll_torch.so]; make needs libtorch-dev)" }
+        }
         default { return "unknown tag $tag" }
     }
     return ""
@@ -157,6 +173,36 @@ proc wait_for {script {timeout_ms 10000}} {
         if {[clock milliseconds] > $end} { error "timed out after ${timeout_ms} ms waiting for: $script" }
         after 20
     }
+}
+
+proc python_cmd {} {
+    if {[info exists ::env(PYTHON)] && $::env(PYTHON) ne ""} { return $::env(PYTHON) }
+    return /usr/bin/python3
+}
+
+proc py_collrun {np script args} {
+    set saved [array get ::env]
+    set ::env(PYTHONPATH) [file join $::root runtime python]
+    set ::env(COLL_LIBCOLLRT) [file join $::build libcollrt.so]
+    set ::env(COLL_TORCH_EXT) [file join $::build python _coll_torch.so]
+    set ::env(OMP_NUM_THREADS) 1
+    set r [run_cmd [file join $::build collrun] -np $np --timeout 120 [python_cmd] $script {*}$args]
+    array unset ::env
+    array set ::env $saved
+    return $r
+}
+
+proc py_checks {out name} {
+    set res {}
+    set ranks {}
+    foreach line [split $out \n] {
+        if {[regexp {^\[(\d+)\] (ok|FAIL) (\S+?):?( .*)?$} $line -> r st nm rest] && $nm eq $name} {
+            set got($r) [expr {$st eq "ok" ? "ok" : "FAIL $nm:$rest"}]
+            if {$r ni $ranks} { lappend ranks $r }
+        }
+    }
+    foreach r [lsort -integer [concat $ranks]] { lappend res $got($r) }
+    return [expr {[llength $res] ? $res : "missing"}]
 }
 
 # Run only tests whose name matches the -match pattern.

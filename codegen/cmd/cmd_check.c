@@ -3,7 +3,8 @@
  * of n, one summary line per algorithm (cmd.h).
  *
  * A sweep skips the n an algorithm rejects with `require` (unsupported,
- * counted and explained); a single n reports it as a failure.
+ * counted and explained); a single n reports it as a failure, and so does
+ * a sweep in which an algorithm supports no n at all (nothing was checked).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,10 +48,16 @@ int cmd_check(int argc, char **argv)
 					snprintf(why, sizeof why, "%s", reason);
 			} else {
 				bad++;
+				/* a runaway loop or a memory hog: reported once, not once per n */
+				if (sweep && drv_hit_limit(p) && n < o.nhi) {
+					fprintf(stderr, "%s: note: '%s': not trying n = %d..%d after that\n", diag_tool, name,
+						n + 1, o.nhi);
+					break;
+				}
 			}
 		}
 		checked++;
-		if (bad)
+		if (bad || (sweep && ok == 0))
 			failed++;
 		if (!sweep)
 			printf("%s: n=%d %s", name, o.nlo, bad ? "FAILED\n" : "");
@@ -60,6 +67,8 @@ int cmd_check(int argc, char **argv)
 			printf("verified (%d rounds, %d transfers)\n", rounds, xfers);
 		else if (sweep)
 			printf("%s%s%s\n", skipped ? " (" : "", skipped ? why : "", skipped ? ")" : "");
+		if (sweep && ok == 0 && bad == 0)   /* nothing was checked at all: not a pass */
+			diag_error(drv_algo_pos(p, i), "'%s' supports none of n = %d..%d (%s)", name, o.nlo, o.nhi, why);
 	}
 	if (checked == 0) {
 		diag_file_error(o.files[0], "declares no algorithm%s (nothing to check: the files hold only comments, "

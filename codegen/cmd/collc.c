@@ -16,6 +16,8 @@
 
 #include "cmd.h"
 #include "driver.h"
+#include "linkmodel.h"
+#include "xalloc.h"
 
 #define COLL_VERSION "0.1.0"
 
@@ -37,6 +39,7 @@ void cmd_usage(FILE *out)
 	      "common options:\n"
 	      "  --max-steps N   evaluation step limit (default 200000000)\n"
 	      "  --max-errors N  stop after N errors (default 20; 0: never)\n"
+	      "  --max-memory S  memory budget of an evaluation (default 2GiB)\n"
 	      "  --stats         print wall time and peak memory to stderr at exit (benchmarks)\n"
 	      "  --help          this text; COMMAND --help for a command's own flags\n"
 	      "  --version       print the version\n"
@@ -73,6 +76,10 @@ int main(int argc, char **argv)
 {
 	double start = now_ms();
 	drv_init_stdlib(argv[0]);
+	/* an evaluation may use this much (xalloc.h), well under any machine
+	 * collc runs on: a runaway `l = l + l` stops with an error at the
+	 * statement instead of taking the machine's memory */
+	mem_limit = (size_t)2 << 30;
 	bool stats = false;
 	/* options every subcommand takes, taken out before it sees argv */
 	for (int i = 1; i < argc;) {
@@ -89,6 +96,15 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			diag_max_errors = (int)m;
+			take = 2;
+		} else if (strcmp(argv[i], "--max-memory") == 0) {
+			double b;
+			link_error err;
+			if (i + 1 >= argc || link_parse_size(argv[i + 1], &b, &err) != 0) {
+				diag_tool_error("--max-memory: %s", i + 1 < argc ? err.msg : "needs a size such as 4GiB");
+				return 2;
+			}
+			mem_limit = (size_t)b;
 			take = 2;
 		}
 		if (!take) {

@@ -17,7 +17,9 @@
  *     static const coll_algo *const lab8_algos[] = { &ring_n4, ... };
  *     static const coll_choice lab8_choices[] = {
  *         { COLL_ALLREDUCE, 65536, "rhd" }, { COLL_ALLREDUCE, COLL_BYTES_MAX, "ring" } };
- *     const coll_plan_set lab8_plans = COLL_PLAN_SET("lab8", 4, lab8_algos, lab8_choices);
+ *     const coll_plan_set lab8_plans = {
+ *         .abi = COLL_PLAN_ABI, .name = "lab8", .nranks = 4, .algos = lab8_algos, .nalgos = 3,
+ *         .choices = lab8_choices, .nchoices = 2, .transport = "tcp" };
  *
  * The same structures can be built in memory at run time with
  * coll_algo_build() from a global transfer list (that is what the tests do).
@@ -46,7 +48,7 @@ extern "C" {
 #endif
 
 /* Bumped when the layout of these structures changes. */
-#define COLL_PLAN_ABI 3
+#define COLL_PLAN_ABI 4
 
 typedef enum {
 	COLL_STEP_SEND = 0,         /* send my chunk to peer */
@@ -126,22 +128,26 @@ struct coll_plan_set {
 	int32_t straggler;
 	const coll_crit *crit;         /* `straggler auto` only, else NULL */
 	int32_t ncrit;
+	/* The cluster's transport ("shm", "tcp", "mpi", "auto"), or NULL: what
+	 * coll_init uses when neither its config nor COLL_TRANSPORT names one,
+	 * so coll_init_env and NAME_init agree.  Appended in ABI 4. */
+	const char *transport;
 };
 #define COLL_STRAGGLER_NONE 0
 #define COLL_STRAGGLER_AUTO (-1)
 
 #define COLL_PLAN_SET(name, n, algos, choices)                                     \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, NULL, 0 }
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, NULL, 0, NULL }
 /* The same with a declared straggler (1 + its rank). */
 #define COLL_PLAN_SET_STRAGGLER(name, n, algos, choices, straggler)              \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), NULL, 0 }
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), NULL, 0, NULL }
 /* `straggler auto` with its table of critical delays (a coll_crit array). */
 #define COLL_PLAN_SET_AUTO(name, n, algos, choices, crit)                          \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
 	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_AUTO, \
-	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])) }
+	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])), NULL }
 
 /* --- building plans at run time ------------------------------------------ */
 

@@ -1,0 +1,128 @@
+"""distributed.py - registers the torch.distributed backend "coll".
+
+    import coll.distributed                      # registers "coll" (torch 1.13's register_backend)
+    coll.distributed.configure(plans="out/libddp4.so", algos={"allreduce": "ring"})   # or COLL_PLANS=...
+    torch.distributed.init_process_group("coll", ...)
+
+The backend itself is C++ (runtime/python/torch/ProcessGroupColl.cpp, a
+c10d ProcessGroup built by `make` into build/python/_coll_torch.so).  This
+file finds and imports that extension and supplies the creator function
+torch calls with (store, rank, world_size, timeout): it runs coll's
+rendezvous through that store (bootstrap.py: rank 0 publishes its address
+and a secret) and constructs the ProcessGroup, which calls coll_init.
+
+Settings, from configure() or else the environment:
+  plans      COLL_PLANS       lib<cluster>.so from `collc build` for world_size ranks (required)
+  symbol     COLL_PLANS_SYMBOL its plan-set symbol (default <cluster>_plans)
+  algos      COLL_ALGO        force algorithms: "ring" (allreduce) or "allreduce=ring,broadcast=binomial_bcast"
+  transport  COLL_TRANSPORT   shm, tcp or auto (read by libcollrt itself)
+  straggler  COLL_STRAGGLER   declare the persistent straggler rank (coll_set_straggler)
+The per-call inactivity timeout is torch's group timeout unless
+COLL_TIMEOUT is set.
+"""
+
+import importlib.machinery
+import importlib.util
+import os
+
+import torch.distributed as dist
+
+from . import bootstrap
+from ._native import PLANS_ENV, LibraryNotFound
+
+EXT_ENV = "COLL_TORCH_EXT"   # path of _coll_torch.so
+_settings = {}
+_ext = None
+
+
+def extension_candidates():
+    """Where the compiled backend is looked for (after $COLL_TORCH_EXT):
+    beside this file (an installed package), then the source tree's
+    build/python/."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.normpath(os.path.join(here, "..", "..", ".."))
+    return [os.path.join(here, "_coll_torch.so"), os.path.join(repo, "build", "python", "_coll_torch.so")]
+
+
+def load_extension(path=None):
+    """Import the C++ backend module (once); raises LibraryNotFound with the
+    places tried and how to build it."""
+    global _ext
+    if _ext is not None:
+        return _ext
+    path = path or os.environ.get(EXT_ENV)
+    cands = [path] if path else extension_candidates()
+    for p in cands:
+        if os.path.exists(p):
+            loader = importlib.machinery.ExtensionFileLoader("coll._coll_torch", p)
+            spec = importlib.util.spec_from_file_location("coll._coll_torch", p, loader=loader)
+            mod = importlib.util.module_from_spec(spec)
+            loader.exec_module(mod)
+            _ext = mod
+            return mod
+    raise LibraryNotFound("the coll torch backend (_coll_torch.so) is not built; tried %s.  Run `make` in "
+                          "the coll repository (it needs Debian's libtorch-dev) or set %s"
+                          % (", ".join(cands), EXT_ENV))
+
+
+def _parse_algos(text):
+    out = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        if "=" in item:
+            k, v = item.split("=", 1)
+            out[k.strip()] = v.strip()
+        else:
+            out["allreduce"] = item
+    return out
+
+
+def configure(plans=None, symbol=None, algos=None, transport=None, straggler=None):
+    """Settings for the process groups created after this call (see the
+    file's header); None leaves a setting to the environment."""
+    for k, v in (("plans", plans), ("symbol", symbol), ("algos", algos), ("transport", transport),
+                 ("straggler", straggler)):
+        if v is None:
+            _settings.pop(k, None)
+        else:
+            _settings[k] = v
+
+
+def _setting(name, env, conv=str):
+    if name in _settings:
+        return _settings[name]
+    v = os.environ.get(env)
+    return conv(v) if v else None
+
+
+def create(store, rank, size, timeout):
+    """The creator torch calls for init_process_group("coll") and
+    new_group(backend="coll"): store rendezvous, then ProcessGroupColl."""
+    ext = load_extension()
+    plans = _setting("plans", PLANS_ENV)
+    if not plans:
+        raise LibraryNotFound("coll backend: no plan library: call coll.distributed.configure(plans=PATH) or "
+                              "set %s=PATH, a lib<cluster>.so made by `collc build CLUSTER.coll -o DIR` for %d "
+                              "ranks" % (PLANS_ENV, size))
+    algos = _settings.get("algos")
+    if algos is None:
+        algos = _parse_algos(os.environ.get("COLL_ALGO", ""))
+    elif isinstance(algos, str):
+        algos = _parse_algos(algos)
+    straggler = _setting("straggler", "COLL_STRAGGLER", int)
+    timeout_s = 0.0 if os.environ.get("COLL_TIMEOUT") else timeout.total_seconds()
+    with bootstrap.rendezvous(store, rank, size) as (addr, secret, done):
+        pg = ext.ProcessGroupColl(rank, size, os.path.abspath(plans), addr, secret,
+                                  symbol=_setting("symbol", "COLL_PLANS_SYMBOL") or "",
+                                  transport=_settings.get("transport") or "", timeout_s=timeout_s,
+                                  algos=dict(algos), straggler=-1 if straggler is None else int(straggler))
+        done()
+    return pg
+
+
+def register():
+    """Register the backend "coll" with torch.distributed (idempotent)."""
+    if "COLL" not in dist.Backend._plugins:
+        dist.Backend.register_backend("coll", create)
+
+
+register()
