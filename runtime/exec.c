@@ -82,7 +82,13 @@
  *
  * Every message starts with an rt_hdr describing the call; receivers
  * compare it with their own arguments, which is how a rank that passed a
- * different count, dtype, op or root is reported (COLL_ERR_MISMATCH).
+ * different count, dtype, op, root or algorithm is reported
+ * (COLL_ERR_MISMATCH).  A rank that is waiting also looks at the next
+ * message of every rank that nothing has asked for yet (peek_ranks), so
+ * that ranks running different algorithms are named even when neither
+ * ever receives from the other.  A failure is told to every peer
+ * (tp->abort) with its words, and a timeout or abort names any rank on
+ * this host that is stopped (rt_stopped_ranks).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -307,14 +313,23 @@ static void fill_hdr(const ex_state *e, rt_hdr *h, const rt_xstep *x, int s, uin
 	h->late2_ns = l->ns2;
 }
 
-/* Compare a received header with what this rank expects. */
-static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
+/* The name of the plan set's algorithm with this hash, or NULL. */
+static const char *algo_named(const coll_comm *c, uint32_t hash)
+{
+	for (int i = 0; c->plans && i < c->plans->nalgos; i++)
+		if (rt_algo_hash(c->plans->algos[i]) == hash)
+			return c->plans->algos[i]->name;
+	return NULL;
+}
+
+/* Compare the call a header describes (sequence number, collective,
+ * count, dtype, op, root, algorithm, message order) with ours. */
+static int check_call(ex_state *e, const rt_hdr *h, int from)
 {
 	coll_comm *c = e->c;
-	const rt_hdr *h = q->data;
-	int from = q->peer, n = c->n;
+	int n = c->n;
 	const char *kn = coll_kind_name(e->kind);
-	if (q->len < sizeof *h || h->magic != RT_HDR_MAGIC)
+	if (h->magic != RT_HDR_MAGIC)
 		return rt_err(c, COLL_ERR_PROTOCOL, "%s: malformed message from rank %d", kn, from);
 	if (h->seq != c->seq)
 		return rt_err(c, COLL_ERR_MISMATCH,
@@ -338,14 +353,33 @@ static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
 	if (h->root != e->root)
 		return rt_err(c, COLL_ERR_MISMATCH, "%s: root mismatch: rank %d passed %d, rank %d passed %d", kn, from,
 		              h->root, c->rank, e->root);
-	if (h->algo_hash != e->p->hash)
+	if (h->algo_hash != e->p->hash) {
+		const char *theirs = algo_named(c, h->algo_hash);
+		if (theirs)
+			return rt_err(c, COLL_ERR_MISMATCH, "%s: rank %d runs algorithm '%s' but rank %d runs '%s'", kn, from,
+			              theirs, c->rank, e->a->name);
 		return rt_err(c, COLL_ERR_MISMATCH, "%s: rank %d runs a different algorithm than rank %d ('%s')", kn,
 		              from, c->rank, e->a->name);
+	}
 	if (h->segmajor != e->segmajor)
 		return rt_err(c, COLL_ERR_MISMATCH,
 		              "%s: rank %d sends its messages in %s order but rank %d in %s order (COLL_ROUND_ORDER "
 		              "differs between them)",
 		              kn, from, h->segmajor ? "segment" : "round", c->rank, e->segmajor ? "segment" : "round");
+	return COLL_OK;
+}
+
+/* Compare a received header with what this rank expects. */
+static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
+{
+	coll_comm *c = e->c;
+	const rt_hdr *h = q->data;
+	int from = q->peer, rc;
+	const char *kn = coll_kind_name(e->kind);
+	if (q->len < sizeof *h)
+		return rt_err(c, COLL_ERR_PROTOCOL, "%s: malformed message from rank %d", kn, from);
+	if ((rc = check_call(e, h, from)))
+		return rc;
 	rt_late_merge(&c->late, h->late_ns, h->late_rank);
 	rt_late_merge(&c->late, h->late2_ns, h->late2_rank);
 	if (h->round != x->round || h->chunk != x->chunk || h->seg != s)
@@ -697,7 +731,7 @@ static void describe_wait(ex_state *e, char *buf, size_t len)
 		ex_peer *pp = &e->peers[i];
 		for (int j = pp->rtail; j < pp->rhead; j++) {
 			rt_req *q = &pp->rring[j % e->wr];
-			if (!q->done) {
+			if (!q->done || (q->pend && q->applied != 1)) {   /* (or the rest of a streamed payload) */
 				const rt_xstep *x = &e->p->steps[q->xstep];
 				snprintf(buf, len, "waiting for rank %d (round %d, chunk %d)", pp->phys, x->round, x->chunk);
 				return;
@@ -711,11 +745,42 @@ static void describe_wait(ex_state *e, char *buf, size_t len)
 		}
 }
 
+/* While waiting: look at the next message of every rank that nobody has
+ * asked for (tp->peek).  Ranks that run different algorithms (or calls)
+ * can each wait for a message the other never sends while the messages
+ * they did send sit unread, because a rank reads a peer only when its own
+ * plan expects something from it: without this, that was a "no progress"
+ * timeout instead of a mismatch.  A message from a later call is fine
+ * (that rank is ahead); one from an earlier call was never expected
+ * here. */
+static int peek_ranks(ex_state *e)
+{
+	coll_comm *c = e->c;
+	rt_tp *tp = c->tp;
+	for (int r = 0; tp->ops->peek && r < c->n; r++) {
+		rt_hdr h;
+		int have = 0, rc;
+		if (r == c->rank)
+			continue;
+		if ((rc = tp->ops->peek(tp, r, &h, &have)))
+			return rc;
+		if (!have || h.seq > c->seq)
+			continue;
+		if (h.seq < c->seq)
+			return rt_err(c, COLL_ERR_MISMATCH, "rank %d sent a message in collective call #%u that rank %d never "
+			              "expected (it finished that call): ranks ran different algorithms or calls", r, h.seq,
+			              c->rank);
+		if ((rc = check_call(e, &h, r)))
+			return rc;
+	}
+	return COLL_OK;
+}
+
 static int run_loop(ex_state *e)
 {
 	coll_comm *c = e->c;
 	rt_tp *tp = c->tp;
-	int64_t last = rt_now_ms();
+	int64_t last = rt_now_ms(), peeked = last;
 	int rc;
 	for (;;) {
 		int moved = 0;
@@ -732,6 +797,11 @@ static int run_loop(ex_state *e)
 		if (moved)
 			last = now;
 		int wait = 0;
+		if (!moved && now - last >= 100 && now - peeked >= 100) {
+			peeked = now;
+			if ((rc = peek_ranks(e)))
+				return rc;
+		}
 		if (!moved) {
 			if (c->timeout_ms > 0 && now - last >= c->timeout_ms) {
 				char what[128];
@@ -852,8 +922,10 @@ out:
 		/* The communicator is now out of step with its peers: mark it
 		 * broken and tell them, so they fail fast instead of timing out. */
 		char keep[sizeof c->err];
-		memcpy(keep, c->err, sizeof keep);
 		c->broken = rc;
+		if (rc == COLL_ERR_TIMEOUT || rc == COLL_ERR_ABORTED)
+			rt_stopped_ranks(c, c->err, sizeof c->err);   /* the likely reason, if a rank on this host is stopped */
+		memcpy(keep, c->err, sizeof keep);
 		if (c->tp)
 			c->tp->ops->abort(c->tp, rc);   /* also on ABORTED: relay to peers that did not hear */
 		snprintf(c->err, sizeof c->err, "rank %d: %s", c->rank, keep);

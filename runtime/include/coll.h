@@ -102,7 +102,8 @@ typedef struct {
 	int rank;               /* 0 .. nranks-1; -1: COLL_RANK */
 	int nranks;             /* >= 1; 0: COLL_NRANKS */
 	const char *addr;       /* "host:port" of rank 0's rendezvous; NULL: COLL_ADDR */
-	const char *secret;     /* shared secret; NULL: COLL_SECRET (may be empty) */
+	const char *secret;     /* shared secret; NULL: COLL_SECRET (empty: refused with more than one
+	                         * rank unless COLL_INSECURE=1) */
 	const char *transport;  /* "shm", "tcp", "mpi", "ibverbs", "auto"; NULL: COLL_TRANSPORT, else the
 	                         * plan set's transport (the cluster's), else "auto" */
 	double timeout_s;       /* per-call inactivity timeout; 0: COLL_TIMEOUT, else 10; <0: none */
@@ -115,7 +116,11 @@ typedef struct {
  * listens on addr; the others connect; every connection proves knowledge of
  * the secret with a keyed-hash challenge/response, both ways), then open
  * the transport and check that every rank has the same plan set.  Blocks
- * until all ranks joined or the bootstrap timeout (3x timeout, >= 10 s).
+ * until all ranks joined or the bootstrap timeout (COLL_BOOT_TIMEOUT:
+ * 3x timeout, >= 30 s).  A misconfigured job (ranks that disagree on
+ * COLL_NRANKS, a COLL_RANK given twice or out of range) fails at once on
+ * every rank with BOOTSTRAP naming the cause; COLL_AUTH=mac adds a MAC to
+ * every TCP frame (README.md, "Security").
  * Under an MPI launcher (mpirun; OMPI_COMM_WORLD_RANK, PMIX_RANK or
  * PMI_RANK set) with no explicit rank, or with transport "mpi", the
  * rendezvous goes through MPI instead: libcollrt dlopens its MPI plugin
@@ -125,7 +130,8 @@ typedef struct {
  * means shm on one host, else mpi.  Without the plugin: UNSUPPORTED.
  * `plans` is borrowed and must outlive the communicator; it may be NULL
  * (only `_plan` calls are then possible).  Errors: INVALID, BOOTSTRAP,
- * AUTH (wrong secret), TIMEOUT, TRANSPORT, PLAN, NOMEM, SYSTEM, UNSUPPORTED. */
+ * AUTH (wrong or empty secret), TIMEOUT, PEER, TRANSPORT, PLAN, NOMEM, SYSTEM,
+ * UNSUPPORTED. */
 COLL_API coll_result coll_init(coll_comm **comm, const coll_plan_set *plans, const coll_config *cfg);
 
 /* coll_init with every parameter from the environment: COLL_RANK,
