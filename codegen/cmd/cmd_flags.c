@@ -37,6 +37,19 @@ int cmd_input_error(const char *fmt, ...)
 	return 1;
 }
 
+int cmd_link_error(const link_error *e)
+{
+	if (e->loc_len > 0) {
+		/* about a file: "path:line: error: text", as diagnostics in
+		 * sources are (DESIGN: file:line for link files) */
+		char loc[512];
+		snprintf(loc, sizeof loc, "%.*s", e->loc_len, e->msg);
+		diag_file_error(loc, "%s", link_error_text(e));
+		return 1;
+	}
+	return cmd_input_error("%s", e->msg);
+}
+
 /* --- help -------------------------------------------------------------------- */
 
 static const char common_help[] =
@@ -47,7 +60,8 @@ static const char common_help[] =
 	"  -f F | -i STEP      sweep factor (default 2) or additive step\n"
 	"  --alpha T           link latency (default 3us)\n"
 	"  --bw BW             link bandwidth (default 450GB/s)\n"
-	"  --links MATRIX      per-pair latency and bandwidth (TSV: src dst alpha bandwidth)\n"
+	"  --links MATRIX      per-pair latency and bandwidth (TSV: src dst alpha bandwidth),\n"
+	"                      and shared segments (group, uplink, segment, rank-bw lines)\n"
 	"  --rank-bw BW|none   a rank's injection bandwidth, shared by the messages it sends\n"
 	"                      (or receives) in one round; default: --bw for uniform links\n"
 	"                      (one connection per rank), none for --links (independent)\n"
@@ -338,7 +352,7 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 		if (o->have_nrange)
 			return cmd_usage_error("--n-range needs uniform links (--alpha, --bw), not a matrix");
 		if (link_read_matrix(&o->links, o->links_path, &err))
-			return cmd_input_error("%s", err.msg);
+			return cmd_link_error(&err);
 		if (!o->have_n) {
 			o->n = o->links.n;
 			o->have_n = true;
@@ -351,8 +365,9 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 		return cmd_usage_error("%s", err.msg);
 	}
 	/* One connection per rank (StragglAR's and NCCL's scale-up
-	 * assumption) unless told otherwise; a probed matrix says nothing
-	 * about sharing, so there links stay independent by default. */
+	 * assumption) unless told otherwise; a matrix says what it knows
+	 * about sharing (its rank-bw line, its segments), so there links stay
+	 * as the file has them by default. */
 	if (o->have_rank_bw)
 		link_set_rank_bw(&o->links, o->rank_bw, NULL);
 	else if (!o->links_path)

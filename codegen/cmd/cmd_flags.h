@@ -93,6 +93,9 @@ typedef struct {
 /* Print "collc: error: ..." and return 2 (usage) or 1 (input). */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cmd_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print a link model error: "path:line: error: text" when it is about a
+ * file (loc_len > 0), else as cmd_input_error; returns 1. */
+int cmd_link_error(const link_error *e);
 /* Parse argv (argv[0] the subcommand, `which` its CMD_*) into o and check
  * the combination; `usage` is the subcommand's own help, printed before
  * the common options on --help.  Returns 0, 1 (bad link matrix), 2
