@@ -43,6 +43,11 @@ int cmd_compare(int argc, char **argv);
  * the critical straggler delay of straggler-aware algorithms. */
 int cmd_tune(int argc, char **argv);
 
+/* cmd_reorder.c */
+/* collc reorder FILE... -a ALGO -n N --links MATRIX [-s SIZE] [...]: the
+ * best rank order for ALGO on that network (reorder.h). */
+int cmd_reorder(int argc, char **argv);
+
 /* cmd_build.c */
 /* collc build CLUSTER.coll [FILE.coll...] -o DIR [--cluster NAME] [-v]:
  * generate and compile lib<cluster>. */

@@ -25,11 +25,12 @@
 #include <stdio.h>
 
 #include "cost.h"
+#include "reorder.h"
 #include "driver.h"
 #include "linkmodel.h"
 
 /* Which subcommand is parsing: a flag is accepted by the set it names. */
-enum { CMD_COST = 1, CMD_SIM = 2, CMD_COMPARE = 4, CMD_TUNE = 8, CMD_ALL = 15 };
+enum { CMD_COST = 1, CMD_SIM = 2, CMD_COMPARE = 4, CMD_TUNE = 8, CMD_ALL = 15, CMD_REORDER = 16 };
 
 /* A cost subcommand's options after parsing and checking. */
 typedef struct {
@@ -65,6 +66,15 @@ typedef struct {
 	int nlo, nhi, nstep;   /* --n-range A..B:K; nstep 0: powers of 2 and midpoints */
 	bool have_nrange;
 	int repeat;
+	int32_t *perm;         /* --perm: the rank order to cost (schedule rank -> physical), NULL: identity */
+	int nperm;
+	/* reorder */
+	double time_limit;     /* --time-limit, seconds (0: none) */
+	unsigned long long seed;   /* --seed */
+	long moves;            /* --moves (0: the default) */
+	int exact_max;         /* --exact-max (0: the default, -1: never) */
+	bool sim;              /* --sim: also simulate at large n */
+	bool exhaustive;       /* --exhaustive: try every order (n <= 11) */
 } cmd_opts;
 
 /* An algorithm to cost, built for one n at a time. */
