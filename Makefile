@@ -33,7 +33,7 @@ DEPS := re2c:re2c bison:bison tclsh:tcl mpicc:libopenmpi-dev mpirun:openmpi-bin 
 	/usr/include/infiniband/verbs.h:libibverbs-dev
 
 .PHONY: all deps demo test quicktest bench bench-cluster clean san
-all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench rt-mpi py
+all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(B)/collprobe rt-mpi py
 
 # Install missing build tools once; a stamp keeps later builds quiet.
 deps: $(B)/.deps

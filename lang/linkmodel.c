@@ -426,10 +426,14 @@ static int remember(link_model *lm, const char *line)
 	return 0;
 }
 
+static int declare_tokens(link_model *lm, const char *line, char **tok, int nt, link_error *err);
+
 int link_declare(link_model *lm, const char *line, link_error *err)
 {
-	char buf[LINK_MAX_LINE + 1];
-	snprintf(buf, sizeof buf, "%.*s", (int)strcspn(line, "#"), line);
+	/* tokens of a heap copy (a group line may be long), without its comment */
+	char *buf = strndup(line, strcspn(line, "#"));
+	if (!buf)
+		return link_errorf(err, "out of memory");
 	char *tok[8], *save = NULL;
 	int nt = 0;
 	for (char *t = strtok_r(buf, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
@@ -437,8 +441,17 @@ int link_declare(link_model *lm, const char *line, link_error *err)
 			tok[nt] = t;
 		nt++;
 	}
-	if (nt == 0)
-		return 0;
+	int rc = nt == 0 ? 0 : declare_tokens(lm, line, tok, nt, err);
+	free(buf);
+	if (rc > 0 && remember(lm, line))
+		return link_errorf(err, "out of memory");
+	return rc;
+}
+
+/* link_declare's work on the tokens of line (tok[0..min(nt, 8))): 1, 0
+ * (not a declaration) or -1. */
+static int declare_tokens(link_model *lm, const char *line, char **tok, int nt, link_error *err)
+{
 	const char *kw = tok[0];
 	if (strcmp(kw, "rank-bw") == 0) {
 		if (nt != 2)
@@ -464,20 +477,24 @@ int link_declare(link_model *lm, const char *line, link_error *err)
 		}
 		int len = 0, count = 0;
 		unsigned char *in = NULL;
-		char rb[LINK_MAX_LINE + 1];
-		snprintf(rb, sizeof rb, "%.*s", (int)strcspn(rest, "#"), rest);
+		char *rb = strndup(rest, strcspn(rest, "#")), *save = NULL;
+		if (!rb)
+			return link_errorf(err, "out of memory");
 		for (char *t = strtok_r(rb, " \t\r\n,", &save); t; t = strtok_r(NULL, " \t\r\n,", &save)) {
 			char *end;
 			errno = 0;
 			long r = strtol(t, &end, 10);
 			if (*end || end == t || errno || r < 0 || r >= 65536 || !isdigit((unsigned char)*t)) {
 				free(in);
-				return link_errorf(err, "group %s: bad rank '%s'", tok[1], t);
+				link_errorf(err, "group %s: bad rank '%s'", tok[1], t);
+				free(rb);
+				return -1;
 			}
 			if (r >= len) {
 				unsigned char *ni = realloc(in, (size_t)r + 1);
 				if (!ni) {
 					free(in);
+					free(rb);
 					return link_errorf(err, "out of memory");
 				}
 				memset(ni + len, 0, (size_t)(r + 1 - len));
@@ -486,11 +503,13 @@ int link_declare(link_model *lm, const char *line, link_error *err)
 			}
 			if (in[r]) {
 				free(in);
+				free(rb);
 				return link_errorf(err, "group %s: rank %ld listed twice", tok[1], r);
 			}
 			in[r] = 1;
 			count++;
 		}
+		free(rb);
 		link_group *ng = realloc(lm->groups, sizeof *ng * (size_t)(lm->ngroups + 1));
 		char *nm = strdup(tok[1]);
 		if (!ng || !nm) {
@@ -541,8 +560,6 @@ int link_declare(link_model *lm, const char *line, link_error *err)
 	} else {
 		return 0;
 	}
-	if (remember(lm, line))
-		return link_errorf(err, "out of memory");
 	return 1;
 }
 
@@ -630,7 +647,7 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 	/* bounded reads: a line is a few fields, and a matrix of every pair of
 	 * LINK_MAX_RANKS ranks fits in LINK_MAX_BYTES; /dev/zero or a binary
 	 * file is refused at its first long line, not read into memory */
-	char line[LINK_MAX_LINE + 1], whole[LINK_MAX_LINE + 1];
+	char *line = malloc(LINK_MAX_LINE + 1);
 	size_t total = 0;
 	int *spec = NULL, *from = NULL, got;
 	/* group/segment/uplink/rank-bw lines, kept aside until the matrix
@@ -638,7 +655,11 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 	link_model decl;
 	memset(&decl, 0, sizeof decl);
 	int *decl_line = NULL, ndecl_line = 0;
-	for (int lineno = 1; (got = read_line(f, line, sizeof line, &total)) != 0; lineno++) {
+	if (!line) {
+		fclose(f);
+		return link_errorf_at(err, path, 0, "out of memory");
+	}
+	for (int lineno = 1; (got = read_line(f, line, LINK_MAX_LINE + 1, &total)) != 0; lineno++) {
 		if (got < 0) {
 			link_errorf_at(err, path, lineno, "%s: not a link matrix",
 				    got == -1 ? "a line longer than " LINK_MAX_LINE_TEXT " bytes"
@@ -648,9 +669,8 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = 0;
-		memcpy(whole, line, sizeof whole);
 		link_error e1;
-		int d = link_declare(&decl, whole, &e1);
+		int d = link_declare(&decl, line, &e1);
 		if (d < 0) {
 			link_errorf_at(err, path, lineno, "%s", e1.msg);
 			goto out;
@@ -818,6 +838,7 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 out:
 	link_free(&decl);
 	free(decl_line);
+	free(line);
 	if (rc)
 		link_free(lm);
 	free(spec);

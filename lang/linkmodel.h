@@ -122,10 +122,11 @@ typedef struct {
 	int ndecls;
 } link_model;
 
-/* Input limits of link_read_matrix: a line holds four short fields, and
- * 256 MiB holds every pair of about 2,900 ranks spelt out. */
-#define LINK_MAX_LINE 4096
-#define LINK_MAX_LINE_TEXT "4096"
+/* Input limits of link_read_matrix: a line holds four short fields or a
+ * group (256 KiB: some 40,000 ranks), and 256 MiB holds every pair of
+ * about 2,900 ranks spelt out. */
+#define LINK_MAX_LINE 262144
+#define LINK_MAX_LINE_TEXT "262144"
 #define LINK_MAX_BYTES (256 << 20)
 #define LINK_MAX_BYTES_TEXT "256 MiB"
 

@@ -264,6 +264,10 @@ struct coll_comm {
 	double *win_gap;           /* their lead over the second-latest, s */
 	int win_len, win_head;
 	const char *last_algo;     /* what the latest collective ran (coll_last_algo) */
+	/* rank reordering (reorder.c): schedule rank r runs on physical rank
+	 * perm[r], physical rank p plays schedule rank inv[p]; NULL: identity */
+	int32_t *perm, *inv;
+	char order_src[160];       /* where the order came from (coll_rank_order) */
 	int detected;              /* named straggler, -1: none */
 	double detected_delay;
 };
@@ -445,6 +449,34 @@ void rt_straggler_record(coll_comm *c);
  * (COLL_STRAGGLER_RANK, COLL_STRAGGLER_DELAY_MS).  Errors: NOMEM. */
 int rt_straggler_init(coll_comm *c);
 void rt_straggler_free(coll_comm *c);
+
+/* --- reorder.c, probe.c ------------------------------------------------- */
+/* Settle the communicator's rank order at the end of coll_init: COLL_PERM,
+ * COLL_REORDER, the plan set's perm or `reorder at init` (probe, search,
+ * agree, cache).  Collective.  Errors: INVALID (a bad COLL_PERM),
+ * MISMATCH (ranks disagree), NOMEM, and the probe's. */
+int rt_reorder_init(coll_comm *c);
+/* The logical rank (schedule rank) of physical rank p, and back. */
+static inline int rt_logical(const coll_comm *c, int p) { return c->inv ? c->inv[p] : p; }
+static inline int rt_physical(const coll_comm *c, int l) { return c->perm ? c->perm[l] : l; }
+/* What a probe found: per ordered pair latency (s) and bandwidth (B/s),
+ * and the groups (group[r], -1: none) with their uplinks (B/s, 0: none
+ * measured or not a bottleneck).  Rank 0 only. */
+typedef struct {
+	int n;
+	double *alpha, *bw;        /* n*n, [src*n + dst] */
+	int *group;                /* n */
+	int ngroups;
+	double *uplink;            /* ngroups */
+	double rank_bw;            /* a rank's own rate (B/s), 0: unknown */
+} rt_probe_result;
+/* Probe (coll_probe's measurements) into res on rank 0; other ranks get
+ * res->n = 0.  Collective; runs with the identity order whatever c's. */
+int rt_probe(coll_comm *c, const coll_probe_config *cfg, rt_probe_result *res);
+void rt_probe_free(rt_probe_result *res);
+/* Broadcast len bytes from rank 0 over the communicator's transport (a
+ * binomial tree plan).  Collective. */
+int rt_probe_bcast(coll_comm *c, void *buf, size_t len);
 
 /* --- reduce.c ------------------------------------------------------------- */
 /* dst[i] = dst[i] OP src[i] (buffers must not overlap). */
