@@ -17,7 +17,10 @@
  * An algorithm with a straggler role (lang/cluster.h) records 1 + that role in
  * coll_algo.straggler; the cluster's `straggler` setting becomes the plan
  * set's straggler (1 + rank, or COLL_STRAGGLER_AUTO with the table of
- * critical delays per size).
+ * critical delays per size).  A cluster that reorders gets its plan set
+ * written field by field: `reorder by cost` adds the rank order (NAME_perm,
+ * schedule rank -> physical rank, chosen by choose.c), `reorder at init`
+ * the flag and what to order for.
  */
 #include <errno.h>
 #include <math.h>
@@ -107,6 +110,18 @@ static int emit_algo(FILE *f, const cluster_entry *a)
 	return 0;
 }
 
+/* seconds with a unit, 4 significant digits */
+static char *fmt_seconds(double t, char *buf, size_t len)
+{
+	if (t < 1e-3)
+		snprintf(buf, len, "%.4g us", t * 1e6);
+	else if (t < 1)
+		snprintf(buf, len, "%.4g ms", t * 1e3);
+	else
+		snprintf(buf, len, "%.4g s", t);
+	return buf;
+}
+
 static FILE *open_out(const char *dir, const char *name, const char *suffix, char *path, size_t len)
 {
 	snprintf(path, len, "%s/%s%s", dir, name, suffix);
@@ -174,10 +189,7 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 			fprintf(f, "\t{ %s, %lluu, \"%s\" },\n", ir_kind_info(ch->kind)->cname, (unsigned long long)ch->max_bytes,
 				c->algos[ch->algo].label);
 	}
-	if (c->d->straggler == CLUSTER_STRAGGLER_NONE)
-		fprintf(f, "};\n\nconst coll_plan_set %s_plans = COLL_PLAN_SET(\"%s\", %d, %s_algos, %s_choices);\n\n",
-			c->d->name, c->d->name, c->d->ranks, c->d->name, c->d->name);
-	else if (c->d->straggler == CLUSTER_STRAGGLER_AUTO) {
+	if (c->d->straggler == CLUSTER_STRAGGLER_AUTO) {
 		const char *sl = c->algos[c->straggler_algo].label;
 		fprintf(f, "};\n\n/* straggler auto: once a straggler is detected, allreduce runs %s while the\n"
 			" * detected delay exceeds the critical delay for the message size: the delay\n"
@@ -196,13 +208,53 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 				fprintf(f, "\t{ %s, COLL_NEVER },   /* vs %s: never faster */\n", sz,
 					c->algos[c->crit_base[k]].label);
 		}
-		fprintf(f, "};\n\nconst coll_plan_set %s_plans = COLL_PLAN_SET_AUTO(\"%s\", %d, %s_algos, %s_choices,\n"
-			"\t%s_crit);\n\n", c->d->name, c->d->name, c->d->ranks, c->d->name, c->d->name, c->d->name);
 	}
+	const char *nm = c->d->name;
+	if (c->d->reorder != CLUSTER_REORDER_NONE) {
+		/* rank reordering: every field by name (the COLL_PLAN_SET macros
+		 * leave the order out) */
+		fprintf(f, "};\n\n");
+		if (c->perm) {
+			char bt[32], it[32];
+			fprintf(f, "/* reorder by cost: physical rank %s_perm[r] plays schedule rank r of every\n"
+				" * algorithm, chosen for %s at %llu bytes under the cluster's link model:\n"
+				" * predicted %s in this order, %s in the identity order%s. */\n"
+				"static const int32_t %s_perm[] = {", nm, c->algos[c->reorder_algo].label,
+				(unsigned long long)c->reorder_bytes, fmt_seconds(c->t_best, bt, sizeof bt),
+				fmt_seconds(c->t_identity, it, sizeof it), c->optimal ? " (proven optimal)" : "", nm);
+			for (int i = 0; i < c->d->ranks; i++)
+				fprintf(f, "%s%d", i ? ", " : " ", c->perm[i]);
+			fprintf(f, " };\n\n");
+		} else {
+			fprintf(f, "/* reorder at init: the library probes the network when a communicator starts\n"
+				" * and chooses the order for %s at %llu bytes (runtime/reorder.c). */\n",
+				c->algos[c->reorder_algo].label, (unsigned long long)c->reorder_bytes);
+		}
+		fprintf(f, "const coll_plan_set %s_plans = {\n\t.abi = COLL_PLAN_ABI, .name = \"%s\", .nranks = %d,\n"
+			"\t.algos = %s_algos, .nalgos = (int32_t)(sizeof %s_algos / sizeof %s_algos[0]),\n"
+			"\t.choices = %s_choices, .nchoices = (int32_t)(sizeof %s_choices / sizeof %s_choices[0]),\n",
+			nm, nm, c->d->ranks, nm, nm, nm, nm, nm, nm);
+		if (c->perm)
+			fprintf(f, "\t.perm = %s_perm,\n", nm);
+		if (c->d->straggler == CLUSTER_STRAGGLER_AUTO)
+			fprintf(f, "\t.straggler = COLL_STRAGGLER_AUTO, .crit = %s_crit,\n"
+				"\t.ncrit = (int32_t)(sizeof %s_crit / sizeof %s_crit[0]),\n", nm, nm, nm);
+		else if (c->d->straggler != CLUSTER_STRAGGLER_NONE)
+			fprintf(f, "\t.straggler = 1 + %d,\n", c->d->straggler);
+		if (c->d->reorder == CLUSTER_REORDER_INIT)
+			fprintf(f, "\t.reorder = COLL_REORDER_INIT, .reorder_algo = \"%s\", .reorder_bytes = %lluu,\n",
+				c->algos[c->reorder_algo].label, (unsigned long long)c->reorder_bytes);
+		fprintf(f, "};\n\n");
+	} else if (c->d->straggler == CLUSTER_STRAGGLER_NONE)
+		fprintf(f, "};\n\nconst coll_plan_set %s_plans = COLL_PLAN_SET(\"%s\", %d, %s_algos, %s_choices);\n\n",
+			nm, nm, c->d->ranks, nm, nm);
+	else if (c->d->straggler == CLUSTER_STRAGGLER_AUTO)
+		fprintf(f, "};\n\nconst coll_plan_set %s_plans = COLL_PLAN_SET_AUTO(\"%s\", %d, %s_algos, %s_choices,\n"
+			"\t%s_crit);\n\n", nm, nm, c->d->ranks, nm, nm, nm);
 	else
 		fprintf(f, "};\n\n/* straggler %d: it plays the straggler role of the algorithms that have one. */\n"
 			"const coll_plan_set %s_plans = COLL_PLAN_SET_STRAGGLER(\"%s\", %d, %s_algos, %s_choices,\n"
-			"\t1 + %d);\n\n", c->d->straggler, c->d->name, c->d->name, c->d->ranks, c->d->name, c->d->name, c->d->straggler);
+			"\t1 + %d);\n\n", c->d->straggler, nm, nm, c->d->ranks, nm, nm, c->d->straggler);
 	fprintf(f, "coll_result %s_init(coll_comm **comm)\n{\n\tcoll_config cfg = COLL_CONFIG_INIT;\n"
 		"\tif (!getenv(\"COLL_TRANSPORT\"))\n\t\tcfg.transport = \"%s\";\n"
 		"\treturn coll_init(comm, &%s_plans, &cfg);\n}\n", c->d->name, host, c->d->name);
