@@ -115,6 +115,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	rt_hostinfo me;
 	host_identity(&me);
 	me.planhash = plans ? rt_planset_hash(plans) : 0;
+	me.reorder_env = rt_reorder_env_hash();   /* reorder.c checks they agree */
 	c->hosts = calloc((size_t)c->n, sizeof *c->hosts);
 	if (!c->hosts)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");

@@ -20,8 +20,11 @@
  *      filter for interference) is the pair's latency as this rank saw it;
  *   2. bandwidth: per round, `reps` calls (each after a barrier, so the
  *      pairs start together) in which every pair exchanges `bytes` each
- *      way at once; a rank's fastest call, less the latency, gives the
- *      rate of the flow it received;
+ *      way at once, and as many with half of it; the rate of the flow a
+ *      rank received is the half it did not send twice over the
+ *      difference of its fastest times (a slope: what is paid per call
+ *      whatever the size, latency, a rate limiter's burst allowance, the
+ *      executor's start, cancels out);
  *   3. the rows are gathered to rank 0, which symmetrises them (a pair's
  *      cost the larger of its two directions, as the paper does, unless
  *      `directions`) and infers groups: two ranks are close when their
@@ -69,6 +72,34 @@ static int partner(int r, int t, int n)
 }
 
 static int nrounds(int n) { return n + (n & 1) - 1; }
+
+/* The fastest of reps calls of an exchange plan moving each way `half`
+ * bytes per chunk (buf holds 2 * half), each after a barrier. */
+static int time_exchange(coll_comm *c, const coll_algo *xch, char *buf, size_t half, int reps, double *best)
+{
+	int rc = COLL_OK;
+	*best = INFINITY;
+	for (int k = 0; k < reps && rc == COLL_OK; k++) {
+		rc = coll_barrier(c);
+		int64_t t0 = rt_now_ns();
+		if (rc == COLL_OK)
+			rc = coll_run_algo(c, xch, buf, buf, 2 * half, COLL_UINT8, COLL_SUM);
+		double dt = (double)(rt_now_ns() - t0) * 1e-9;
+		if (dt < *best)
+			*best = dt;
+	}
+	return rc;
+}
+
+/* Bytes per second from the fastest times of S and S/2 bytes: the slope,
+ * or (when noise makes the difference useless) the whole time. */
+static double slope_rate(size_t S, double t_full, double t_half, double alpha)
+{
+	double d = t_full - t_half;
+	if (d > 0.1 * t_full)
+		return (double)(S - S / 2) / d;
+	return (double)S / (t_full - alpha > 1e-9 ? t_full - alpha : 1e-9);
+}
 
 /* A plan over pairs (a[i], b[i]): ping-pong (pong = 1: a -> b in round 0,
  * b -> a in round 1, one chunk) or exchange (both ways in round 0, a's
@@ -310,18 +341,13 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 			alpha = samples[(pings - 1) / 10] / 2;
 			row[peer] = alpha;
 		}
-		double best = INFINITY;
-		for (int k = 0; k < reps && rc == COLL_OK; k++) {
-			rc = coll_barrier(c);
-			int64_t t0 = rt_now_ns();
-			if (rc == COLL_OK)
-				rc = coll_run_algo(c, xch, buf, buf, 2 * S, COLL_UINT8, COLL_SUM);
-			double dt = (double)(rt_now_ns() - t0) * 1e-9;
-			if (dt < best)
-				best = dt;
-		}
+		double tf = 0, th = 0;
+		if (rc == COLL_OK)
+			rc = time_exchange(c, xch, buf, S, reps, &tf);
+		if (rc == COLL_OK)
+			rc = time_exchange(c, xch, buf, S / 2, reps, &th);
 		if (rc == COLL_OK && peer >= 0)
-			row[n + peer] = (double)S / (best - alpha > 1e-9 ? best - alpha : 1e-9);
+			row[n + peer] = slope_rate(S, tf, th, alpha);
 		coll_algo_free(lat), coll_algo_free(xch);
 	}
 	/* 3: rows to rank 0, which infers the groups and tells everyone */
@@ -375,7 +401,7 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 	if (rc == COLL_OK && ngw > 0)
 		rc = rt_probe_bcast(c, grp, sizeof *grp * (size_t)n);
 	/* 4: each group's uplink, with concurrent flows out of it */
-	double *times = calloc((size_t)ngw + 1, sizeof *times), *tall = NULL;
+	double *times = calloc(2 * (size_t)ngw + 1, sizeof *times), *tall = NULL;   /* per group: S, S/2 */
 	int *msz = calloc((size_t)ngw + 1, sizeof *msz);
 	if (!times || !msz) {
 		free(times), free(msz);
@@ -427,25 +453,20 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 		int mine = 0;
 		for (int i = 0; i < m; i++)
 			mine |= pa[i] == me || pb[i] == me;
-		double best = INFINITY;
-		for (int k = 0; k < reps && rc == COLL_OK; k++) {
-			rc = coll_barrier(c);
-			int64_t t0 = rt_now_ns();
-			if (rc == COLL_OK)
-				rc = coll_run_algo(c, xch, buf, buf, 2 * S, COLL_UINT8, COLL_SUM);
-			double dt = (double)(rt_now_ns() - t0) * 1e-9;
-			if (dt < best)
-				best = dt;
-		}
-		times[g] = mine ? best : 0;
+		double tf = 0, th = 0;
+		rc = time_exchange(c, xch, buf, S, reps, &tf);
+		if (rc == COLL_OK)
+			rc = time_exchange(c, xch, buf, S / 2, reps, &th);
+		times[2 * g] = mine ? tf : 0;
+		times[2 * g + 1] = mine ? th : 0;
 		coll_algo_free(xch);
 	}
 	if (rc == COLL_OK && ngw > 0) {
-		tall = me == 0 ? malloc(sizeof *tall * (size_t)n * ngw + 1) : NULL;
+		tall = me == 0 ? malloc(sizeof *tall * 2 * (size_t)n * ngw + 1) : NULL;
 		if (me == 0 && !tall)
 			rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
 		else
-			rc = gather0(c, times, tall, sizeof *times * (size_t)ngw);
+			rc = gather0(c, times, tall, sizeof *times * 2 * (size_t)ngw);
 	}
 	if (rc == COLL_OK && me == 0) {
 		res->ngroups = ngw;
@@ -466,25 +487,36 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 		qsort(v, (size_t)n, sizeof *v, cmp_double);
 		res->rank_bw = v[n / 2];
 		for (int g = 0; g < ngw; g++) {
-			double slow = 0, a = 0;
-			for (int r = 0; r < n; r++)
-				if (tall[(size_t)r * ngw + g] > slow)
-					slow = tall[(size_t)r * ngw + g];
+			/* the slowest flow's times, S and S/2: total bytes over them */
+			double slow = 0, slowh = 0, a = 0;
+			for (int r = 0; r < n; r++) {
+				if (tall[(size_t)r * 2 * ngw + 2 * g] > slow)
+					slow = tall[(size_t)r * 2 * ngw + 2 * g];
+				if (tall[(size_t)r * 2 * ngw + 2 * g + 1] > slowh)
+					slowh = tall[(size_t)r * 2 * ngw + 2 * g + 1];
+			}
 			for (int r = 0; r < n; r++)
 				for (int q = 0; q < n; q++)
 					if (r != q && res->alpha[r * n + q] > a)
 						a = res->alpha[r * n + q];
-			double cap = msz[g] * (double)S / (slow - a > 1e-9 ? slow - a : 1e-9);
+			double cap = msz[g] * slope_rate(S, slow, slowh, a);
 			res->uplink[g] = cap < 0.8 * msz[g] * res->rank_bw ? cap : 0;
 		}
 		free(v);
-		/* pairs between two groups: the fastest rate measured between
-		 * them (the others shared a trunk while measured) */
+		/* pairs between two groups: what one flow alone would get, the
+		 * least of a rank's own rate and the two uplinks (the segments
+		 * charge the sharing), or the fastest rate measured between the
+		 * groups if that is more (the others shared a trunk while
+		 * measured, so they say less than a pair gets alone) */
 		for (int g = 0; g < ngw; g++)
 			for (int h = 0; h < ngw; h++) {
 				if (g == h)
 					continue;
-				double top = 0;
+				double top = res->rank_bw;
+				if (res->uplink[g] > 0 && res->uplink[g] < top)
+					top = res->uplink[g];
+				if (res->uplink[h] > 0 && res->uplink[h] < top)
+					top = res->uplink[h];
 				for (int i = 0; i < n; i++)
 					for (int j = 0; j < n; j++)
 						if (res->group[i] == g && res->group[j] == h && res->bw[i * n + j] > top)

@@ -476,8 +476,7 @@ static int at_init(coll_comm *c, bool reprobe)
 	return rc;
 }
 
-/* A hash of the settings of this file, which every rank must share. */
-static uint64_t env_hash(void)
+uint64_t rt_reorder_env_hash(void)
 {
 	static const uint8_t key[16] = "coll-reorder-env";
 	const char *names[] = { "COLL_PERM", "COLL_REORDER", "COLL_REORDER_ALGO", "COLL_REORDER_BYTES" };
@@ -494,21 +493,17 @@ int rt_reorder_init(coll_comm *c)
 	int n = c->n;
 	const coll_plan_set *s = c->plans;
 	const char *perm_env = getenv("COLL_PERM"), *mode = getenv("COLL_REORDER");
+	/* the settings must agree: they decide which collective steps follow
+	 * (the hashes came with the host identities, so every rank sees the
+	 * same and all refuse together) */
+	for (int r = 0; c->hosts && r < n; r++)
+		if (c->hosts[r].reorder_env != c->hosts[c->rank].reorder_env)
+			return rt_err(c, COLL_ERR_MISMATCH, "rank %d has other COLL_PERM / COLL_REORDER* settings than rank %d",
+				      r, c->rank);
 	bool any = (perm_env && *perm_env) || (mode && *mode) || (s && (s->perm || s->reorder));
 	if (!any)
 		return set_order(c, NULL, "identity");
-	/* the settings must agree (they decide which collective steps follow) */
-	uint64_t mine = env_hash(), *all = malloc(sizeof *all * (size_t)n);
-	if (!all)
-		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
-	int rc = rt_boot_allgather(c, &mine, all, sizeof mine);
-	for (int r = 0; rc == COLL_OK && r < n; r++)
-		if (all[r] != mine)
-			rc = rt_err(c, COLL_ERR_MISMATCH, "rank %d has other COLL_PERM / COLL_REORDER* settings than rank %d", r,
-				    c->rank);
-	free(all);
-	if (rc)
-		return rc;
+	int rc;
 	if (perm_env && *perm_env) {
 		int32_t *perm;
 		int k;

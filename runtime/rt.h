@@ -190,6 +190,7 @@ typedef struct {
 	uint64_t netns;
 	int32_t pid;
 	uint32_t planhash;      /* fingerprint of the plan set: all ranks must agree */
+	uint64_t reorder_env;   /* rt_reorder_env_hash(): all ranks must agree (reorder.c) */
 } rt_hostinfo;
 
 /* Preprocessed plan of one role (rank of the schedule) of one algorithm. */
@@ -456,6 +457,10 @@ void rt_straggler_free(coll_comm *c);
  * agree, cache).  Collective.  Errors: INVALID (a bad COLL_PERM),
  * MISMATCH (ranks disagree), NOMEM, and the probe's. */
 int rt_reorder_init(coll_comm *c);
+/* A hash of this rank's COLL_PERM / COLL_REORDER* settings, exchanged with
+ * the host identities at init so that rt_reorder_init can refuse settings
+ * that differ between ranks before any rank acts on them. */
+uint64_t rt_reorder_env_hash(void);
 /* The logical rank (schedule rank) of physical rank p, and back. */
 static inline int rt_logical(const coll_comm *c, int p) { return c->inv ? c->inv[p] : p; }
 static inline int rt_physical(const coll_comm *c, int l) { return c->perm ? c->perm[l] : l; }

@@ -7,6 +7,8 @@
  *   rt_coll mismatch         rank n-1 passes a different count
  *   rt_coll badsecret        rank 1 presents the wrong secret
  *   rt_coll bench [MAXMiB]   allreduce busbw table (ring, fp32 sum)
+ *   rt_coll order            the rank order in use (COLL_PERM, COLL_REORDER=probe, ...): every
+ *                            rank's, allgathered, must be the same; prints it and its source
  *
  * Plans are built in memory for the job's n (rt_plans.c).  Inputs and the
  * reference come from runtime/tools/refdata.c, shared with collbench -c:
@@ -378,11 +380,32 @@ static void bench(double max_mib)
 	free(r);
 }
 
+/* Every rank must play in the same order: allgather each rank's view of
+ * it (with the communicator itself) and compare. */
+static int order_test(void)
+{
+	const int32_t *perm;
+	const char *src = coll_rank_order(comm, &perm);
+	int32_t *mine = malloc(sizeof *mine * (size_t)n), *all = malloc(sizeof *all * (size_t)n * n);
+	for (int i = 0; i < n; i++)
+		mine[i] = perm ? perm[i] : i;
+	coll_result rc = coll_allgather(comm, mine, all, (size_t)n, COLL_INT32);
+	int ok = rc == COLL_OK;
+	for (int r = 0; ok && r < n; r++)
+		ok = memcmp(all + (size_t)r * n, mine, sizeof *mine * (size_t)n) == 0;
+	printf("rank %d: order", rank);
+	for (int i = 0; i < n; i++)
+		printf(" %d", mine[i]);
+	printf(" (%s): %s\n", src, ok ? "agreed" : rc ? coll_strerror(rc) : "DIFFERENT on some rank");
+	free(mine), free(all);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: rt_coll sweep [-quick] | big | kill R | mismatch | badsecret | bench [MiB]\n");
+		fprintf(stderr, "usage: rt_coll sweep [-quick] | big | kill R | mismatch | badsecret | bench [MiB] | order\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -418,6 +441,8 @@ int main(int argc, char **argv)
 		status = mismatch_test();
 	else if (!strcmp(mode, "bench"))
 		bench(argc > 2 ? atof(argv[2]) : 64);
+	else if (!strcmp(mode, "order"))
+		status = order_test();
 	else {
 		fprintf(stderr, "rt_coll: unknown mode '%s'\n", mode);
 		status = 2;
