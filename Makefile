@@ -7,6 +7,7 @@
 #   make test SAN=1 everything built with AddressSanitizer + UBSan
 #   make bench      benchmarks; print ratios against baselines measured in the same run
 #   make bench-cluster  the same on an emulated multi-host cluster (network namespaces)
+#   make bench-reorder  rank reordering on emulated rack networks (probe, search, orders measured)
 #
 # On a fresh Debian machine the first target installs what it needs with
 # apt-get (you are expected to be root there, as in CI); see `deps`.
@@ -32,7 +33,7 @@ LDLIBS  := -lm
 DEPS := re2c:re2c bison:bison tclsh:tcl mpicc:libopenmpi-dev mpirun:openmpi-bin \
 	/usr/include/infiniband/verbs.h:libibverbs-dev
 
-.PHONY: all deps demo test quicktest bench bench-cluster clean san
+.PHONY: all deps demo test quicktest bench bench-cluster bench-reorder clean san
 all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(B)/collprobe rt-mpi py
 
 # Install missing build tools once; a stamp keeps later builds quiet.
@@ -119,6 +120,11 @@ bench: all rt-tests
 bench-cluster: all rt-tests
 	sh tests/bench/netns_ring.sh
 	sh tests/bench/netns_stragglar.sh
+
+# Rank reordering on the emulated cluster: 2 and 4 racks at 4:1, n = 8 and 16
+# (about 40 minutes; README "Rank reordering").
+bench-reorder: all rt-tests
+	bash tests/bench/netns_reorder.sh -build $(B)
 
 san:
 	$(MAKE) --no-print-directory SAN=1 build-san/collc
