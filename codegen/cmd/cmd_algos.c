@@ -10,6 +10,7 @@
  * commands can evaluate it for every size, model and straggler setting.
  * Also the cost parameters and the model list a command's options mean.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,14 @@ cost_params cmd_params(const cmd_opts *o, double bytes, int n)
 {
 	return (cost_params){ .bytes = bytes, .links = &o->links, .straggler = cmd_straggler_for(o, n),
 			      .delay = delay_of(o), .segments = o->segments, .perm = o->perm };
+}
+
+int cmd_segments(const cmd_opts *o, const cost_plan *p, double bytes)
+{
+	if (!(o->seg_bytes > 0))
+		return o->segments;
+	double k = ceil(bytes * p->work / p->chunks / o->seg_bytes);
+	return k < 1 ? 1 : k > 4096 ? 4096 : (int)k;
 }
 
 int cmd_models(const cmd_opts *o, const cost_model **m)

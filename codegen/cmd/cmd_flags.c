@@ -69,6 +69,8 @@ static const char common_help[] =
 	"                      enough to hide all the others can do without it\n"
 	"  --delay D           the straggler's delay (implies --straggler last)\n"
 	"  --segments S        pipeline the buffer in S segments (sim model)\n"
+	"  --seg-bytes X       as many segments as cut each chunk into pieces of at most X,\n"
+	"                      as the runtime does (its TCP messages: 1MiB; cost and sim)\n"
 	"  --max-steps N       evaluation step limit\n"
 	"  --help              this text\n"
 	"units: sizes B KB MB GB (x1000), KiB MiB GiB (x1024), K M G as nccl-tests (x1024);\n"
@@ -149,6 +151,7 @@ static const struct {
 	{ "--straggler", 1, CMD_ALL },
 	{ "--delay", 1, CMD_ALL },
 	{ "--segments", 1, CMD_ALL },
+	{ "--seg-bytes", 1, CMD_COST | CMD_SIM },
 	{ "--baseline", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--model", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--csv", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
@@ -362,6 +365,9 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 			o->have_delay = true;
 		} else if (strcmp(name, "--segments") == 0) {
 			if (parse_int("--segments", v, 1, 1 << 20, &o->segments))
+				return 2;
+		} else if (strcmp(name, "--seg-bytes") == 0) {
+			if (parse_size_flag("--seg-bytes", v, &o->seg_bytes))
 				return 2;
 		} else if (strcmp(name, "--baseline") == 0) {
 			o->baseline = v;

@@ -58,6 +58,7 @@ typedef struct {
 	double delay;
 	bool have_delay;
 	int segments;
+	double seg_bytes;      /* --seg-bytes: pipeline each chunk in pieces of at most this (0: --segments) */
 	const char *baseline;
 	bool baseline_given;
 	const char *model;     /* rounds, sim, all */
@@ -132,6 +133,10 @@ int cmd_algo_build(drv_prog *p, const cmd_opts *o, cmd_algo *a, int n, bool quie
 int cmd_teardown(int rc, cmd_opts *o, drv_prog *p, cmd_algo *v, int nv);
 /* The cost parameters of o for one size at n ranks. */
 cost_params cmd_params(const cmd_opts *o, double bytes, int n);
+/* --seg-bytes X: the segments that cut plan p's chunks at `bytes` into
+ * pieces of at most X (what the runtime's executor does with its
+ * COLL_TCP_SEG_BYTES), else --segments. */
+int cmd_segments(const cmd_opts *o, const cost_plan *p, double bytes);
 /* The models --model names, in table order; m holds 4. */
 int cmd_models(const cmd_opts *o, const cost_model **m);
 
