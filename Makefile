@@ -8,12 +8,28 @@
 #   make bench      benchmarks; print ratios against baselines measured in the same run
 #   make bench-cluster  the same on an emulated multi-host cluster (network namespaces)
 #   make bench-reorder  rank reordering on emulated rack networks (probe, search, orders measured)
+#   make fuzz FUZZ_SECONDS=N  AFL++ on every harness of tests/fuzz for N seconds each
+#   make install    [PREFIX=/usr/local] [DESTDIR=...]: tools, libraries, headers, stdlib,
+#                   MPI and ibverbs plugins, PMPI library, coll.pc, the Python package
+#                   (layout: install.mk)
+#   make uninstall  the same PREFIX and DESTDIR: removes all of it
+#   make pmpi       libcoll_mpi.so, the MPI interposition library (runtime/mpi/Makefile.frag;
+#                   part of `make`)
 #
 # On a fresh Debian machine the first target installs what it needs with
 # apt-get (you are expected to be root there, as in CI); see `deps`.
 
 SAN ?= 0
-ifeq ($(SAN),1)
+FUZZ ?= 0
+ifeq ($(FUZZ),1)
+# make fuzz: AFL++'s compiler instruments the code for coverage.  No
+# sanitizers here: they made each execution 7x slower on this project's
+# 2-core machines; tests/fuzz/run.sh replays everything AFL found through
+# the sanitizer build instead (build-san/)
+B        := build-fuzz
+CC       := afl-cc
+SANFLAGS :=
+else ifeq ($(SAN),1)
 B        := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
@@ -29,16 +45,20 @@ LDLIBS  := -lm
 
 # Debian packages the build and the tests need, as "command:package" (or
 # "/path/of/a/file:package" for libraries).  OpenMPI is for the MPI
-# transport and its tests; libibverbs-dev for the RDMA transport.
+# transport and its tests; libibverbs-dev for the RDMA transport;
+# pkg-config for the install test; python3-mpi4py for the PMPI library's
+# test from Python (Debian's /usr/bin/python3, see tests/pmpi.test).
 DEPS := re2c:re2c bison:bison tclsh:tcl mpicc:libopenmpi-dev mpirun:openmpi-bin \
-	/usr/include/infiniband/verbs.h:libibverbs-dev
+	/usr/include/infiniband/verbs.h:libibverbs-dev pkg-config:pkgconf \
+	/usr/lib/python3/dist-packages/mpi4py/__init__.py:python3-mpi4py
 
-.PHONY: all deps demo test quicktest bench bench-cluster bench-reorder clean san
-all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(B)/collprobe rt-mpi py
+.PHONY: all deps demo test quicktest bench bench-cluster bench-reorder clean san fuzz
+all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(B)/collprobe rt-mpi py pmpi
 
-# Install missing build tools once; a stamp keeps later builds quiet.
+# Install missing build tools once; a stamp keeps later builds quiet (and
+# goes stale when this Makefile, which lists them, changes).
 deps: $(B)/.deps
-$(B)/.deps:
+$(B)/.deps: Makefile
 	@mkdir -p $(B)
 	@missing=""; for d in $(DEPS); do c=$${d%%:*}; p=$${d##*:}; \
 	  case $$c in /*) [ -e $$c ] ;; *) command -v $$c >/dev/null 2>&1 ;; esac || missing="$$missing $$p"; done; \
@@ -84,6 +104,12 @@ include runtime/Makefile.frag
 # --- the Python package and the torch.distributed backend ------------------
 include runtime/python/Makefile.frag
 
+# --- MPI applications, unmodified: the PMPI interposition library ------------
+include runtime/mpi/Makefile.frag
+
+# --- make install / uninstall, coll.pc ---------------------------------------
+include install.mk
+
 # --- C unit tests of compiler passes (driven by tests/unit.test) -----------
 UNIT_BIN := $(B)/tests/test_matching $(B)/tests/test_verify
 $(B)/tests/test_matching: tests/unit/test_matching.c $(B)/lang/matching.o
@@ -128,6 +154,16 @@ bench-reorder: all rt-tests
 
 san:
 	$(MAKE) --no-print-directory SAN=1 build-san/collc
+
+# AFL++ campaigns on the input parsers (tests/fuzz/run.sh says which); the
+# crashes and hangs found land in tests/fuzz/regress/, which harden.test
+# replays.  afl++ is installed here, not in `deps`: only this target needs it.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@command -v afl-fuzz >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq afl++ >/dev/null; } || \
+	  { echo "error: need root to apt-get install afl++" >&2; exit 1; }
+	bash tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build build-san collc

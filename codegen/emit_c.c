@@ -17,10 +17,10 @@
  * An algorithm with a straggler role (lang/cluster.h) records 1 + that role in
  * coll_algo.straggler; the cluster's `straggler` setting becomes the plan
  * set's straggler (1 + rank, or COLL_STRAGGLER_AUTO with the table of
- * critical delays per size).  A cluster that reorders gets its plan set
- * written field by field: `reorder by cost` adds the rank order (NAME_perm,
- * schedule rank -> physical rank, chosen by choose.c), `reorder at init`
- * the flag and what to order for.
+ * critical delays per size), and its transport the plan set's transport.
+ * A cluster that reorders adds `reorder by cost`'s rank order (NAME_perm,
+ * schedule rank -> physical rank, chosen by choose.c) or `reorder at
+ * init`'s flag and what to order for.
  */
 #include <errno.h>
 #include <math.h>
@@ -166,7 +166,7 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 		" * receive the peer's chunk and copy it or reduce it into this rank's.\n"
 		" * Steps of one round read the data as it was before the round.\n */\n",
 		c->d->name, c->d->name, source);
-	fprintf(f, "#include <stdlib.h>\n\n#include \"%s.h\"\n\n", c->d->name);
+	fprintf(f, "#include \"%s.h\"\n\n", c->d->name);
 	for (int i = 0; i < c->nalgos; i++)
 		if (emit_algo(f, &c->algos[i]) != 0) {
 			fclose(f);
@@ -189,9 +189,11 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 			fprintf(f, "\t{ %s, %lluu, \"%s\" },\n", ir_kind_info(ch->kind)->cname, (unsigned long long)ch->max_bytes,
 				c->algos[ch->algo].label);
 	}
+	fprintf(f, "};\n\n");
+	char strag[64] = "COLL_STRAGGLER_NONE";
 	if (c->d->straggler == CLUSTER_STRAGGLER_AUTO) {
 		const char *sl = c->algos[c->straggler_algo].label;
-		fprintf(f, "};\n\n/* straggler auto: once a straggler is detected, allreduce runs %s while the\n"
+		fprintf(f, "/* straggler auto: once a straggler is detected, allreduce runs %s while the\n"
 			" * detected delay exceeds the critical delay for the message size: the delay\n"
 			" * from which %s beats the table's choice above (cost model: event-driven\n"
 			" * simulation under the cluster's link model).  Sizes up to max_bytes. */\n"
@@ -208,55 +210,51 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 				fprintf(f, "\t{ %s, COLL_NEVER },   /* vs %s: never faster */\n", sz,
 					c->algos[c->crit_base[k]].label);
 		}
+		fprintf(f, "};\n\n");
+		snprintf(strag, sizeof strag, "COLL_STRAGGLER_AUTO");
+	} else if (c->d->straggler != CLUSTER_STRAGGLER_NONE) {
+		fprintf(f, "/* straggler %d: it plays the straggler role of the algorithms that have one. */\n",
+			c->d->straggler);
+		snprintf(strag, sizeof strag, "1 + %d", c->d->straggler);
 	}
-	const char *nm = c->d->name;
-	if (c->d->reorder != CLUSTER_REORDER_NONE) {
-		/* rank reordering: every field by name (the COLL_PLAN_SET macros
-		 * leave the order out) */
-		fprintf(f, "};\n\n");
-		if (c->perm) {
-			char bt[32], it[32];
-			fprintf(f, "/* reorder by cost: physical rank %s_perm[r] plays schedule rank r of every\n"
-				" * algorithm, chosen for %s at %llu bytes under the cluster's link model:\n"
-				" * predicted %s in this order, %s in the identity order%s. */\n"
-				"static const int32_t %s_perm[] = {", nm, c->algos[c->reorder_algo].label,
-				(unsigned long long)c->reorder_bytes, fmt_seconds(c->t_best, bt, sizeof bt),
-				fmt_seconds(c->t_identity, it, sizeof it), c->optimal ? " (proven optimal)" : "", nm);
-			for (int i = 0; i < c->d->ranks; i++)
-				fprintf(f, "%s%d", i ? ", " : " ", c->perm[i]);
-			fprintf(f, " };\n\n");
-		} else {
-			fprintf(f, "/* reorder at init: the library probes the network when a communicator starts\n"
-				" * and chooses the order for %s at %llu bytes (runtime/reorder.c). */\n",
-				c->algos[c->reorder_algo].label, (unsigned long long)c->reorder_bytes);
-		}
-		fprintf(f, "const coll_plan_set %s_plans = {\n\t.abi = COLL_PLAN_ABI, .name = \"%s\", .nranks = %d,\n"
-			"\t.algos = %s_algos, .nalgos = (int32_t)(sizeof %s_algos / sizeof %s_algos[0]),\n"
-			"\t.choices = %s_choices, .nchoices = (int32_t)(sizeof %s_choices / sizeof %s_choices[0]),\n",
-			nm, nm, c->d->ranks, nm, nm, nm, nm, nm, nm);
-		if (c->perm)
-			fprintf(f, "\t.perm = %s_perm,\n", nm);
-		if (c->d->straggler == CLUSTER_STRAGGLER_AUTO)
-			fprintf(f, "\t.straggler = COLL_STRAGGLER_AUTO, .crit = %s_crit,\n"
-				"\t.ncrit = (int32_t)(sizeof %s_crit / sizeof %s_crit[0]),\n", nm, nm, nm);
-		else if (c->d->straggler != CLUSTER_STRAGGLER_NONE)
-			fprintf(f, "\t.straggler = 1 + %d,\n", c->d->straggler);
-		if (c->d->reorder == CLUSTER_REORDER_INIT)
-			fprintf(f, "\t.reorder = COLL_REORDER_INIT, .reorder_algo = \"%s\", .reorder_bytes = %lluu,\n",
-				c->algos[c->reorder_algo].label, (unsigned long long)c->reorder_bytes);
-		fprintf(f, "};\n\n");
-	} else if (c->d->straggler == CLUSTER_STRAGGLER_NONE)
-		fprintf(f, "};\n\nconst coll_plan_set %s_plans = COLL_PLAN_SET(\"%s\", %d, %s_algos, %s_choices);\n\n",
-			nm, nm, c->d->ranks, nm, nm);
-	else if (c->d->straggler == CLUSTER_STRAGGLER_AUTO)
-		fprintf(f, "};\n\nconst coll_plan_set %s_plans = COLL_PLAN_SET_AUTO(\"%s\", %d, %s_algos, %s_choices,\n"
-			"\t%s_crit);\n\n", nm, nm, c->d->ranks, nm, nm, nm);
-	else
-		fprintf(f, "};\n\n/* straggler %d: it plays the straggler role of the algorithms that have one. */\n"
-			"const coll_plan_set %s_plans = COLL_PLAN_SET_STRAGGLER(\"%s\", %d, %s_algos, %s_choices,\n"
-			"\t1 + %d);\n\n", c->d->straggler, nm, nm, c->d->ranks, nm, nm, c->d->straggler);
-	fprintf(f, "coll_result %s_init(coll_comm **comm)\n{\n\tcoll_config cfg = COLL_CONFIG_INIT;\n"
-		"\tif (!getenv(\"COLL_TRANSPORT\"))\n\t\tcfg.transport = \"%s\";\n"
-		"\treturn coll_init(comm, &%s_plans, &cfg);\n}\n", c->d->name, host, c->d->name);
+	/* The cluster's transport (host: the host plans' one) rides in the plan
+	 * set, so that coll_init_env (and any caller of coll_init without a
+	 * transport) uses it as NAME_init always did; COLL_TRANSPORT still
+	 * overrides it. */
+	bool aut = c->d->straggler == CLUSTER_STRAGGLER_AUTO;
+	const char *n = c->d->name;
+	if (c->d->reorder != CLUSTER_REORDER_NONE && c->perm) {
+		char bt[32], it[32];
+		fprintf(f, "/* reorder by cost: physical rank %s_perm[r] plays schedule rank r of every\n"
+			" * algorithm, chosen for %s at %llu bytes under the cluster's link model:\n"
+			" * predicted %s in this order, %s in the identity order%s. */\n"
+			"static const int32_t %s_perm[] = {", n, c->algos[c->reorder_algo].label,
+			(unsigned long long)c->reorder_bytes, fmt_seconds(c->t_best, bt, sizeof bt),
+			fmt_seconds(c->t_identity, it, sizeof it), c->optimal ? " (proven optimal)" : "", n);
+		for (int i = 0; i < c->d->ranks; i++)
+			fprintf(f, "%s%d", i ? ", " : " ", c->perm[i]);
+		fprintf(f, " };\n\n");
+	} else if (c->d->reorder == CLUSTER_REORDER_INIT) {
+		fprintf(f, "/* reorder at init: the library probes the network when a communicator starts\n"
+			" * and chooses the order for %s at %llu bytes (runtime/reorder.c). */\n",
+			c->algos[c->reorder_algo].label, (unsigned long long)c->reorder_bytes);
+	}
+	fprintf(f, "const coll_plan_set %s_plans = {\n"
+		"\t.abi = COLL_PLAN_ABI, .name = \"%s\", .nranks = %d,\n"
+		"\t.algos = %s_algos, .nalgos = (int32_t)(sizeof %s_algos / sizeof %s_algos[0]),\n"
+		"\t.choices = %s_choices, .nchoices = (int32_t)(sizeof %s_choices / sizeof %s_choices[0]),\n"
+		"\t.straggler = %s,\n",
+		n, n, c->d->ranks, n, n, n, n, n, n, strag);
+	if (aut)
+		fprintf(f, "\t.crit = %s_crit, .ncrit = (int32_t)(sizeof %s_crit / sizeof %s_crit[0]),\n", n, n, n);
+	if (c->perm)
+		fprintf(f, "\t.perm = %s_perm,\n", n);
+	if (c->d->reorder == CLUSTER_REORDER_INIT)
+		fprintf(f, "\t.reorder = COLL_REORDER_INIT, .reorder_algo = \"%s\", .reorder_bytes = %lluu,\n",
+			c->algos[c->reorder_algo].label, (unsigned long long)c->reorder_bytes);
+	fprintf(f, "\t.transport = \"%s\",\n};\n\n", host);
+	fprintf(f, "coll_result %s_init(coll_comm **comm)\n{\n"
+		"\treturn coll_init(comm, &%s_plans, NULL);   /* the plan set's transport, or COLL_TRANSPORT */\n}\n",
+		n, n);
 	return fclose(f) == 0 ? 0 : -1;
 }

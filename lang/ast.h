@@ -22,7 +22,7 @@ typedef enum {
 	/* statements */
 	A_BLOCK, A_LET, A_ASSIGN, A_IF, A_FOR, A_WHILE, A_BREAK, A_CONTINUE,
 	A_RETURN, A_REQUIRE, A_PARAM, A_CHUNKS, A_PORTS, A_ROUND, A_PHASE,
-	A_XFER, A_RUN, A_EXPR,
+	A_XFER, A_RUN, A_PARALLEL, A_EXPR,
 	/* declarations */
 	A_ALGO, A_FN, A_IMPORT,
 	/* cluster declarations (cluster.c checks them) */
@@ -34,7 +34,8 @@ typedef enum {
 	OP_NEG, OP_NOT,
 	OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
 	OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_IN, OP_NOTIN,
-	OP_UNION, OP_INTER,
+	OP_UNION, OP_INTER,       /* `|` and `&`: set union / intersection, or bitwise on ints */
+	OP_XOR, OP_SHL, OP_SHR, OP_POW,   /* `^` (also symmetric difference of sets), `<<`, `>>`, `**` */
 	OP_SET = -1  /* plain '=' in A_ASSIGN */
 } ast_op;
 

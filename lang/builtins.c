@@ -19,6 +19,7 @@
 #include "matching.h"
 #include "state.h"
 #include "value.h"
+#include "xalloc.h"
 
 /* ---- symbolic state queries -------------------------------------------- */
 
@@ -50,9 +51,35 @@ static bool state_ready(ctx *c, ast *e)
 	return ev_fits(c, e, state_cell_bytes(c->s));
 }
 
+/* contrib() of a chunk that stands for a block of chunks: what rank r
+ * holds of every chunk of the block (the intersection), so that the block
+ * is complete when all its chunks are. */
+static int contrib_block(ctx *c, inst *in, int r, int ch)
+{
+	int n = c->s->n, lo = in->coff[ch], hi = in->coff[ch + 1], m = 0;
+	int *cnt = xcalloc((size_t)n, sizeof *cnt);
+	bstate *st = state(c);
+	for (int k = lo; k < hi; k++) {
+		int got = state_contrib(st, in->rmap[r], in->cmap[k], c->buf);
+		for (int i = 0; i < got; i++)
+			cnt[c->buf[i]]++;
+	}
+	for (int q = 0; q < n; q++)   /* ascending top-level ranks ... */
+		if (cnt[q] == hi - lo && in->rinv[q] >= 0)
+			c->buf[m++] = in->rinv[q];
+	free(cnt);
+	for (int i = 1; i < m; i++)   /* ... into ascending local ones */
+		for (int j = i; j > 0 && c->buf[j - 1] > c->buf[j]; j--) {
+			int t = c->buf[j]; c->buf[j] = c->buf[j - 1]; c->buf[j - 1] = t;
+		}
+	return m;
+}
+
 /* Contributions of local (r, ch) as local ranks, into c->buf; count. */
 static int contrib(ctx *c, inst *in, int r, int ch)
 {
+	if (in->coff)
+		return contrib_block(c, in, r, ch);
 	int gc = in->cmap ? in->cmap[ch] : ch;
 	int k = state_contrib(state(c), in->rmap[r], gc, c->buf);
 	if (in->top)

@@ -17,6 +17,10 @@
 long long drv_max_steps = 200000000LL;
 static char stdlib_dir[PATH_MAX];
 
+/* The standard library: $COLL_STDLIB, else where an installed collc has it
+ * (PREFIX/bin/collc -> PREFIX/share/coll/stdlib), else the source tree's
+ * (build/collc -> stdlib/).  Relative to the binary, not to a configured
+ * prefix, so a tree installed with DESTDIR or moved elsewhere still works. */
 void drv_init_stdlib(const char *argv0)
 {
 	const char *env = getenv("COLL_STDLIB");
@@ -30,14 +34,42 @@ void drv_init_stdlib(const char *argv0)
 		snprintf(exe, sizeof exe, "%s", argv0);
 	else
 		exe[n] = '\0';
+	stdlib_dir[0] = '\0';
 	char *slash = strrchr(exe, '/');
-	if (slash) {
-		*slash = '\0';
-		char guess[PATH_MAX + 16];
-		snprintf(guess, sizeof guess, "%s/../stdlib", exe);
-		if (!realpath(guess, stdlib_dir))
-			stdlib_dir[0] = '\0';
+	if (!slash)
+		return;
+	*slash = '\0';
+	static const char *const beside[] = { "../share/coll/stdlib", "../stdlib" };
+	for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+		char guess[PATH_MAX + 32];
+		snprintf(guess, sizeof guess, "%s/%s", exe, beside[i]);
+		if (realpath(guess, stdlib_dir))
+			return;
 	}
+	stdlib_dir[0] = '\0';
+}
+
+/* Where a relative `import "name"` that is not beside the importing file
+ * is found: each directory of $COLL_PATH (colon-separated) in order, then
+ * the standard library.  out := the first existing path; false when none. */
+static bool find_import(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("COLL_PATH");
+	while (path && *path) {
+		size_t k = strcspn(path, ":");
+		if (k > 0) {
+			snprintf(out, len, "%.*s/%s", (int)k, path, name);
+			if (access(out, F_OK) == 0)
+				return true;
+		}
+		path += k + (path[k] == ':');
+	}
+	if (stdlib_dir[0]) {
+		snprintf(out, len, "%s/%s", stdlib_dir, name);
+		if (access(out, F_OK) == 0)
+			return true;
+	}
+	return false;
 }
 
 struct drv_prog {
@@ -81,7 +113,7 @@ static int load_one(drv_prog *p, const char *path, srcpos from)
 	p->ast.nfiles++;
 	int first = p->ast.decls.n;
 	int errs = parse_file(&p->ast, f);
-	/* imports are relative to the importing file */
+	/* imports are relative to the importing file, then $COLL_PATH, then the stdlib */
 	for (int i = first; i < p->ast.decls.n; i++) {
 		ast *d = p->ast.decls.v[i];
 		if (d->kind != A_IMPORT)
@@ -93,9 +125,8 @@ static int load_one(drv_prog *p, const char *path, srcpos from)
 		else
 			snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - f->name), f->name, d->str);
 		char lib[PATH_MAX * 2];
-		snprintf(lib, sizeof lib, "%s/%s", stdlib_dir, d->str);
-		if (access(buf, F_OK) != 0 && d->str[0] != '/' && stdlib_dir[0] && access(lib, F_OK) == 0)
-			errs += load_one(p, lib, d->pos);   /* the standard library */
+		if (access(buf, F_OK) != 0 && d->str[0] != '/' && find_import(d->str, lib, sizeof lib))
+			errs += load_one(p, lib, d->pos);   /* $COLL_PATH or the standard library */
 		else
 			errs += load_one(p, buf, d->pos);
 	}

@@ -41,9 +41,11 @@ int drv_find_algo(const drv_prog *p, const char *name);
 ir_sched *drv_run(drv_prog *p, const char *algo, int n,
 		  const drv_define *defs, int ndefs, bool verify);
 
-/* Where `import` looks after the importing file's directory: $COLL_STDLIB,
- * else ../stdlib beside the collc binary.  argv0 is unused when
- * /proc/self/exe is readable. */
+/* Find the standard library, where `import` looks last (after the
+ * importing file's directory and each directory of $COLL_PATH):
+ * $COLL_STDLIB, else ../share/coll/stdlib beside the collc binary (an
+ * installed collc), else ../stdlib (the source tree's build/collc).
+ * argv0 is unused when /proc/self/exe is readable. */
 void drv_init_stdlib(const char *argv0);
 
 /* Evaluation step limit (statements + loop iterations) for drv_run. */

@@ -10,7 +10,13 @@
  * assigned.  Transfers are appended to the IR as they execute.  Builtin
  * calls, the state queries among them, are builtins.c's.  Composition
  * (`run`) evaluates another algorithm in a child instance whose rank and
- * chunk maps translate into the top-level schedule's numbering.
+ * chunk maps translate into the top-level schedule's numbering (a child's
+ * chunk may stand for a block of chunks).  Parallel composition
+ * (`parallel { run ...; run ...; }`) evaluates its runs one after the
+ * other, each appending its rounds, and then interleaves those rounds
+ * (ir_interleave): their rank groups are disjoint, so no run reads or
+ * writes what another writes, and the order in which they were evaluated
+ * (which the state queries saw) cannot differ from the interleaved one.
  *
  * Error handling: the first error is printed (with a note naming the
  * algorithm and n), sets `failed`, and every evaluation function returns
@@ -93,7 +99,8 @@ static const char *opname(int op)
 		[OP_NEG] = "-", [OP_NOT] = "not", [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*",
 		[OP_DIV] = "/", [OP_MOD] = "%", [OP_EQ] = "==", [OP_NE] = "!=", [OP_LT] = "<",
 		[OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">=", [OP_IN] = "in", [OP_NOTIN] = "not in",
-		[OP_UNION] = "|", [OP_INTER] = "&",
+		[OP_UNION] = "|", [OP_INTER] = "&", [OP_XOR] = "^", [OP_SHL] = "<<", [OP_SHR] = ">>",
+		[OP_POW] = "**",
 	};
 	return names[op];
 }
@@ -138,6 +145,28 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 		case OP_LE: return v_bool(a.i <= b.i);
 		case OP_GT: return v_bool(a.i > b.i);
 		case OP_GE: return v_bool(a.i >= b.i);
+		case OP_UNION: return v_int(a.i | b.i);
+		case OP_INTER: return v_int(a.i & b.i);
+		case OP_XOR: return v_int(a.i ^ b.i);
+		case OP_SHL: case OP_SHR:
+			if (b.i < 0 || b.i > 63) {
+				ev_fail(c, e->pos, "shift by %lld in '%s'; the amount must be in 0..63", (long long)b.i, opname(op));
+				return V_NILV;
+			}
+			int_result sh = (op == OP_SHL ? int_shl : int_shr)(a.i, b.i);
+			if (!sh.ok)
+				goto overflow;
+			return v_int(sh.v);
+		case OP_POW:
+			if (b.i < 0) {
+				ev_fail(c, e->pos, "negative exponent in '**' (%lld ** %lld); ints have no fractions",
+				        (long long)a.i, (long long)b.i);
+				return V_NILV;
+			}
+			int_result pw = int_pow(a.i, b.i);
+			if (!pw.ok)
+				goto overflow;
+			return v_int(pw.v);
 		default: break;
 		}
 	}
@@ -186,11 +215,19 @@ static value binop(ctx *c, ast *e, int op, value a, value b)
 			return l;
 		}
 		break;
-	case OP_SUB: case OP_UNION: case OP_INTER:
+	case OP_SUB: case OP_UNION: case OP_INTER: case OP_XOR:
 		if (a.t == V_SET && b.t == V_SET) {
 			size_t na = (size_t)v_list(a)->n, nb = (size_t)v_list(b)->n;
-			if (!ev_fits(c, e, (op == OP_UNION ? na + nb : na) * sizeof(value)) || !steps_for(c, e, (long long)(na + nb)))
+			bool grows = op == OP_UNION || op == OP_XOR;
+			if (!ev_fits(c, e, (grows ? 2 * (na + nb) : na) * sizeof(value)) || !steps_for(c, e, (long long)(na + nb)))
 				return V_NILV;
+			if (op == OP_XOR) {   /* symmetric difference: (a - b) | (b - a) */
+				value x = v_set_diff(v_list(a), v_list(b)), y = v_set_diff(v_list(b), v_list(a));
+				value r = v_set_union(v_list(x), v_list(y));
+				v_unref(x);
+				v_unref(y);
+				return r;
+			}
 			return op == OP_SUB ? v_set_diff(v_list(a), v_list(b))
 			     : op == OP_UNION ? v_set_union(v_list(a), v_list(b)) : v_set_inter(v_list(a), v_list(b));
 		}
@@ -206,12 +243,24 @@ overflow:
 
 /* ---- the fast path, from the walker's side ------------------------------- */
 
+/* Expression program fc gave up (or is demoted): count it, and demote it
+ * at FAST_MISSES (a set operation, most likely).  Out of line, so that
+ * fast_eval stays small enough to inline. */
+static __attribute__((noinline)) bool fast_missed(struct fast_code *fc)
+{
+	if (fc->ok && ++fc->misses == FAST_MISSES)
+		fc->ok = false;
+	return false;
+}
+
 /* Run fast expression e (e->fast set) into *out (a bool as 0 / 1); false
  * when the fast path gives up. */
 static bool fast_eval(ctx *c, inst *in, value *fr, ast *e, int64_t *out)
 {
 	struct fast_code *fc = fc_code(c, e);
-	return fc->ok && vm_run(c, in, fr, fc, out) == FLOW_NEXT;
+	if (fc->ok && vm_run(c, in, fr, fc, out) == FLOW_NEXT)
+		return true;
+	return fast_missed(fc);
 }
 
 /* Box a fast expression's result, or false to take the generic path. */
@@ -728,23 +777,173 @@ static int *index_list(ctx *c, inst *in, value *fr, ast *e, int lim, const char 
 	return out;
 }
 
+/* The top-level chunks local chunk ch of `in` stands for: *len of them
+ * from the returned array, or ch itself in *one. */
+static const int *chunk_block(const inst *in, int ch, int *one, int *len)
+{
+	if (in->coff) {
+		*len = in->coff[ch + 1] - in->coff[ch];
+		return in->cmap + in->coff[ch];
+	}
+	*one = in->cmap ? in->cmap[ch] : ch;
+	*len = 1;
+	return one;
+}
+
+/* `run ... chunks CHUNKS`: the callee's chunk j is the caller's chunk
+ * CHUNKS[j] (an int) or the block of them CHUNKS[j] (a list or set of
+ * ints); no caller chunk twice.  Into sub's maps in top-level chunks
+ * (cmap, and coff unless every block is one chunk); false after an error. */
+static bool chunk_map(ctx *c, inst *in, value *fr, ast *e, inst *sub)
+{
+	value v = ev(c, in, fr, e);
+	if (c->failed)
+		return false;
+	if (v.t != V_LIST && v.t != V_SET) {
+		ev_fail(c, e->pos, "'run ... chunks' needs a list of chunks (or of blocks of chunks), found %s", tname(v));
+		v_unref(v);
+		return false;
+	}
+	vlist *l = v_list(v);
+	char *seen = xcalloc((size_t)in->chunks + 1, 1);
+	int total = 0;   /* top-level chunks in all the blocks */
+	bool blocks = false;
+	for (int i = 0; i < l->n && !c->failed; i++) {
+		value x = l->v[i];
+		bool block = x.t == V_LIST || x.t == V_SET;
+		vlist *b = block ? v_list(x) : NULL;
+		blocks |= block;
+		if (block && b->n == 0)
+			ev_fail(c, e->pos, "'run ... chunks': block %d is empty", i);
+		for (int k = 0; k < (block ? b->n : 1) && !c->failed; k++) {
+			value y = block ? b->v[k] : x;
+			if (y.t != V_INT || y.i < 0 || y.i >= in->chunks || seen[y.i]) {
+				char *t = v_repr(y, 40);
+				if (block)
+					ev_fail(c, e->pos, "'run ... chunks': block %d holds %s; expected distinct chunks in 0..%d, "
+					        "each in one block", i, t, in->chunks - 1);
+				else
+					ev_fail(c, e->pos, "'run ... chunks': element %d is %s; expected distinct chunks in 0..%d%s",
+					        i, t, in->chunks - 1, blocks || y.t == V_INT ? "" : " (or lists of them: blocks)");
+				free(t);
+				break;
+			}
+			seen[y.i] = 1;
+			int one, len;
+			chunk_block(in, (int)y.i, &one, &len);
+			total += len;
+		}
+	}
+	if (!c->failed && l->n == 0)
+		ev_fail(c, e->pos, "'run ... chunks' needs at least one element");
+	free(seen);
+	if (c->failed) {
+		v_unref(v);
+		return false;
+	}
+	sub->cmap = xmalloc((size_t)total * sizeof *sub->cmap + 1);
+	sub->coff = xmalloc(((size_t)l->n + 1) * sizeof *sub->coff);
+	sub->ncmap = l->n;
+	int at = 0;
+	for (int i = 0; i < l->n; i++) {
+		value x = l->v[i];
+		bool block = x.t == V_LIST || x.t == V_SET;
+		sub->coff[i] = at;
+		for (int k = 0; k < (block ? v_list(x)->n : 1); k++) {
+			int one, len;
+			const int *p = chunk_block(in, (int)(block ? v_list(x)->v[k] : x).i, &one, &len);
+			memcpy(sub->cmap + at, p, (size_t)len * sizeof *p);
+			at += len;
+		}
+	}
+	sub->coff[l->n] = at;
+	if (at == l->n) {   /* every block one chunk: a plain map */
+		free(sub->coff);
+		sub->coff = NULL;
+	}
+	v_unref(v);
+	return true;
+}
+
+int ev_xfer_slow(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
+{
+	if (ch < 0 || ch >= in->chunks) {
+		ev_fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
+		        in->chunks, in->chunks == 1 ? "" : "s", in->chunks - 1);
+		return FLOW_ERROR;
+	}
+	if (!xfer_ranks_ok(c, in, s, a, b))
+		return FLOW_ERROR;
+	int op = s->op ? IR_REDUCE_OP : IR_COPY, ga = in->rmap[a], gb = in->rmap[b];
+	bool lone = !c->in_round;
+	if (lone)
+		ir_begin_round(c->s, c->phase, s->pos);
+	for (int k = in->coff[ch]; k < in->coff[ch + 1]; k++) {
+		ir_add(c->s, ga, gb, in->cmap[k], (ir_op)op, s->pos);
+		if (s->both)
+			ir_add(c->s, gb, ga, in->cmap[k], (ir_op)op, s->pos);
+	}
+	if (lone)
+		ir_end_round(c->s);
+	in->emitted = true;
+	return FLOW_NEXT;
+}
+
+/* A `parallel` block being run: the runs in it so far, each a branch of
+ * consecutive rounds, which the block's end interleaves. */
+typedef struct par {
+	inst *in;             /* the instance running the block */
+	int start;            /* the schedule's round count when it began */
+	int *owner;           /* the instance's rank -> the branch that runs on it, or -1 */
+	struct branch { int first, end; ast *run; } *br;
+	int nbr;
+} par;
+
+/* An error at p with a note at `other` before the usual one naming the
+ * algorithm (ev_fail's). */
+static void ev_fail_note(ctx *c, srcpos p, srcpos other, const char *note, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void ev_fail_note(ctx *c, srcpos p, srcpos other, const char *note, const char *fmt, ...)
+{
+	if (c->failed)
+		return;
+	c->failed = true;
+	va_list ap;
+	va_start(ap, fmt);
+	diag_verror(p, fmt, ap);
+	va_end(ap);
+	diag_note(other, "%s", note);
+	diag_note(c->s->pos, "while evaluating algorithm '%s' for n = %d", c->s->algo, c->s->n);
+}
+
 static int run_stmt(ctx *c, inst *in, value *fr, ast *s)
 {
 	if (c->in_round) {
 		ev_fail(c, s->pos, "'run' inside a round; a composed algorithm emits its own rounds");
 		return FLOW_ERROR;
 	}
-	int nr = 0, nc = 0;
+	int nr = 0;
 	int *ranks = index_list(c, in, fr, s->a, in->n, "ranks", &nr);
 	if (!ranks)
 		return FLOW_ERROR;
-	int *chunks = NULL;
-	if (s->b && !(chunks = index_list(c, in, fr, s->b, in->chunks, "chunks", &nc))) {
+	/* in a `parallel` of this instance: a branch, on ranks of its own */
+	par *p = c->par && c->par->in == in ? c->par : NULL;
+	for (int i = 0; p && i < nr; i++) {
+		int b = p->owner[ranks[i]];
+		if (b < 0)
+			continue;
+		ev_fail_note(c, s->a->pos, p->br[b].run->pos, "the earlier run is here", "'run %s' shares rank %d with an "
+		             "earlier run in this 'parallel' ('run %s'); runs in parallel need disjoint ranks", s->str,
+		             ranks[i], p->br[b].run->str);
 		free(ranks);
 		return FLOW_ERROR;
 	}
-	inst sub = { .algo = s->target, .kind = s->target->kindof, .n = nr, .chunks = 1,
+	inst sub = { .algo = s->target, .kind = s->target->kindof, .n = nr, .chunks = 1, .xlim = 1,
 		     .with = &s->list };
+	if (s->b && !chunk_map(c, in, fr, s->b, &sub)) {
+		free(ranks);
+		return FLOW_ERROR;
+	}
 	sub.rmap = malloc(nr * sizeof *sub.rmap);
 	for (int i = 0; i < nr; i++)
 		sub.rmap[i] = in->rmap[ranks[i]];
@@ -753,16 +952,16 @@ static int run_stmt(ctx *c, inst *in, value *fr, ast *s)
 		sub.rinv[i] = -1;
 	for (int i = 0; i < nr; i++)
 		sub.rinv[sub.rmap[i]] = i;
-	if (chunks) {
-		sub.cmap = malloc(nc * sizeof *sub.cmap);
-		for (int j = 0; j < nc; j++)
-			sub.cmap[j] = in->cmap ? in->cmap[chunks[j]] : chunks[j];
-		sub.ncmap = nc;
-	} else if (in->cmap) {
-		sub.cmap = malloc(in->chunks * sizeof *sub.cmap);
-		memcpy(sub.cmap, in->cmap, in->chunks * sizeof *sub.cmap);
+	if (!s->b && in->cmap) {   /* the caller's own map, as it is */
+		int len = in->coff ? in->coff[in->chunks] : in->chunks;
+		sub.cmap = xmalloc((size_t)len * sizeof *sub.cmap + 1);
+		memcpy(sub.cmap, in->cmap, (size_t)len * sizeof *sub.cmap);
+		if (in->coff) {
+			sub.coff = xmalloc(((size_t)in->chunks + 1) * sizeof *sub.coff);
+			memcpy(sub.coff, in->coff, ((size_t)in->chunks + 1) * sizeof *sub.coff);
+		}
 		sub.ncmap = in->chunks;
-	} else {
+	} else if (!s->b) {
 		sub.ncmap = in->chunks;
 	}
 	sub.withv = calloc(s->list.n + 1, sizeof *sub.withv);
@@ -778,18 +977,108 @@ static int run_stmt(ctx *c, inst *in, value *fr, ast *s)
 			}
 		}
 	}
+	sub.xlim = sub.coff ? 0 : sub.chunks;
 	in->emitted = true;   /* the caller's chunk count is now fixed */
+	int first = c->s->nrounds;
 	if (!c->failed)
 		run_inst(c, &sub);
+	if (p && !c->failed) {
+		p->br = xrealloc(p->br, ((size_t)p->nbr + 1) * sizeof *p->br);
+		p->br[p->nbr] = (struct branch){ first, c->s->nrounds, s };
+		for (int i = 0; i < nr; i++)
+			p->owner[ranks[i]] = p->nbr;
+		p->nbr++;
+	}
 	for (int i = 0; i < s->list.n; i++)
 		v_unref(sub.withv[i]);
 	free(sub.withv);
 	free(sub.rmap);
 	free(sub.rinv);
 	free(sub.cmap);
+	free(sub.coff);
 	free(ranks);
-	free(chunks);
 	return c->failed ? FLOW_ERROR : FLOW_NEXT;
+}
+
+/* The end of a `parallel` block: every round since it began must come
+ * from one of its runs, and runs must agree on the phase of each round
+ * they share; then their rounds are interleaved. */
+static void par_merge(ctx *c, par *p)
+{
+	ir_sched *S = c->s;
+	int at = p->start;
+	for (int b = 0; b <= p->nbr; b++) {
+		int upto = b < p->nbr ? p->br[b].first : S->nrounds;
+		if (at < upto) {   /* only a function call gets a transfer here (resolve.c) */
+			const ir_round *rd = &S->rounds[at];
+			srcpos pos = rd->count ? ir_xfer_pos(S, &S->xfers[rd->first]) : rd->pos;
+			ev_fail(c, pos, "transfer inside 'parallel' (through a function call); there, rounds come only from "
+			        "'run' statements (put the transfers in an algorithm and run it)");
+			return;
+		}
+		if (b < p->nbr)
+			at = p->br[b].end;
+	}
+	int *len = xmalloc(((size_t)p->nbr + 1) * sizeof *len), longest = 0;
+	for (int b = 0; b < p->nbr; b++) {
+		len[b] = p->br[b].end - p->br[b].first;
+		longest = len[b] > longest ? len[b] : longest;
+	}
+	for (int k = 0; k < longest && !c->failed; k++) {
+		int first = -1;   /* the first branch with a round k */
+		for (int b = 0; b < p->nbr && !c->failed; b++) {
+			if (k >= len[b])
+				continue;
+			if (first < 0) {
+				first = b;
+				continue;
+			}
+			int pa = S->rounds[p->br[first].first + k].phase, pb = S->rounds[p->br[b].first + k].phase;
+			if (pa == pb)
+				continue;
+			ev_fail_note(c, p->br[b].run->pos, p->br[first].run->pos, "the earlier run is here", "round %d of "
+			             "'run %s' is in phase \"%s\", but round %d of an earlier run in this 'parallel' ('run %s') "
+			             "is in phase \"%s\"; runs in parallel share their rounds, so they must agree on phases", k,
+			             p->br[b].run->str, S->phases[pb], k, p->br[first].run->str, S->phases[pa]);
+		}
+	}
+	if (!c->failed && p->nbr >= 2) {
+		/* the state queries may have seen these rounds in evaluation order;
+		 * the order changes nothing (disjoint ranks), so bring the state to
+		 * their end and count them as applied in the new order */
+		bool seen = c->st && c->applied > p->start;
+		while (seen && c->applied < S->nrounds)
+			state_apply_round(c->st, S, c->applied++);
+		ir_interleave(S, p->start, len, p->nbr);
+		if (seen)
+			c->applied = S->nrounds;
+	}
+	free(len);
+}
+
+static int parallel_stmt(ctx *c, inst *in, value *fr, ast *s)
+{
+	if (c->in_round) {
+		ev_fail(c, s->pos, "'parallel' inside a round; the runs in it emit their own rounds");
+		return FLOW_ERROR;
+	}
+	if (c->par && c->par->in == in) {   /* through a function call (resolve.c catches the rest) */
+		ev_fail(c, s->pos, "'parallel' inside another 'parallel'; put all the runs in one");
+		return FLOW_ERROR;
+	}
+	par p = { .in = in, .start = c->s->nrounds };
+	p.owner = xmalloc((size_t)in->n * sizeof *p.owner);
+	for (int i = 0; i < in->n; i++)
+		p.owner[i] = -1;
+	par *outer = c->par;
+	c->par = &p;
+	int f = block(c, in, fr, s->b);
+	c->par = outer;
+	if (!c->failed)
+		par_merge(c, &p);
+	free(p.owner);
+	free(p.br);
+	return c->failed ? FLOW_ERROR : f;
 }
 
 static int param(ctx *c, inst *in, value *fr, ast *s)
@@ -851,6 +1140,7 @@ static int chunks_stmt(ctx *c, inst *in, value *fr, ast *s)
 		return FLOW_ERROR;
 	}
 	in->chunks = (int)k;
+	in->xlim = in->coff ? 0 : in->chunks;
 	in->chunks_set = true;
 	return FLOW_NEXT;
 }
@@ -980,6 +1270,8 @@ int ev_stmt(ctx *c, inst *in, value *fr, ast *s)
 		return xfer(c, in, fr, s);
 	case A_RUN:
 		return run_stmt(c, in, fr, s);
+	case A_PARALLEL:
+		return parallel_stmt(c, in, fr, s);
 	case A_EXPR:
 		v_unref(ev(c, in, fr, s->a));
 		return c->failed ? FLOW_ERROR : FLOW_NEXT;
@@ -1028,7 +1320,7 @@ ir_sched *eval_algorithm(ast_prog *prog, ast *algo, int n, const drv_define *def
 	mem_over_hook = over_budget;
 	c.phase = ir_phase(s, "main");
 	c.buf = malloc((n + 1) * sizeof *c.buf);
-	inst top = { .algo = algo, .kind = algo->kindof, .n = n, .chunks = 1, .top = true };
+	inst top = { .algo = algo, .kind = algo->kindof, .n = n, .chunks = 1, .xlim = 1, .top = true };
 	top.rmap = malloc(n * sizeof *top.rmap);
 	for (int i = 0; i < n; i++)
 		top.rmap[i] = i;

@@ -38,9 +38,14 @@ typedef struct inst {
 	int n, root;
 	int *rmap;            /* local rank -> top-level rank (owned) */
 	int *cmap;            /* local chunk -> top-level chunk (owned); NULL: identity */
-	int ncmap;            /* entries in cmap, or the parent's chunk count when cmap is NULL */
+	int *coff;            /* NULL, or local chunk j is the block of top-level chunks
+				 cmap[coff[j] .. coff[j+1]-1] (owned; `run ... chunks`
+				 with lists) */
+	int ncmap;            /* local chunks cmap maps, or the parent's chunk count when cmap is NULL */
 	int *rinv;            /* top-level rank -> local rank or -1 (owned) */
 	int chunks;
+	int xlim;             /* chunks, or 0 with coff: xfer_emit's range check then
+				 sends every transfer to ev_xfer_slow, which emits blocks */
 	bool chunks_set, emitted, top;
 	ast_list *with;       /* `run ... with` bindings (evaluated in withv) */
 	value *withv;
@@ -64,6 +69,7 @@ typedef struct {
 	value ret;            /* value of the last `return` */
 	const drv_define *defs;
 	int ndefs;
+	struct par *par;      /* the innermost `parallel` block running (eval.c), or NULL */
 } ctx;
 
 /* What a statement tells its caller: go on, leave the loop, go to the
@@ -96,14 +102,27 @@ enum { FLOW_GIVEUP = -1 };   /* vm_run: an expression program gave up */
  * condition, or the for range) runs on the generic path instead, from
  * the start: errors and their messages are the tree walker's.  Steps are
  * counted where the tree walker counts them, so the step limit trips at
- * the same statement. */
+ * the same statement.
+ *
+ * What a value's type is, is known only at run time, and some operators
+ * are also set operations (`-`, `|`, `&`, `^`): `lack & comp[u]` of two
+ * sets compiles like an int `&` and gives up on every run.  A giveup
+ * costs a few hundred instructions (the generic path tries the
+ * expression's own program, then the walker), so a program or statement
+ * that has given up FAST_MISSES times is demoted for good: an expression
+ * program is no longer tried (ok = false), and a statement's code in its
+ * block is replaced by S_EXECJ, which runs it on the walker directly.
+ * Demotion changes speed only, never results: the walker computes
+ * everything the fast path does. */
+#define FAST_MISSES 16
 
 /* A binary operator comes in seven opcodes by where its operands are.
  * The right one is popped from the stack, or (saving an instruction for
  * the most common shapes, x + 1, r % n, p < m) the constant k, local `arg`
  * or n; with the left one on the stack or, the _L? forms, in local `arg`
  * (the right one's local is then k): p < m is one instruction. */
-#define F_BINOPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
+#define F_BINOPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) \
+	X(BOR) X(BAND) X(BXOR) X(SHL) X(SHR) X(POW)
 #define F_BINOP_OPS(X, name) X(F_##name) X(F_##name##_K) X(F_##name##_L) X(F_##name##_N) \
 	X(F_##name##_LK) X(F_##name##_LL) X(F_##name##_LN)
 /* An if / while condition made of comparisons, `and`, `or` compiles to
@@ -162,6 +181,7 @@ enum { FLOW_GIVEUP = -1 };   /* vm_run: an expression program gave up */
 	X(S_JZ)       /* pop the condition of if / while s (count: an if, count its step): false goes on at `to` */ \
 	X(S_RINIT)    /* pop hi and lo of for loop s over a range into loop k */ \
 	X(S_EXEC)     /* count a step and run s generically; break jumps to arg, continue to k (-1: return the flow) */ \
+	X(S_EXECJ)    /* count a step and run s (a demoted statement) generically, then go on at `to` */ \
 	X(S_STEP)     /* count a step on s (a statement, a while loop's body) */ \
 	X(S_JMP)      /* go on at arg */ \
 	X(S_RNEXT)    /* loop k past hi: go on at arg; else local s->slot = the next int, count a step on the body */ \
@@ -173,6 +193,8 @@ enum { FLOW_GIVEUP = -1 };   /* vm_run: an expression program gave up */
 	F_BINOP_OPS(X, ADD) F_BINOP_OPS(X, SUB) F_BINOP_OPS(X, MUL) F_BINOP_OPS(X, DIV) \
 	F_BINOP_OPS(X, MOD) F_BINOP_OPS(X, EQ) F_BINOP_OPS(X, NE) F_BINOP_OPS(X, LT) \
 	F_BINOP_OPS(X, LE) F_BINOP_OPS(X, GT) F_BINOP_OPS(X, GE) \
+	F_BINOP_OPS(X, BOR) F_BINOP_OPS(X, BAND) F_BINOP_OPS(X, BXOR) \
+	F_BINOP_OPS(X, SHL) F_BINOP_OPS(X, SHR) F_BINOP_OPS(X, POW) \
 	F_BINOP_OPS(X, JEQ) F_BINOP_OPS(X, JNE) F_BINOP_OPS(X, JLT) \
 	F_BINOP_OPS(X, JLE) F_BINOP_OPS(X, JGT) F_BINOP_OPS(X, JGE)
 #define F_ENUM(name) name,
@@ -194,7 +216,9 @@ typedef struct {
 		int32_t l[2];   /* S_XFERL: two more local slots */
 	};
 	ast *s;
-	int32_t to;        /* S_JZ, F_J*: where to jump (false: the comparison) */
+	int32_t to;        /* S_JZ, F_J*: where to jump (false: the comparison); S_SETL ..
+			      S_XFERL: where the statement's code starts; S_EXECJ: where to go on */
+	int32_t misses;    /* S_SETL .. S_XFERL: giveups so far (see FAST_MISSES) */
 } fast_op;
 
 /* Is op one of a condition's jumps? */
@@ -210,7 +234,8 @@ static inline bool f_cond_op(int op)
 #define FAST_LOOPS 8
 
 struct fast_code {
-	bool ok;        /* false: too deep to compile, use the generic path */
+	bool ok;        /* false: too deep to compile, or demoted: use the generic path */
+	int misses;     /* an expression's giveups so far (see FAST_MISSES) */
 	bool threaded;  /* the ops' labels are set */
 	int nloops;     /* loop states the program needs */
 	int nops;       /* length of op[] */
@@ -226,6 +251,10 @@ void ev_limit(ctx *c, srcpos p);
 /* Report an error at p (then a note naming the algorithm and n) and set
  * c->failed; only the first error of a run is printed. */
 void ev_fail(ctx *c, srcpos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* xfer_emit's rare cases: a chunk out of range (an error), or one that
+ * stands for a block of chunks (in->coff): one transfer per chunk of the
+ * block, in one round. */
+int ev_xfer_slow(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b);
 /* Run statement s, its step already counted (ex counts it first). */
 int ev_stmt(ctx *c, inst *in, value *fr, ast *s);
 /* An if / while / require condition: 1 or 0, or -1 after an error. */
@@ -325,24 +354,69 @@ static inline int64_t floormod(int64_t a, int64_t b)
 	return r;
 }
 
-/* Emit transfer statement s with its operands evaluated (local chunk
- * ch from rank a to rank b), after checking their ranges.  Always
- * inlined: vm.c runs it once per transfer. */
-static inline __attribute__((always_inline)) int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
+/* The language's `<<`, `>>` and `**` on ints, shared by the walker and
+ * the VM: .ok false when the amount is not in 0..63, the exponent is
+ * negative, or the result does not fit in 64 bits (the walker says
+ * which).  A result by value, not through a pointer: in the VM that
+ * pointer would point into its stack union, which UBSan's object-size
+ * check refuses, or keep a local out of a register. */
+typedef struct { int64_t v; bool ok; } int_result;
+
+static inline int_result int_shl(int64_t a, int64_t b)
 {
-	if (ch < 0 || ch >= in->chunks) {
-		ev_fail(c, s->a->pos, "chunk %lld out of range: '%s' has %d chunk%s (0..%d)", (long long)ch, in->algo->str,
-		        in->chunks, in->chunks == 1 ? "" : "s", in->chunks - 1);
-		return FLOW_ERROR;
+	if (b < 0 || b > 63)
+		return (int_result){ 0, false };
+	int64_t r = (int64_t)((uint64_t)a << b);
+	return (int_result){ r, r >> b == a };   /* no bit (and no sign) lost */
+}
+
+static inline int_result int_shr(int64_t a, int64_t b)
+{
+	if (b < 0 || b > 63)
+		return (int_result){ 0, false };
+	return (int_result){ a >> b, true };   /* arithmetic, as GCC and Clang do it: floor(a / 2^b) */
+}
+
+static inline int_result int_pow(int64_t a, int64_t b)
+{
+	int64_t x = a, r = 1;
+	if (b < 0)
+		return (int_result){ 0, false };
+	/* square and multiply; a square that overflows would be a factor of
+	 * the result, so that overflows too (|x| >= 2 whenever it can) */
+	while (b > 0) {
+		if ((b & 1) && __builtin_mul_overflow(r, x, &r))
+			return (int_result){ 0, false };
+		b >>= 1;
+		if (b && __builtin_mul_overflow(x, x, &x))
+			return (int_result){ 0, false };
 	}
+	return (int_result){ r, true };
+}
+
+/* Are transfer s's ranks a and b in range?  Else an error. */
+static inline __attribute__((always_inline)) bool xfer_ranks_ok(ctx *c, inst *in, ast *s, int64_t a, int64_t b)
+{
 	for (int k = 0; k < 2; k++) {
 		int64_t r = k ? b : a;
 		if (r < 0 || r >= in->n) {
 			ev_fail(c, (k ? s->c : s->b)->pos, "%s rank %lld out of range: '%s' runs on %d ranks (0..%d)",
 			        k ? "destination" : "source", (long long)r, in->algo->str, in->n, in->n - 1);
-			return FLOW_ERROR;
+			return false;
 		}
 	}
+	return true;
+}
+
+/* Emit transfer statement s with its operands evaluated (local chunk
+ * ch from rank a to rank b), after checking their ranges.  Always
+ * inlined: vm.c runs it once per transfer. */
+static inline __attribute__((always_inline)) int xfer_emit(ctx *c, inst *in, ast *s, int64_t ch, int64_t a, int64_t b)
+{
+	if (__builtin_expect((uint64_t)ch >= (uint64_t)in->xlim, 0))
+		return ev_xfer_slow(c, in, s, ch, a, b);
+	if (!xfer_ranks_ok(c, in, s, a, b))
+		return FLOW_ERROR;
 	int gc = in->cmap ? in->cmap[ch] : (int)ch;
 	int ga = in->rmap[a], gb = in->rmap[b];
 	bool lone = !c->in_round;

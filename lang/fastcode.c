@@ -45,6 +45,8 @@ static int f_stmt_op(fast_buf *b, int op, ast *s, int32_t arg, int64_t k, int pu
 {
 	int at = f_emit(b, op, arg, k, push);
 	b->v[at].s = s;
+	if (op >= S_SETL && op <= S_XFERL)
+		b->v[at].to = -1;   /* not demotable until f_stmt says where it starts */
 	return at;
 }
 
@@ -80,9 +82,11 @@ static void f_place(fast_buf *b, const ast *e)
 /* Code that pushes the int or bool value of fast expression e. */
 static void f_value(fast_buf *b, const ast *e)
 {
-	static const int8_t binops[] = {
+	static const int16_t binops[] = {
 		[OP_ADD] = F_ADD, [OP_SUB] = F_SUB, [OP_MUL] = F_MUL, [OP_DIV] = F_DIV, [OP_MOD] = F_MOD,
 		[OP_EQ] = F_EQ, [OP_NE] = F_NE, [OP_LT] = F_LT, [OP_LE] = F_LE, [OP_GT] = F_GT, [OP_GE] = F_GE,
+		[OP_UNION] = F_BOR, [OP_INTER] = F_BAND, [OP_XOR] = F_BXOR, [OP_SHL] = F_SHL, [OP_SHR] = F_SHR,
+		[OP_POW] = F_POW,
 	};
 	const ast *r;
 	switch (e->kind) {
@@ -406,8 +410,15 @@ static bool f_stmt_inline(fast_buf *b, ast *s)
 
 static void f_stmt(fast_buf *b, ast *s)
 {
-	if (f_stmt_inline(b, s))
+	int start = b->n;
+	if (f_stmt_inline(b, s)) {
+		/* a statement that ends in its consumer: where its code starts,
+		 * for the VM to demote it (FAST_MISSES) */
+		fast_op *last = &b->v[b->n - 1];
+		if (last->op >= S_SETL && last->op <= S_XFERL && last->s == s)
+			last->to = start;
 		return;
+	}
 	if (b->cont < 0)
 		f_stmt_op(b, S_EXEC, s, -1, -1, 0);
 	else   /* its break joins the chain of the loop's breaks */

@@ -146,3 +146,40 @@ void ir_end_round(ir_sched *s)
 	if (s->nrounds > 0 && s->rounds[s->nrounds - 1].count == 0)
 		s->nrounds--;
 }
+
+void ir_interleave(ir_sched *s, int start, const int *len, int nb)
+{
+	int longest = 0;
+	for (int b = 0; b < nb; b++)
+		longest = len[b] > longest ? len[b] : longest;
+	if (start >= s->nrounds || nb < 2)
+		return;
+	int x0 = s->rounds[start].first, nx = s->nxfers - x0, at = 0;
+	/* scratch copies, charged while they live (past the budget, the
+	 * evaluator stops at its next step) */
+	size_t scratch = (size_t)longest * sizeof(ir_round) + (size_t)nx * sizeof(ir_xfer);
+	mem_charge(scratch);
+	ir_round *rr = xmalloc((size_t)longest * sizeof *rr);
+	ir_xfer *xx = xmalloc((size_t)nx * sizeof *xx + 1);
+	for (int k = 0; k < longest; k++) {
+		rr[k] = (ir_round){ .first = x0 + at, .count = 0, .phase = -1 };
+		for (int b = 0, first = start; b < nb; first += len[b], b++) {
+			if (k >= len[b])
+				continue;
+			const ir_round *rd = &s->rounds[first + k];
+			if (rr[k].phase < 0) {
+				rr[k].phase = rd->phase;
+				rr[k].pos = rd->pos;
+			}
+			memcpy(xx + at, s->xfers + rd->first, (size_t)rd->count * sizeof *xx);
+			at += rd->count;
+			rr[k].count += rd->count;
+		}
+	}
+	memcpy(s->xfers + x0, xx, (size_t)nx * sizeof *xx);
+	memcpy(s->rounds + start, rr, (size_t)longest * sizeof *rr);
+	s->nrounds = start + longest;
+	free(rr);
+	free(xx);
+	mem_release(scratch);
+}

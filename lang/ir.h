@@ -110,6 +110,11 @@ static inline void ir_add(ir_sched *s, int src, int dst, int chunk, ir_op op, sr
 static inline srcpos ir_xfer_pos(const ir_sched *s, const ir_xfer *x) { return s->poss[x->pos]; }
 /* Drop trailing rounds that ended up empty (a round with no transfers). */
 void ir_end_round(ir_sched *s);
+/* Parallel composition: the rounds from `start` on are nb runs of len[i]
+ * rounds each, one after the other; interleave them so that round k of
+ * every run forms one round (its transfers in run order, its phase and
+ * position the first run's that has a round k). */
+void ir_interleave(ir_sched *s, int start, const int *len, int nb);
 /* What collective k is (coll_kinds.h); k must be a kind. */
 static inline const coll_kind_info *ir_kind_info(ir_kind k) { return coll_kind_get((int)k); }
 /* s's collective at s's shape, for the rules of coll_kinds.h. */

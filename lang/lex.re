@@ -155,6 +155,7 @@ int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx)
 	"copy"      { TOK(COPY); }
 	"reduce"    { TOK(REDUCE); }
 	"run"       { TOK(RUN); }
+	"parallel"  { TOK(PARALLEL); }
 	"on"        { TOK(ON); }
 	"with"      { TOK(WITH); }
 	"if"        { TOK(IF); }
@@ -195,7 +196,10 @@ int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx)
 	">="  { TOK(GE); }
 	"+="  { TOK(PLUSEQ); }
 	"-="  { TOK(MINUSEQ); }
-	[;:,()[\]{}=<>+\-*/%|&] { TOK(lx->tok[0]); }
+	"<<"  { TOK(SHL); }
+	">>"  { TOK(SHR); }
+	"**"  { TOK(POW); }
+	[;:,()[\]{}=<>+\-*/%|&^] { TOK(lx->tok[0]); }
 
 	* {
 		unsigned char c = (unsigned char)lx->tok[0];

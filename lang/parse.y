@@ -6,7 +6,11 @@
  *    through %parse-param (the lexer and the program being built);
  *  - locations are byte offsets (parse_loc); line/column only on error;
  *  - every operator's precedence is declared below, and the grammar has no
- *    conflicts (%expect 0).  Assignment is parsed as `expr = expr` and the
+ *    conflicts (%expect 0).  The order is Python's (lang/README.md lists
+ *    it): `|` below `^` below `&` below shifts below `+ -`, so the set
+ *    operators kept their old places when they gained int meanings; `**`
+ *    binds tighter than unary minus and to the right (-2 ** 2 == -4,
+ *    2 ** 3 ** 2 == 512).  Assignment is parsed as `expr = expr` and the
  *    left side checked in the action, which avoids the lvalue/primary
  *    reduce-reduce conflict on IDENT '[';
  *  - `{` in expression position starts a set or map literal; a bare block
@@ -53,13 +57,13 @@ static ast *binop(lex_state *lx, int op, ast *a, ast *b, parse_loc loc);
 %token END 0 "end of file"
 %token ALGORITHM "'algorithm'" FN "'fn'" IMPORT "'import'" CLUSTER "'cluster'" CHOOSE "'choose'" BELOW "'below'" LET "'let'" PARAM "'param'"
 %token CHUNKS "'chunks'" PORTS "'ports'" ROUND "'round'" PHASE "'phase'"
-%token COPY "'copy'" REDUCE "'reduce'" RUN "'run'" ON "'on'" WITH "'with'"
+%token COPY "'copy'" REDUCE "'reduce'" RUN "'run'" PARALLEL "'parallel'" ON "'on'" WITH "'with'"
 %token IF "'if'" ELSE "'else'" FOR "'for'" IN "'in'" WHILE "'while'"
 %token BREAK "'break'" CONTINUE "'continue'" RETURN "'return'" REQUIRE "'require'"
 %token <i> TRUE "'true'" FALSE "'false'"
 %token AND "'and'" OR "'or'" NOT "'not'" NOTIN "'not in'"
 %token ARROW "'->'" BIARROW "'<->'" DOTDOT "'..'" EQ "'=='" NE "'!='" LE "'<='" GE "'>='"
-%token PLUSEQ "'+='" MINUSEQ "'-='"
+%token PLUSEQ "'+='" MINUSEQ "'-='" SHL "'<<'" SHR "'>>'" POW "'**'"
 %token <s> IDENT "identifier" STRING "string"
 %token <i> INT "integer"
 
@@ -69,10 +73,13 @@ static ast *binop(lex_state *lx, int op, ast *a, ast *b, parse_loc loc);
 %precedence NOT
 %nonassoc EQ NE '<' LE '>' GE IN NOTIN
 %left '|'
+%left '^'
 %left '&'
+%left SHL SHR
 %left '+' '-'
 %left '*' '/' '%'
 %precedence UMINUS
+%right POW
 
 %type <node> decl stmt expr primary block if_tail opt_chunks map_entry
 %type <list> stmts params idents args exprs map_entries opt_with bindings citems centries opt_args
@@ -210,6 +217,7 @@ stmt
 		$$ = NEW(A_XFER, @1); $$->op = (int)$1; $$->a = $2; $$->b = $4; $$->c = $6; $$->both = true; }
 	| RUN IDENT ON expr opt_chunks opt_with ';' {
 		$$ = NEW(A_RUN, @2); $$->str = $2; $$->a = $4; $$->b = $5; $$->list = $6; }
+	| PARALLEL block { $$ = NEW(A_PARALLEL, @1); $$->b = $2; }
 	| expr ';' { $$ = NEW(A_EXPR, @1); $$->a = $1; }
 	| error ';' { $$ = NULL; }
 	;
@@ -257,7 +265,11 @@ expr
 	| expr IN expr { $$ = binop(lx, OP_IN, $1, $3, @2); }
 	| expr NOTIN expr { $$ = binop(lx, OP_NOTIN, $1, $3, @2); }
 	| expr '|' expr { $$ = binop(lx, OP_UNION, $1, $3, @2); }
+	| expr '^' expr { $$ = binop(lx, OP_XOR, $1, $3, @2); }
 	| expr '&' expr { $$ = binop(lx, OP_INTER, $1, $3, @2); }
+	| expr SHL expr { $$ = binop(lx, OP_SHL, $1, $3, @2); }
+	| expr SHR expr { $$ = binop(lx, OP_SHR, $1, $3, @2); }
+	| expr POW expr { $$ = binop(lx, OP_POW, $1, $3, @2); }
 	| expr '+' expr { $$ = binop(lx, OP_ADD, $1, $3, @2); }
 	| expr '-' expr { $$ = binop(lx, OP_SUB, $1, $3, @2); }
 	| expr '*' expr { $$ = binop(lx, OP_MUL, $1, $3, @2); }
@@ -341,7 +353,7 @@ static bool named(yysymbol_kind_t k, const char *list)
  * are always possible after one, so listing them would bury the one token
  * that is actually missing; tokens that start an expression collapse into
  * "an expression". */
-#define CONTINUES "'..' 'or' 'and' '==' '!=' '<=' '>=' 'in' 'not in' '<' '>' '|' '&' '+' '-' '*' '/' '%' '['"
+#define CONTINUES "'..' 'or' 'and' '==' '!=' '<=' '>=' 'in' 'not in' '<' '>' '|' '^' '&' '<<' '>>' '+' '-' '*' '/' '%' '**' '['"
 #define STARTS "integer string identifier 'true' 'false' 'not' '(' '{' '-' '['"
 
 /* "expected ';', found 'chunks'": name what the grammar could take. */

@@ -36,6 +36,7 @@ static const struct {
 typedef struct {
 	const char *name;
 	int slot;
+	srcpos pos;         /* where it was declared, for "already declared" notes */
 } binding;
 
 /* Resolver state for one algorithm or function body. */
@@ -44,9 +45,11 @@ typedef struct {
 	ast *unit;          /* the A_ALGO or A_FN being resolved */
 	binding *scope;     /* visible names, innermost last */
 	int nscope, capscope;
+	int block;          /* scope[block ..] are the names of the innermost block */
 	int nslots;
 	int loops;          /* enclosing loops */
 	int rounds;         /* enclosing round blocks */
+	int parallels;      /* enclosing parallel blocks */
 	int depth;          /* block nesting below the unit's body */
 } resolver;
 
@@ -101,13 +104,13 @@ static const char *param_list(const ast *a, char *buf, size_t len)
 	return buf;
 }
 
-static int declare(resolver *r, const char *name)
+static int declare(resolver *r, const char *name, srcpos pos)
 {
 	if (r->nscope == r->capscope) {
 		r->capscope = r->capscope ? 2 * r->capscope : 16;
 		r->scope = realloc(r->scope, r->capscope * sizeof *r->scope);
 	}
-	r->scope[r->nscope] = (binding){ name, r->nslots };
+	r->scope[r->nscope] = (binding){ name, r->nslots, pos };
 	r->nscope++;
 	return r->nslots++;
 }
@@ -240,7 +243,9 @@ static int fast_type(const ast *e)
 	case A_BINOP:
 		if (a != FAST_INT || b != FAST_INT)
 			return FAST_NO;
-		if (e->op >= OP_ADD && e->op <= OP_MOD)
+		/* `|` `&` `^` may be set operations: decided at run time, when
+		 * the fast path gives up on a local that holds a set */
+		if ((e->op >= OP_ADD && e->op <= OP_MOD) || (e->op >= OP_UNION && e->op <= OP_POW))
 			return FAST_INT;
 		return e->op >= OP_EQ && e->op <= OP_GE ? FAST_BOOL : FAST_NO;
 	case A_AND: case A_OR:
@@ -274,21 +279,42 @@ static void expr_inner(resolver *r, ast *e)
 
 static void block(resolver *r, ast *b)
 {
-	int mark = r->nscope;
+	int mark = r->nscope, outer = r->block;
+	r->block = mark;
 	r->depth++;
 	for (int i = 0; i < b->list.n; i++)
 		stmt(r, b->list.v[i]);
 	r->depth--;
 	r->nscope = mark;
+	r->block = outer;
+}
+
+/* The binding of `name` declared in the innermost block, or NULL.  A
+ * second `let` of a name in one block is refused: it would silently
+ * start a new variable where an assignment was almost certainly meant
+ * (shadowing in an inner block stays legal, as in C). */
+static const binding *in_block(resolver *r, const char *name)
+{
+	for (int i = r->nscope - 1; i >= r->block; i--)
+		if (strcmp(r->scope[i].name, name) == 0)
+			return &r->scope[i];
+	return NULL;
 }
 
 static void stmt(resolver *r, ast *s)
 {
 	switch (s->kind) {
-	case A_LET:
+	case A_LET: {
 		expr(r, s->a);   /* before declaring: `let x = x + 1` reads the outer x */
-		s->slot = declare(r, s->str);
+		const binding *old = in_block(r, s->str);
+		if (old) {
+			err(s->pos, "'%s' is already declared in this block (assign it with '%s = ...', or use another name)",
+			    s->str, s->str);
+			diag_note(old->pos, "'%s' is declared here", s->str);
+		}
+		s->slot = declare(r, s->str, s->pos);
 		break;
+	}
 	case A_ASSIGN:
 		if (s->a->kind != A_NAME && s->a->kind != A_INDEX) {
 			err(s->a->pos, "cannot assign to this expression; assign to a variable or an element x[i]");
@@ -316,7 +342,7 @@ static void stmt(resolver *r, ast *s)
 	case A_FOR: {
 		expr(r, s->a);
 		int mark = r->nscope;
-		s->slot = declare(r, s->str);
+		s->slot = declare(r, s->str, s->d->pos);
 		r->loops++;
 		block(r, s->b);
 		r->loops--;
@@ -355,7 +381,7 @@ static void stmt(resolver *r, ast *s)
 		expr(r, s->a);
 		if (lookup(r, s->str) >= 0)
 			err(s->pos, "parameter '%s' is already declared%s", s->str, "");
-		s->slot = declare(r, s->str);
+		s->slot = declare(r, s->str, s->pos);
 		break;
 	case A_CHUNKS: case A_PORTS:
 		expr(r, s->a);
@@ -365,6 +391,9 @@ static void stmt(resolver *r, ast *s)
 	case A_ROUND:
 		if (r->rounds)
 			err(s->pos, "'round' inside another round; a round is a flat set of transfers");
+		else if (r->parallels)
+			err(s->pos, "'round' inside 'parallel'; there, rounds come only from 'run' statements (put the "
+			    "transfers in an algorithm and run it)");
 		r->rounds++;
 		block(r, s->b);
 		r->rounds--;
@@ -374,6 +403,9 @@ static void stmt(resolver *r, ast *s)
 		block(r, s->b);
 		break;
 	case A_XFER:
+		if (r->parallels && !r->rounds)
+			err(s->pos, "transfer inside 'parallel'; there, rounds come only from 'run' statements (put the "
+			    "transfers in an algorithm and run it)");
 		expr(r, s->a);
 		expr(r, s->b);
 		expr(r, s->c);
@@ -400,6 +432,15 @@ static void stmt(resolver *r, ast *s)
 		}
 		break;
 	}
+	case A_PARALLEL:
+		if (r->rounds)
+			err(s->pos, "'parallel' inside a round; the runs in it emit their own rounds");
+		else if (r->parallels)
+			err(s->pos, "'parallel' inside another 'parallel'; put all the runs in one");
+		r->parallels++;
+		block(r, s->b);
+		r->parallels--;
+		break;
 	case A_EXPR:
 		expr(r, s->a);
 		if (s->a->kind != A_CALL)
@@ -419,7 +460,7 @@ static void unit(ast_prog *p, ast *u)
 				if (strcmp(u->list.v[i]->str, u->list.v[j]->str) == 0)
 					err(u->list.v[i]->pos, "duplicate parameter '%s' in function '%s'",
 					    u->list.v[i]->str, u->str);
-			u->list.v[i]->slot = declare(&r, u->list.v[i]->str);
+			u->list.v[i]->slot = declare(&r, u->list.v[i]->str, u->list.v[i]->pos);
 		}
 	}
 	block(&r, u->b);

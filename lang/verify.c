@@ -9,6 +9,12 @@
  * that need the after-state (copies destroying contributions) run.  A wrong
  * round makes every later state meaningless, so the verifier reports all
  * errors of the first wrong round (up to VERIFY_MAX_ROUND_ERRORS) and stops.
+ * One exception: a round over the port model gets one error, at its first
+ * over-subscribed rank, that names the others (a missing `ports` line
+ * would otherwise give one error per rank and direction).  A wrong final
+ * state is blamed on the transfer that last wrote the (rank, chunk), found
+ * only then by a backward scan, so that verifying a correct schedule
+ * keeps no per-slot history.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -28,6 +34,7 @@ typedef struct {
 	bool named;
 	int nerr;          /* errors in the current round */
 	bool capped;
+	bool ported;       /* the round's port error is reported */
 	int round;
 	/* port model: distinct peers seen so far this round, per rank; a count
 	 * is stale (zero) when its stamp is not the current round */
@@ -106,6 +113,34 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Append the m ascending ranks p to buf at pos as "{1-3,5}" (cut short
+ * with ",..." when buf is full); returns the new pos. */
+static size_t fmt_ranks(const int *p, int m, char *buf, size_t len, size_t pos)
+{
+	if (pos + 3 >= len)
+		return pos;
+	pos += (size_t)snprintf(buf + pos, len - pos, "{");
+	for (int i = 0; i < m && pos + 24 < len; i++) {
+		int j = i;
+		while (j + 1 < m && p[j + 1] == p[j] + 1)
+			j++;
+		pos += (size_t)snprintf(buf + pos, len - pos, "%s%d", i ? "," : "", p[i]);
+		if (j > i)
+			pos += (size_t)snprintf(buf + pos, len - pos, "-%d", p[j]);
+		i = j;
+	}
+	if (pos + 3 < len)
+		pos += (size_t)snprintf(buf + pos, len - pos, "%s}", pos + 24 >= len ? ",..." : "");
+	return pos;
+}
+
+static bool port_used(const ir_sched *s, const ir_xfer *x)
+{
+	/* rejected transfers use no port */
+	return x->src >= 0 && x->src < s->n && x->dst >= 0 && x->dst < s->n && x->src != x->dst && x->chunk >= 0 &&
+	       x->chunk < s->chunks;
+}
+
 /* The distinct peers rank r sends to (or receives from) in round rd, as
  * "2 peers (ranks {1-2})", for port messages only. */
 static const char *round_peers(const ir_sched *s, const ir_round *rd, int r, bool send, char *buf, size_t len)
@@ -117,10 +152,7 @@ static const char *round_peers(const ir_sched *s, const ir_round *rd, int r, boo
 	}
 	for (int t = rd->first; t < rd->first + rd->count; t++) {
 		const ir_xfer *x = &s->xfers[t];
-		if (x->src < 0 || x->src >= s->n || x->dst < 0 || x->dst >= s->n || x->src == x->dst ||
-		    x->chunk < 0 || x->chunk >= s->chunks)
-			continue;   /* rejected transfers use no port */
-		if ((send ? x->src : x->dst) == r)
+		if (port_used(s, x) && (send ? x->src : x->dst) == r)
 			p[k++] = send ? x->dst : x->src;
 	}
 	qsort(p, (size_t)k, sizeof *p, cmp_int);
@@ -128,20 +160,78 @@ static const char *round_peers(const ir_sched *s, const ir_round *rd, int r, boo
 	for (int i = 0; i < k; i++)
 		if (m == 0 || p[m - 1] != p[i])
 			p[m++] = p[i];
-	size_t pos = (size_t)snprintf(buf, len, "%d peer%s (rank%s {", m, m == 1 ? "" : "s", m == 1 ? "" : "s");
-	for (int i = 0; i < m && pos + 24 < len; i++) {
-		int j = i;
-		while (j + 1 < m && p[j + 1] == p[j] + 1)
-			j++;
-		pos += (size_t)snprintf(buf + pos, len - pos, "%s%d", i ? "," : "", p[i]);
-		if (j > i)
-			pos += (size_t)snprintf(buf + pos, len - pos, "-%d", p[j]);
-		i = j;
-	}
-	if (pos + 3 < len)
-		snprintf(buf + pos, len - pos, "%s})", pos + 24 >= len ? ",..." : "");
+	size_t pos = (size_t)snprintf(buf, len, "%d peer%s (rank%s ", m, m == 1 ? "" : "s", m == 1 ? "" : "s");
+	pos = fmt_ranks(p, m, buf, len, pos);
+	if (pos + 2 < len)
+		snprintf(buf + pos, len - pos, ")");
 	free(p);
 	return buf;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Beyond rank `r` (sending when `send`), the ranks over the port model in
+ * round rd, as " (also over the port model in this round: ranks {1-3}
+ * sending, rank 0 receiving)", or "" when there are none. */
+static const char *port_others(const ir_sched *s, const ir_round *rd, int r, bool send, char *buf, size_t len)
+{
+	uint64_t *pr = malloc((size_t)rd->count * sizeof *pr + 1);
+	int *cnt = calloc(2 * (size_t)s->n + 1, sizeof *cnt), *who = malloc((size_t)s->n * sizeof *who + 1);
+	buf[0] = '\0';
+	if (!pr || !cnt || !who)
+		goto out;
+	int k = 0;
+	for (int t = rd->first; t < rd->first + rd->count; t++)
+		if (port_used(s, &s->xfers[t]))
+			pr[k++] = (uint64_t)s->xfers[t].src * (uint64_t)s->n + (uint64_t)s->xfers[t].dst;
+	qsort(pr, (size_t)k, sizeof *pr, cmp_pair);
+	for (int i = 0; i < k; i++)
+		if (i == 0 || pr[i] != pr[i - 1]) {
+			cnt[pr[i] / (uint64_t)s->n]++;                 /* peers a rank sends to */
+			cnt[s->n + (int)(pr[i] % (uint64_t)s->n)]++;   /* ... and receives from */
+		}
+	size_t pos = 0;
+	for (int dir = 0; dir < 2; dir++) {
+		int lim = dir ? s->ports_recv : s->ports_send, m = 0;
+		for (int q = 0; q < s->n && lim > 0; q++)
+			if (cnt[dir * s->n + q] > lim && !(q == r && dir == !send))
+				who[m++] = q;
+		if (m == 0 || pos + 48 >= len)
+			continue;
+		pos += (size_t)snprintf(buf + pos, len - pos, "%s", pos ? ", " : " (also over the port model in this round: ");
+		if (m == 1)
+			pos += (size_t)snprintf(buf + pos, len - pos, "rank %d", who[0]);
+		else
+			pos = fmt_ranks(who, m, buf, len, pos + (size_t)snprintf(buf + pos, len - pos, "ranks "));
+		if (pos + 16 < len)
+			pos += (size_t)snprintf(buf + pos, len - pos, " %s", dir ? "receiving" : "sending");
+	}
+	if (pos && pos + 2 < len)
+		snprintf(buf + pos, len - pos, ")");
+out:
+	free(pr);
+	free(cnt);
+	free(who);
+	return buf;
+}
+
+/* The round's port error: once per round, at the first rank over the
+ * port model (x's sender when `send`, else its receiver). */
+static inline void port_error(vctx *v, const ir_round *rd, const ir_xfer *x, bool send)
+{
+	if (v->ported)
+		return;
+	v->ported = true;
+	const ir_sched *s = v->s;
+	char b1[SETBUF], b2[256];
+	int r = send ? x->src : x->dst;
+	verr(v, xpos(v, x, rd), "%s: rank %d %s %s in this round, but the port model allows %d%s", round_name(v), r,
+	     send ? "sends to" : "receives from", round_peers(s, rd, r, send, b1, sizeof b1),
+	     send ? s->ports_send : s->ports_recv, port_others(s, rd, r, send, b2, sizeof b2));
 }
 
 /* Add (src, dst) to this round's pairs; false when it is there already. */
@@ -235,11 +325,9 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 		if (v->srecv[x->dst] != v->round)
 			v->srecv[x->dst] = v->round, v->nrecv[x->dst] = 0;
 		if (++v->nsend[x->src] == s->ports_send + 1 && s->ports_send > 0)
-			verr(v, xpos(v, x, rd), "%s: rank %d sends to %s in this round, but the port model allows %d",
-			     round_name(v), x->src, round_peers(s, rd, x->src, true, b1, sizeof b1), s->ports_send);
+			port_error(v, rd, x, true);
 		if (++v->nrecv[x->dst] == s->ports_recv + 1 && s->ports_recv > 0)
-			verr(v, xpos(v, x, rd), "%s: rank %d receives from %s in this round, but the port model allows %d",
-			     round_name(v), x->dst, round_peers(s, rd, x->dst, false, b1, sizeof b1), s->ports_recv);
+			port_error(v, rd, x, false);
 	}
 
 	state_set *a = state_get(st, x->src, x->chunk), *b = state_get(st, x->dst, x->chunk);
@@ -346,6 +434,22 @@ static void check_destroyed(vctx *v, const ir_round *rd)
 	}
 }
 
+/* The last transfer of s that writes (r, c), or NULL: a backward scan,
+ * run only for an error.  Every transfer was applied (a schedule with a
+ * bad round never gets here), so the last one listed is the last write. */
+static const ir_xfer *last_write(const ir_sched *s, int r, int c, int *round)
+{
+	for (int k = s->nrounds - 1; k >= 0; k--) {
+		const ir_round *rd = &s->rounds[k];
+		for (int t = rd->first + rd->count - 1; t >= rd->first; t--)
+			if (s->xfers[t].dst == r && s->xfers[t].chunk == c) {
+				*round = k;
+				return &s->xfers[t];
+			}
+	}
+	return NULL;
+}
+
 static int check_post(const ir_sched *s, bstate *st)
 {
 	const coll_shape *sh = &st->shape;
@@ -368,9 +472,27 @@ static int check_post(const ir_sched *s, bstate *st)
 		snprintf(when, sizeof when, "after round %d (the last)", s->nrounds - 1);
 	if (more > 0)
 		snprintf(tail, sizeof tail, " (and %lld more (rank, chunk) pair%s wrong)", more, more == 1 ? " is" : "s are");
-	diag_error(s->pos, "%s, rank %d chunk %d holds %s, but %s needs %s%s", when, fr, fc,
-		   state_set_fmt(st, state_get(st, fr, fc), b1, sizeof b1), ir_kind_names[s->kind],
-		   state_set_fmt(st, state_need(st, fc), b2, sizeof b2), tail);
+	state_set_fmt(st, state_get(st, fr, fc), b1, sizeof b1);
+	state_set_fmt(st, state_need(st, fc), b2, sizeof b2);
+	const char *kind = ir_kind_names[s->kind];
+	int k = 0;
+	const ir_xfer *x = last_write(s, fr, fc, &k);
+	if (!x) {   /* nothing to point at but the algorithm */
+		diag_error(s->pos, "%s, rank %d chunk %d was never written; it holds %s, but %s needs %s%s", when, fr, fc,
+			   b1, kind, b2, tail);
+		return 1;
+	}
+	/* the statement that wrote it last, then the algorithm */
+	const ir_round *rd = &s->rounds[k];
+	const char *ph = rd->phase >= 0 && rd->phase < s->nphases && strcmp(s->phases[rd->phase], "main") != 0
+			 ? s->phases[rd->phase] : NULL;
+	char in[96];
+	snprintf(in, sizeof in, "round %d%s%s%s", k, ph ? " (phase " : "", ph ? ph : "", ph ? ")" : "");
+	srcpos at = ir_xfer_pos(s, x).file ? ir_xfer_pos(s, x) : rd->pos.file ? rd->pos : s->pos;
+	diag_error(at, "%s, rank %d chunk %d holds %s, but %s needs %s; the last write to it was this %s from rank %d "
+		   "in %s%s", when, fr, fc, b1, kind, b2, op_name(x->op), x->src, in, tail);
+	if (!same_pos(at, s->pos) && s->pos.file)
+		diag_note(s->pos, "while verifying algorithm '%s' for n = %d", s->algo ? s->algo : "?", s->n);
 	return 1;
 }
 
@@ -432,6 +554,7 @@ int verify_sched(const ir_sched *s)
 		v.npairs = 0;
 		v.nerr = 0;
 		v.capped = false;
+		v.ported = false;
 
 		for (int t = rd->first; t < rd->first + rd->count; t++)
 			check_xfer(&v, rd, t);

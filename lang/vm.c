@@ -33,6 +33,19 @@ static inline value *f_elem(value *p, int64_t x)
 	return NULL;
 }
 
+/* Statement op `at` of fc (S_SETL .. S_XFERL) gave up once more; at
+ * FAST_MISSES, demote the statement: from then on its first op runs it on
+ * the walker and skips the rest of its code.  Apart from vm_run, whose
+ * registers its hot ops need. */
+static __attribute__((noinline)) void f_miss(struct fast_code *fc, int at, const void *lab)
+{
+	fast_op *o = &fc->op[at];
+	if (++o->misses != FAST_MISSES)
+		return;
+	fast_op *first = &fc->op[o->to];
+	*first = (fast_op){ .op = S_EXECJ, .s = o->s, .to = at + 1, .lab = lab };
+}
+
 int vm_run(ctx *c, inst *in, value *fr, struct fast_code *fc, int64_t *out)
 {
 	union { int64_t i; value *p; } st[FAST_STACK], *sp = st;
@@ -41,6 +54,7 @@ int vm_run(ctx *c, inst *in, value *fr, struct fast_code *fc, int64_t *out)
 	value *p, v;
 	vlist *l;
 	int64_t x, y;
+	int_result r;
 	int f = FLOW_NEXT, t;
 	for (int i = 0; i < fc->nloops; i++)
 		loop[i].coll = V_NILV;
@@ -60,7 +74,9 @@ int vm_run(ctx *c, inst *in, value *fr, struct fast_code *fc, int64_t *out)
 	}
 #define CASE(name) L_##name
 #define DISPATCH() goto *o->lab
+#define EXECJ_LABEL labels[S_EXECJ]
 #else
+#define EXECJ_LABEL NULL
 #define CASE(name) case name
 #define DISPATCH() goto dispatch
 #endif
@@ -286,6 +302,10 @@ dispatch:
 			JUMP(o->k);
 		}
 		goto done;
+	CASE(S_EXECJ):
+		if ((f = ex(c, in, fr, o->s)) != FLOW_NEXT)
+			goto done;
+		JUMP(o->to);
 	CASE(S_STEP):
 		COUNT(o->s);
 		NEXT();
@@ -403,6 +423,19 @@ do_LT: sp[-1].i = sp[-1].i < y; NEXT();
 do_LE: sp[-1].i = sp[-1].i <= y; NEXT();
 do_GT: sp[-1].i = sp[-1].i > y; NEXT();
 do_GE: sp[-1].i = sp[-1].i >= y; NEXT();
+do_BOR: sp[-1].i |= y; NEXT();
+do_BAND: sp[-1].i &= y; NEXT();
+do_BXOR: sp[-1].i ^= y; NEXT();
+	/* shifts and powers: the rules of eval_int.h's int_shl, int_shr,
+	 * int_pow, which return their result rather than store it */
+do_SHL: r = int_shl(sp[-1].i, y); goto int_result;
+do_SHR: r = int_shr(sp[-1].i, y); goto int_result;
+do_POW: r = int_pow(sp[-1].i, y);
+int_result:
+	if (!r.ok)
+		goto giveup;
+	sp[-1].i = r.v;
+	NEXT();
 	/* compare-and-jump: pop the left operand, then as S_JZ */
 do_JEQ: t = (--sp)->i == y; goto jump_if_false;
 do_JNE: t = (--sp)->i != y; goto jump_if_false;
@@ -445,12 +478,16 @@ giveup:
 			goto done;
 		loop[o->k].next = lo;
 		loop[o->k].hi = hi;
-	} else if ((f = ex(c, in, fr, o->s)) != FLOW_NEXT) {
-		goto done;
+	} else {
+		if (o->to >= 0)
+			f_miss(fc, (int)(o - ops), EXECJ_LABEL);
+		if ((f = ex(c, in, fr, o->s)) != FLOW_NEXT)
+			goto done;
 	}
 	NEXT();
 #undef CASE
 #undef DISPATCH
+#undef EXECJ_LABEL
 #undef NEXT
 #undef JUMP
 #undef COUNT

@@ -13,6 +13,9 @@
 #                         $(MPICC) exists, so libcollrt never links libmpi
 #   $(B)/collprobe        measures every pair of ranks (coll_probe) and writes
 #                         the links file collc --links and clusters read
+#   $(B)/libcollrt_ibverbs.so the RDMA transport "ibverbs" libcollrt dlopens
+#                         when asked for it (runtime/ibverbs/); the one file
+#                         here that links libibverbs, so libcollrt never does
 #   $(B)/collbench        nccl-tests-style benchmark and checker over plans
 #                         from .coll files (via collc) or generated libraries;
 #                         --device (collbench_dev.c) reaches CUDA and NCCL
@@ -25,12 +28,20 @@
 #                         prints "N passed, N failed"
 #   $(B)/tests/rt_mpiboot an MPI application one rank of which never calls
 #                         coll_init (built with the plugin, by mpicc)
+#   $(B)/tests/ib_unit    the ibverbs plugin's device-free parts: wire format,
+#                         ring placement and credits, MR cache
+#   $(B)/tests/ib_devices lists RDMA devices and ports (tests/ibverbs.test
+#                         runs the device tests only where it finds one)
+#   $(B)/tests/libcollrt_ibverbs_fake.so the ibverbs plugin over a software
+#                         fake of libibverbs (tests/unit/fake_verbs.c): the
+#                         transport's data path without a device
 #   rt-tests (phony)      all of the above
 #   rt-mpi (phony)        the MPI plugin, or a line saying why it is not built
 #                         (part of `all`: the plugin reads libcollrt's structures,
 #                         so it is rebuilt whenever they change)
 #   rt-check (phony)      build and run rt_unit, rt_suite (add RT_QUICK=1 for the short set)
-#   rt-syms (phony)       fail if libcollrt exports a symbol without coll_
+#   rt-syms (phony)       fail if libcollrt exports a symbol without coll_ (and
+#                         libcoll_mpi.so one without MPI_: runtime/mpi/Makefile.frag)
 
 # The compiler's link model, cost model and reordering search are part of
 # the runtime too (`reorder at init` costs orders with the same model as
@@ -39,14 +50,16 @@
 # aborting (runtime/reorder.c turns that into COLL_ERR_NOMEM).
 RT_MODEL  := lang/linkmodel.c codegen/cost.c codegen/reorder.c
 RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c) $(RT_MODEL)
-RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c runtime/tools/refdata.c
+RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c runtime/tools/planload.c \
+             runtime/tools/refdata.c
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime -Ilang -Icodegen
 RT_LIBS   := -lm -ldl
 MPICC     ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
 RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/rt_coll $(B)/tests/rt_suite $(B)/tests/librtlib.so \
-             $(if $(HAVE_MPICC),$(B)/tests/rt_mpiboot)
+             $(if $(HAVE_MPICC),$(B)/tests/rt_mpiboot) $(B)/tests/ib_unit $(B)/tests/ib_devices \
+             $(B)/tests/libcollrt_ibverbs_fake.so
 
 $(B)/rt/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -91,6 +104,20 @@ $(B)/rt/mpi/plugin.o: runtime/mpi/plugin.c
 $(B)/libcollrt_mpi.so: $(B)/rt/mpi/plugin.o
 	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -o $@ $<
 
+# The ibverbs plugin: the transport (ib.c) and its device-free parts
+# (wire.c, ring.c, mrcache.c), linked with libibverbs; one exported symbol
+# (coll_ibverbs_plugin).  Always built: libibverbs-dev is in the top
+# Makefile's DEPS, and building it needs no device.  Part of `all`, like
+# the MPI plugin: it reads libcollrt's structures.
+IB_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(wildcard runtime/ibverbs/*.c))
+IB_PURE   := $(filter-out %/ib.o,$(IB_OBJ))
+$(IB_OBJ) $(B)/tests/ib_devices: | $(B)/.deps
+
+$(B)/libcollrt_ibverbs.so: $(IB_OBJ)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ -libverbs
+
+all: $(B)/libcollrt_ibverbs.so
+
 # --- tests -----------------------------------------------------------------
 RT_TCFLAGS = $(CFLAGS) -Iruntime/include -Iruntime/tools -Itests/unit
 
@@ -115,13 +142,29 @@ $(B)/tests/rt_mpiboot: tests/unit/rt_mpiboot.c $(B)/libcollrt.a
 	@mkdir -p $(dir $@)
 	OMPI_CC=$(CC) $(MPICC) $(RT_TCFLAGS) $(LDFLAGS) -o $@ $< $(B)/libcollrt.a $(RT_LIBS)
 
+# The ibverbs plugin's logic without a device (and without libibverbs).
+$(B)/tests/ib_unit: $(B)/rt/tests/ib_unit.o $(IB_PURE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^
+
+# The same plugin with libibverbs replaced by fake_verbs.c (no -libverbs).
+$(B)/rt/tests/fake_verbs.o: RT_TCFLAGS += -fPIC -fvisibility=hidden
+$(B)/tests/libcollrt_ibverbs_fake.so: $(IB_OBJ) $(B)/rt/tests/fake_verbs.o
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS) -o $@ $^
+
+$(B)/tests/ib_devices: tests/unit/ib_devices.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_TCFLAGS) $(LDFLAGS) -o $@ $< -libverbs
+
 # What `collc build` will emit, written by hand: a plan set in a .so.
 $(B)/tests/librtlib.so: tests/unit/rt_planlib.c runtime/include/coll_plan.h runtime/include/coll.h
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_TCFLAGS) -fPIC -shared -o $@ $<
 
 .PHONY: rt-tests rt-check rt-syms rt-mpi
-rt-tests: $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(B)/collprobe $(RT_TESTS) rt-mpi
+rt-tests: $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(B)/collprobe $(RT_TESTS) rt-mpi \
+          $(B)/libcollrt_ibverbs.so
 
 ifneq ($(HAVE_MPICC),)
 rt-mpi: $(B)/libcollrt_mpi.so
@@ -131,7 +174,7 @@ rt-mpi:
 	      "apt-get install libopenmpi-dev to get it"
 endif
 
-rt-syms: $(B)/libcollrt.a $(B)/libcollrt.so $(if $(HAVE_MPICC),$(B)/libcollrt_mpi.so)
+rt-syms: $(B)/libcollrt.a $(B)/libcollrt.so $(if $(HAVE_MPICC),$(B)/libcollrt_mpi.so) $(B)/libcollrt_ibverbs.so
 	sh runtime/check_syms.sh $^
 
 rt-check: rt-tests rt-syms
@@ -139,4 +182,4 @@ rt-check: rt-tests rt-syms
 	$(B)/tests/rt_suite -build $(B) $(if $(RT_QUICK),-quick)
 
 -include $(RT_OBJ:.o=.d) $(B)/rt/runtime/collrun.d $(wildcard $(B)/rt/tests/*.d) $(wildcard $(B)/rt/runtime/tools/*.d) \
-	$(wildcard $(B)/rt/mpi/*.d)
+	$(wildcard $(B)/rt/mpi/*.d) $(IB_OBJ:.o=.d)

@@ -73,15 +73,20 @@ static int want_mpi(const coll_config *cfg, const char *tname)
 	return cfg->rank < 0 && !getenv("COLL_RANK") && rt_mpi_launched();
 }
 
-static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_config *cfg)
+static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_config *cfg, const void *mpi_comm)
 {
 	int rc;
-	const char *tname = pick(cfg->transport, "COLL_TRANSPORT", "auto");
+	/* The transport: the config's, else COLL_TRANSPORT, else the plan
+	 * set's (the cluster's), else auto. */
+	const char *tname = pick(cfg->transport, "COLL_TRANSPORT", plans && plans->transport ? plans->transport : "auto");
 	const char *secret = pick(cfg->secret, "COLL_SECRET", "");
-	int mpi = want_mpi(cfg, tname);
+	int mpi = mpi_comm || want_mpi(cfg, tname);
+	c->boot.mpi_comm = mpi_comm;
+	if (mpi_comm && (cfg->rank >= 0 || cfg->nranks > 0))
+		return rt_err(c, COLL_ERR_INVALID, "coll_init_mpi: rank and nranks come from the MPI communicator");
 	c->rank = cfg->rank >= 0 ? cfg->rank : (int)rt_env_long("COLL_RANK", -1);
 	c->n = cfg->nranks > 0 ? cfg->nranks : (int)rt_env_long("COLL_NRANKS", 0);
-	if (mpi && (c->rank >= 0 || (cfg->nranks <= 0 && getenv("COLL_NRANKS"))) && strcmp(tname, "mpi") == 0)
+	if (!mpi_comm && mpi && (c->rank >= 0 || (cfg->nranks <= 0 && getenv("COLL_NRANKS"))) && strcmp(tname, "mpi") == 0)
 		return rt_err(c, COLL_ERR_TRANSPORT, "transport mpi needs a launch by mpirun without COLL_RANK/COLL_NRANKS");
 	double t = cfg->timeout_s != 0 ? cfg->timeout_s : rt_env_double("COLL_TIMEOUT", 10.0);
 	c->timeout_ms = t > 0 ? (int64_t)(t * 1000) : 0;
@@ -134,6 +139,8 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	const rt_transport *tr = rt_transport_find(c, tname);
 	if (!tr && strcmp(tname, "mpi") == 0)
 		return rt_err(c, COLL_ERR_TRANSPORT, "transport mpi needs a launch by mpirun (and libcollrt_mpi.so)");
+	if (!tr && rt_transport_registered(tname))
+		return COLL_ERR_TRANSPORT;   /* a plugin that would not load: rt_transport_find said why */
 	if (!tr)
 		return rt_err(c, COLL_ERR_TRANSPORT, "unknown transport '%s' (expected %s or auto)", tname,
 		              rt_transport_names());
@@ -155,7 +162,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	return rt_reorder_init(c);
 }
 
-coll_result coll_init(coll_comm **out, const coll_plan_set *plans, const coll_config *cfg)
+static coll_result init(coll_comm **out, const coll_plan_set *plans, const coll_config *cfg, const void *mpi_comm)
 {
 	static const coll_config dflt = COLL_CONFIG_INIT;
 	if (!out)
@@ -165,7 +172,7 @@ coll_result coll_init(coll_comm **out, const coll_plan_set *plans, const coll_co
 	if (!c)
 		return rt_err(NULL, COLL_ERR_NOMEM, "out of memory");
 	c->boot.listen_fd = -1;
-	coll_result rc = do_init(c, plans, cfg ? cfg : &dflt);
+	coll_result rc = do_init(c, plans, cfg ? cfg : &dflt, mpi_comm);
 	if (rc) {
 		rt_err(NULL, rc, "rank %d: %s", c->rank, c->err);
 		coll_finalize(c);
@@ -175,7 +182,22 @@ coll_result coll_init(coll_comm **out, const coll_plan_set *plans, const coll_co
 	return COLL_OK;
 }
 
+coll_result coll_init(coll_comm **out, const coll_plan_set *plans, const coll_config *cfg)
+{
+	return init(out, plans, cfg, NULL);
+}
+
 coll_result coll_init_env(coll_comm **out, const coll_plan_set *plans) { return coll_init(out, plans, NULL); }
+
+coll_result coll_init_mpi(coll_comm **out, const coll_plan_set *plans, const coll_config *cfg, const void *mpi_comm)
+{
+	if (!mpi_comm) {
+		if (out)
+			*out = NULL;
+		return rt_err(NULL, COLL_ERR_INVALID, "coll_init_mpi: NULL MPI communicator");
+	}
+	return init(out, plans, cfg, mpi_comm);
+}
 
 void coll_finalize(coll_comm *c)
 {

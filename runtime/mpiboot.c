@@ -11,13 +11,14 @@
  * listener addresses are allgathered, so every transport (shm, tcp, mpi)
  * works on an MPI-bootstrapped communicator exactly as on a collrun one.
  *
- * The plugin is looked for at $COLL_MPI_PLUGIN, then next to the object
- * that holds libcollrt (libcollrt.so, or the program that linked
- * libcollrt.a), then by the dynamic linker's search path.
+ * The plugin is looked for at $COLL_MPI_PLUGIN, then beside the object
+ * that holds libcollrt (libcollrt.so, a library from `collc build`, which
+ * gets a copy of it, or the program that linked libcollrt.a), then in an
+ * install's lib/coll, then in the compiled-in directories, then by the
+ * dynamic linker's search path (plugin.c, which loads the ibverbs
+ * transport's plugin the same way).
  */
-#include <dlfcn.h>
 #include <ifaddrs.h>
-#include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -34,78 +35,24 @@ int rt_mpi_launched(void)
 	return getenv("OMPI_COMM_WORLD_RANK") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
-static const rt_host_api host_api = {
-	.size = sizeof(rt_host_api),
-	.comm_size = sizeof(coll_comm),
-	.tp_size = sizeof(rt_transport),
-	.err = rt_err,
-	.env_long = rt_env_long,
-	.now_ms = rt_now_ms,
-	.strerror = coll_strerror,
-};
-
-/* Directory of the object libcollrt's code lives in. */
-static int self_dir(char *buf, size_t len)
-{
-	Dl_info info;
-	const char *path = NULL;
-	char exe[PATH_MAX];
-	if (dladdr((void *)&self_dir, &info) && info.dli_fname && strstr(info.dli_fname, ".so"))
-		path = info.dli_fname;
-	if (!path) {
-		ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (k <= 0)
-			return -1;
-		exe[k] = 0;
-		path = exe;
-	}
-	const char *slash = strrchr(path, '/');
-	if (!slash || (size_t)(slash - path) >= len)
-		return -1;
-	memcpy(buf, path, (size_t)(slash - path));
-	buf[slash - path] = 0;
-	return 0;
-}
-
 static const rt_mpi_plugin *load_plugin(coll_comm *c)
 {
-	static const rt_mpi_plugin *cached;
-	if (cached)
-		return cached;
-	char path[PATH_MAX], why[256] = "";
-	const char *tries[3];
-	int nt = 0;
-	const char *env = getenv("COLL_MPI_PLUGIN");
-	if (env && *env)
-		tries[nt++] = env;
-	char dir[PATH_MAX - 32];
-	if (self_dir(dir, sizeof dir) == 0) {
-		snprintf(path, sizeof path, "%s/%s", dir, PLUGIN_NAME);
-		tries[nt++] = path;
+	rt_plugin pl;
+	/* RTLD_GLOBAL: libmpi's own components resolve against it. */
+	int rc = rt_plugin_load("mpi", 1, &pl);
+	const rt_mpi_plugin *p = pl.table;
+	if (rc == RT_PLUGIN_MISSING) {
+		rt_err(c, COLL_ERR_UNSUPPORTED,
+		       "launched under MPI, but the MPI plugin %s could not be loaded (%s); build it with mpicc "
+		       "(apt-get install libopenmpi-dev), set COLL_MPI_PLUGIN, or launch with collrun",
+		       PLUGIN_NAME, pl.why);
+		return NULL;
 	}
-	tries[nt++] = PLUGIN_NAME;
-	for (int i = 0; i < nt; i++) {
-		/* RTLD_GLOBAL: libmpi's own components resolve against it. */
-		void *h = dlopen(tries[i], RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
-		if (!h) {
-			if (!why[0] || i == 0)
-				snprintf(why, sizeof why, "%s", dlerror());
-			continue;
-		}
-		const rt_mpi_plugin *(*entry)(const rt_host_api *) =
-		        (const rt_mpi_plugin *(*)(const rt_host_api *))dlsym(h, "coll_mpi_plugin");
-		const rt_mpi_plugin *p = entry ? entry(&host_api) : NULL;
-		if (!p || p->abi != RT_MPI_ABI || p->size != sizeof(rt_mpi_plugin)) {
-			rt_err(c, COLL_ERR_UNSUPPORTED, "%s is not a libcollrt MPI plugin of this version", tries[i]);
-			return NULL;
-		}
-		return cached = p;
+	if (rc || p->abi != RT_MPI_ABI || p->size != sizeof(rt_mpi_plugin)) {
+		rt_err(c, COLL_ERR_UNSUPPORTED, "%s is not a libcollrt MPI plugin of this version", pl.path);
+		return NULL;
 	}
-	rt_err(c, COLL_ERR_UNSUPPORTED,
-	       "launched under MPI, but the MPI plugin %s could not be loaded (%s); build it with mpicc "
-	       "(apt-get install libopenmpi-dev), set COLL_MPI_PLUGIN, or launch with collrun",
-	       PLUGIN_NAME, why);
-	return NULL;
+	return p;
 }
 
 /* The address peers should dial: the first IPv4 address of an interface

@@ -5,7 +5,8 @@
  *
  * Pipeline position: coll.h (API) -> comm.c (communicator, argument checks,
  * algorithm choice) -> exec.c (runs one rank's plan) -> a transport
- * (transport/shm.c, transport/tcp.c) that moves messages between ranks.
+ * (transport/shm.c, transport/tcp.c, or a plugin's: mpi/plugin.c,
+ * ibverbs/ib.c, loaded by plugin.c) that moves messages between ranks.
  * straggler.c emulates and detects persistent stragglers (arrival times
  * ride on every message header).  bootstrap.c builds the communicator's
  * first links; auth.c and net.c are the helpers under it, and base.c
@@ -182,6 +183,7 @@ typedef struct {
 	int64_t deadline_ms;    /* bootstrap deadline (absolute, rt_now_ms) */
 	const struct rt_mpi_plugin *mpi;  /* non-NULL: bootstrapped through MPI (mpiboot.c) */
 	void *mpi_state;        /* the plugin's per-communicator state */
+	const void *mpi_comm;   /* coll_init_mpi: the MPI_Comm to bootstrap on; NULL: MPI_COMM_WORLD */
 } rt_boot;
 
 /* Host identity exchanged at bootstrap (for transport "auto"). */
@@ -339,19 +341,19 @@ int rt_boot_listen(coll_comm *c, int family);
  * PMI environment). */
 int rt_mpi_launched(void);
 /* Bootstrap through MPI: load libcollrt_mpi.so (see rt_mpi_plugin), let
- * it initialise MPI, take rank and size from MPI_COMM_WORLD (nranks, if >
- * 0, must agree), agree on a job id and link key, open this rank's TCP
+ * it initialise MPI, take rank and size from MPI_COMM_WORLD, or from
+ * c->boot.mpi_comm when set (nranks, if > 0, must agree), agree on a job id and link key, open this rank's TCP
  * listener and exchange addresses.  Blocks (MPI collectives).  Errors:
  * UNSUPPORTED (no plugin), BOOTSTRAP, SYSTEM, NOMEM. */
 int rt_mpi_boot(coll_comm *c, int nranks, const char *secret);
 
-/* --- the MPI plugin (libcollrt_mpi.so, built from runtime/mpi/plugin.c) ---
- * libcollrt never links libmpi: under mpirun it dlopens the plugin, which
- * links libmpi and exports one symbol, coll_mpi_plugin().  The plugin sees
+/* --- plugins (plugin.c) -----------------------------------------------------
+ * libcollrt never links libmpi or libibverbs: it dlopens a plugin that
+ * does (libcollrt_mpi.so under mpirun, libcollrt_ibverbs.so for transport
+ * ibverbs), which exports one symbol, coll_NAME_plugin().  A plugin sees
  * libcollrt's internals only through rt_host_api (libcollrt's own symbols
- * are local) and the structures of this header, whose layout the ABI
+ * are local) and the structures of this header, whose layout the size
  * fields check. */
-#define RT_MPI_ABI 2
 typedef struct {
 	uint32_t size;                  /* sizeof(rt_host_api) */
 	uint32_t comm_size;             /* sizeof(coll_comm) */
@@ -360,14 +362,41 @@ typedef struct {
 	long (*env_long)(const char *name, long dflt);
 	int64_t (*now_ms)(void);
 	const char *(*strerror)(coll_result r);
+	/* For transport plugins (ibverbs): what tcp.c and shm.c call directly. */
+	int64_t (*now_ns)(void);
+	int (*boot_allgather)(coll_comm *c, const void *mine, void *all, size_t len);
+	int (*boot_barrier)(coll_comm *c);
+	int64_t (*spin_ns)(const coll_comm *c, const char *env);
 } rt_host_api;
+
+/* Load plugin `name` (libcollrt_NAME.so at $COLL_NAME_PLUGIN, next to
+ * libcollrt, in an install's lib/coll, in the compiled-in directories, or
+ * on the linker's path: plugin.c says in which order) and call its entry
+ * point.  On
+ * success out->table is what the entry returned and out->path where it was
+ * found; otherwise out->why says why.  global: load it RTLD_GLOBAL.
+ * Returns RT_PLUGIN_OK, RT_PLUGIN_MISSING (no loadable file) or
+ * RT_PLUGIN_BAD (a file that is not a plugin of this libcollrt). */
+enum { RT_PLUGIN_OK = 0, RT_PLUGIN_MISSING, RT_PLUGIN_BAD };
+typedef struct {
+	const void *table;
+	char path[4096];
+	char why[512];
+} rt_plugin;
+int rt_plugin_load(const char *name, int global, rt_plugin *out);
+
+/* --- the MPI plugin (libcollrt_mpi.so, built from runtime/mpi/plugin.c) ---
+ * Loaded under mpirun (mpiboot.c); its table (ABI 3: the base communicator
+ * comes from c->boot.mpi_comm): */
+#define RT_MPI_ABI 3
 
 typedef struct rt_mpi_plugin {
 	uint32_t abi;                   /* RT_MPI_ABI */
 	uint32_t size;                  /* sizeof(rt_mpi_plugin) */
 	/* Initialise MPI unless the application did (then MPI_Finalize runs at
-	 * exit), duplicate MPI_COMM_WORLD, set c->rank, c->n and
-	 * c->boot.mpi_state.  Blocks until c->boot.deadline_ms at most (the
+	 * exit), duplicate the base communicator (*c->boot.mpi_comm, an
+	 * MPI_Comm, when set; else MPI_COMM_WORLD), set c->rank, c->n (the
+	 * base's) and c->boot.mpi_state.  Blocks until c->boot.deadline_ms at most (the
 	 * duplication waits for every rank; MPI_Init itself, which OpenMPI
 	 * also makes wait for every process, is beyond it).  Errors:
 	 * BOOTSTRAP, TIMEOUT, NOMEM. */
@@ -387,8 +416,13 @@ typedef struct rt_mpi_plugin {
 
 /* --- transport.c ---------------------------------------------------------- */
 /* Transport by name, or NULL; checks the vtable is complete.  "mpi" is
- * found only on a communicator bootstrapped through MPI (c may be NULL). */
-const rt_transport *rt_transport_find(const coll_comm *c, const char *name);
+ * found only on a communicator bootstrapped through MPI; another PLUGIN
+ * row's plugin is loaded here (plugin.c).  When a registered transport
+ * cannot be had, the reason is recorded on c (COLL_ERR_TRANSPORT; c may be
+ * NULL). */
+const rt_transport *rt_transport_find(coll_comm *c, const char *name);
+/* Is name a row of coll_transports.def? */
+int rt_transport_registered(const char *name);
 /* Is every op of t present (send_reserve and send_commit: both or
  * neither) and its size ours? */
 int rt_transport_complete(const rt_transport *t);

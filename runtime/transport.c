@@ -6,9 +6,11 @@
  * them, from the rows of coll_transports.def, and refuses, at lookup, any whose vtable is incomplete or was built
  * against a different rt_transport layout.  The MPI transport lives in a
  * plugin (libcollrt_mpi.so, see mpiboot.c) and is reachable only on a
- * communicator that was bootstrapped through MPI.  Also what transports
+ * communicator that was bootstrapped through MPI; other PLUGIN rows
+ * (ibverbs) are loaded by name when asked for (plugin.c).  Also what transports
  * share about waiting: how long to spin before sleeping.
  */
+#include <ctype.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,22 +80,46 @@ int64_t rt_spin_ns(const coll_comm *c, const char *env)
 	return (int64_t)rt_env_long(env, rt_oversubscribed(c) ? 0 : 50) * 1000;
 }
 
-/* A plugin transport: the vtable a loaded plugin provides (the MPI
- * plugin is loaded by an MPI bootstrap, mpiboot.c). */
-static const rt_transport *plugin_transport(const coll_comm *c, const char *name)
+/* A plugin transport: the vtable a loaded plugin provides.  mpi comes with
+ * the MPI bootstrap (mpiboot.c loaded its plugin); any other PLUGIN row is
+ * libcollrt_NAME.so, loaded here on first use, whose entry point returns
+ * its rt_transport (plugin.c). */
+static const rt_transport *plugin_transport(coll_comm *c, const char *name)
 {
 	if (strcmp(name, "mpi") == 0)
 		return c && c->boot.mpi ? c->boot.mpi->transport : NULL;
+	rt_plugin p;
+	if (rt_plugin_load(name, 0, &p) == RT_PLUGIN_OK)
+		return p.table;
+	char up[32];
+	size_t i = 0;
+	for (; name[i] && i < sizeof up - 1; i++)
+		up[i] = (char)toupper((unsigned char)name[i]);
+	up[i] = 0;
+	rt_err(c, COLL_ERR_TRANSPORT, "transport %s: plugin libcollrt_%s.so unusable: %s (build it with make, or point "
+	       "COLL_%s_PLUGIN at it)", name, name, p.why, up);
 	return NULL;
 }
 
-const rt_transport *rt_transport_find(const coll_comm *c, const char *name)
+int rt_transport_registered(const char *name)
+{
+	for (int i = 0; rt_transports[i].name; i++)
+		if (strcmp(rt_transports[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+const rt_transport *rt_transport_find(coll_comm *c, const char *name)
 {
 	for (int i = 0; rt_transports[i].name; i++) {
 		if (strcmp(rt_transports[i].name, name) != 0)
 			continue;
 		const rt_transport *t = rt_transports[i].builtin ? rt_transports[i].builtin : plugin_transport(c, name);
-		return t && rt_transport_complete(t) && strcmp(t->name, name) == 0 ? t : NULL;
+		if (t && !(rt_transport_complete(t) && strcmp(t->name, name) == 0)) {
+			rt_err(c, COLL_ERR_TRANSPORT, "transport %s: its vtable is incomplete or of another libcollrt", name);
+			t = NULL;
+		}
+		return t;
 	}
 	return NULL;
 }

@@ -7,15 +7,21 @@
  * writes DIR/NAME.h and DIR/NAME_plans.c (emit_c.c), copies the runtime's
  * public headers beside them, and compiles DIR/libNAME.so and DIR/libNAME.a,
  * each holding the plans and all of libcollrt, so an application needs
- * only -IDIR -LDIR -lNAME.  The runtime is found next to the collc binary
- * (the build directory: libcollrt.a; the source tree: runtime/include), or
- * where COLL_RUNTIME_LIB and COLL_RUNTIME_INCLUDE say.  The C compiler is
- * $CC, else cc.
+ * only -IDIR -LDIR -lNAME.  The runtime is found where COLL_RUNTIME_LIB and
+ * COLL_RUNTIME_INCLUDE say, else relative to the collc binary: in the
+ * build tree (build/collc beside build/libcollrt.a, headers in
+ * runtime/include), else in an install (PREFIX/bin/collc:
+ * PREFIX/lib/libcollrt.a, PREFIX/include/coll).  The runtime's plugins
+ * (libcollrt_mpi.so, libcollrt_ibverbs.so, beside libcollrt.a or in its
+ * coll/ directory) are copied into DIR when they exist: libcollrt looks for
+ * them beside the library that holds it, so the library bootstraps under
+ * mpirun (or opens transport ibverbs) with no COLL_*_PLUGIN, wherever DIR
+ * goes, with plugins built against the very libcollrt it links.  The C compiler is $CC, else cc.
  *
  * A `transport nccl` or `transport cuda` cluster also gets DIR/NAME_gpu.h
  * and DIR/NAME_gpu.cu (emit_cuda.c); nvcc compiles that and the device
- * executor (runtime/gpu/coll_gpu.cu, beside runtime/include, or at
- * COLL_RUNTIME_GPU) with every warning an error, and the library links the
+ * executor (coll_gpu.cu: at COLL_RUNTIME_GPU, else runtime/gpu in the
+ * source tree, else PREFIX/share/coll/gpu) with every warning an error, and the library links the
  * CUDA runtime (and NCCL for nccl).  nvcc is $CUDA_HOME/bin/nvcc, else the
  * one on PATH; the CUDA libraries are found from nvcc's own prefix, NCCL at
  * $NCCL_HOME, else there too; never at a fixed path.  The device
@@ -76,6 +82,45 @@ static int copy_file(const char *from, const char *to)
 	if (rc)
 		diag_tool_error("cannot copy '%s' to '%s': %s", from, to, strerror(errno));
 	return rc;
+}
+
+/* The runtime archive and public headers: $COLL_RUNTIME_LIB and
+ * $COLL_RUNTIME_INCLUDE where set, else the build tree's (exedir holds
+ * libcollrt.a), else an install's (exedir is PREFIX/bin).  Each is looked
+ * for relative to the binary, so a DESTDIR or moved tree works too. */
+static void find_runtime(const char *exedir, char *lib, size_t ll, char *inc, size_t il)
+{
+	const char *el = getenv("COLL_RUNTIME_LIB"), *ei = getenv("COLL_RUNTIME_INCLUDE");
+	char built[PATH_MAX + 32];
+	snprintf(built, sizeof built, "%s/libcollrt.a", exedir);
+	bool tree = exists(built);
+	if (el && *el)
+		snprintf(lib, ll, "%s", el);
+	else
+		snprintf(lib, ll, tree ? "%s/libcollrt.a" : "%s/../lib/libcollrt.a", exedir);
+	if (ei && *ei)
+		snprintf(inc, il, "%s", ei);
+	else
+		snprintf(inc, il, tree ? "%s/../runtime/include" : "%s/../include/coll", exedir);
+}
+
+/* libcollrt's plugins (runtime/plugin.c), copied beside each library. */
+static const char *const plugins[] = { "libcollrt_mpi.so", "libcollrt_ibverbs.so" };
+
+/* Plugin `name` that goes with the archive `lib`: beside it (the build
+ * tree) or in its coll/ directory (an install: PREFIX/lib/coll).  False
+ * when there is none (MPI was not built): the library then needs
+ * COLL_MPI_PLUGIN under mpirun, as libcollrt says when it gets there. */
+static bool find_plugin(const char *lib, const char *name, char *out, size_t len)
+{
+	const char *slash = strrchr(lib, '/');
+	int dl = slash ? (int)(slash - lib) : 1;
+	const char *d = slash ? lib : ".";
+	snprintf(out, len, "%.*s/%s", dl, d, name);
+	if (exists(out))
+		return true;
+	snprintf(out, len, "%.*s/coll/%s", dl, d, name);
+	return exists(out);
 }
 
 /* Where the CUDA build of a GPU cluster finds its tools. */
@@ -165,11 +210,15 @@ static int find_cuda(const cluster_desc *c, const char *exedir, cuda_tools *t)
 		}
 	}
 	const char *gs = getenv("COLL_RUNTIME_GPU");
-	if (gs && *gs)
-		snprintf(t->gpusrc, sizeof t->gpusrc, "%s", gs);
-	else
-		snprintf(t->gpusrc, sizeof t->gpusrc, "%s/../runtime/gpu", exedir);
 	char p[PATH_MAX * 2];
+	if (gs && *gs) {
+		snprintf(t->gpusrc, sizeof t->gpusrc, "%s", gs);
+	} else {
+		snprintf(t->gpusrc, sizeof t->gpusrc, "%s/../runtime/gpu", exedir);
+		snprintf(p, sizeof p, "%s/coll_gpu.cu", t->gpusrc);
+		if (!exists(p))   /* an installed collc */
+			snprintf(t->gpusrc, sizeof t->gpusrc, "%s/../share/coll/gpu", exedir);
+	}
 	snprintf(p, sizeof p, "%s/coll_gpu.cu", t->gpusrc);
 	if (!exists(p)) {
 		diag_tool_error("cannot find the device executor %s; set COLL_RUNTIME_GPU", p);
@@ -344,14 +393,9 @@ int cmd_build(int argc, char **argv)
 	if (libplan_make(&d, &c) != 0)
 		goto free_desc;
 
-	char dir[PATH_MAX], lib[PATH_MAX + 64], inc[PATH_MAX + 64];
+	char dir[PATH_MAX], lib[PATH_MAX + 64], inc[PATH_MAX + 64], plugin[PATH_MAX * 2];
 	exe_dir(dir, sizeof dir);
-	snprintf(lib, sizeof lib, "%s", getenv("COLL_RUNTIME_LIB") ? getenv("COLL_RUNTIME_LIB") : "");
-	if (!lib[0])
-		snprintf(lib, sizeof lib, "%s/libcollrt.a", dir);
-	snprintf(inc, sizeof inc, "%s", getenv("COLL_RUNTIME_INCLUDE") ? getenv("COLL_RUNTIME_INCLUDE") : "");
-	if (!inc[0])
-		snprintf(inc, sizeof inc, "%s/../runtime/include", dir);
+	find_runtime(dir, lib, sizeof lib, inc, sizeof inc);
 	if (!exists(lib) || !exists(inc)) {
 		diag_tool_error("cannot find the runtime (%s, %s); build it with 'make' or set "
 			"COLL_RUNTIME_LIB and COLL_RUNTIME_INCLUDE", lib, inc);
@@ -377,6 +421,11 @@ int cmd_build(int argc, char **argv)
 		snprintf(from, sizeof from, "%s/%s", inc, hdrs[i]);
 		snprintf(to, sizeof to, "%s/%s", out, hdrs[i]);
 		if (copy_file(from, to) != 0)
+			goto free_cluster;
+	}
+	for (size_t i = 0; i < sizeof plugins / sizeof plugins[0]; i++) {
+		snprintf(to, sizeof to, "%s/%s", out, plugins[i]);
+		if (find_plugin(lib, plugins[i], plugin, sizeof plugin) && copy_file(plugin, to) != 0)
 			goto free_cluster;
 	}
 	const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";

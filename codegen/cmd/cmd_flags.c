@@ -119,6 +119,8 @@ static void help(const char *usage, int which)
 	fputs(common_help, stdout);
 	if (which & (CMD_COMPARE | CMD_TUNE))
 		fputs(table_help, stdout);
+	if (which == CMD_TUNE)
+		fputs("  --ranges-only       the size ranges alone, without the critical-delay search\n", stdout);
 }
 
 /* --- flags ------------------------------------------------------------------- */
@@ -156,6 +158,7 @@ static const struct {
 	{ "--model", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--csv", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
 	{ "--json", 0, CMD_COST | CMD_COMPARE | CMD_TUNE | CMD_REORDER },
+	{ "--ranges-only", 0, CMD_TUNE },
 	{ "--svg", 1, CMD_SIM | CMD_COMPARE },
 	{ "--trace", 0, CMD_SIM },
 	{ "--n-range", 1, CMD_COMPARE },
@@ -380,6 +383,8 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 			o->csv = true;
 		} else if (strcmp(name, "--json") == 0) {
 			o->json = true;
+		} else if (strcmp(name, "--ranges-only") == 0) {
+			o->ranges_only = true;
 		} else if (strcmp(name, "--svg") == 0) {
 			o->svg = v;
 		} else if (strcmp(name, "--trace") == 0) {

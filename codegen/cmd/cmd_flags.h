@@ -63,6 +63,7 @@ typedef struct {
 	bool baseline_given;
 	const char *model;     /* rounds, sim, all */
 	bool csv, json, trace;
+	bool ranges_only;      /* tune: the size ranges alone, no critical delays */
 	const char *svg;
 	int nlo, nhi, nstep;   /* --n-range A..B:K; nstep 0: powers of 2 and midpoints */
 	bool have_nrange;

@@ -19,13 +19,15 @@
 
 static const char tune_usage[] =
 	"usage: collc tune FILE... -n N [-b MIN -e MAX -f F] [link flags] [--model M]\n"
-	"                  [--straggler R] [--delay D] [--csv | --json]\n"
+	"                  [--straggler R] [--delay D] [--ranges-only] [--csv | --json]\n"
 	"Per collective, the fastest algorithm for each size range (the table a\n"
 	"generated library chooses by), and for every algorithm with a precondition\n"
 	"phase (StragglAR) the straggler delay above which it beats each other\n"
 	"algorithm, searched with the model and compared with StragglAR's rule\n"
 	"T_delay >= T_RS - max(T_B - T_SAR, 0).  The delay search uses --straggler\n"
-	"(default: rank n-1).\n";
+	"(default: rank n-1).  --ranges-only prints the size ranges alone (the\n"
+	"delay search is most of the time at large n; the PMPI library asks for\n"
+	"the ranges only).\n";
 
 /* The fastest algorithm per collective, model and range of sizes. */
 static int tune_ranges(const cmd_opts *o, const cmd_algo *v, int nv, const cost_model **models,
@@ -202,7 +204,7 @@ int cmd_tune(int argc, char **argv)
 	rc = tune_ranges(&o, v, nv, models, nm);
 	if (o.json)
 		fputs("\n], \"critical_delays\": [\n", stdout);
-	if (rc == 0)
+	if (rc == 0 && !o.ranges_only)
 		rc = tune_delays(&o, v, nv, models, nm);
 	if (o.json && rc == 0)
 		fputs("\n]}\n", stdout);

@@ -103,7 +103,8 @@ typedef struct {
 	int nranks;             /* >= 1; 0: COLL_NRANKS */
 	const char *addr;       /* "host:port" of rank 0's rendezvous; NULL: COLL_ADDR */
 	const char *secret;     /* shared secret; NULL: COLL_SECRET (may be empty) */
-	const char *transport;  /* "shm", "tcp", "mpi", "auto"; NULL: COLL_TRANSPORT, else "auto" */
+	const char *transport;  /* "shm", "tcp", "mpi", "ibverbs", "auto"; NULL: COLL_TRANSPORT, else the
+	                         * plan set's transport (the cluster's), else "auto" */
 	double timeout_s;       /* per-call inactivity timeout; 0: COLL_TIMEOUT, else 10; <0: none */
 } coll_config;
 
@@ -129,8 +130,23 @@ COLL_API coll_result coll_init(coll_comm **comm, const coll_plan_set *plans, con
 
 /* coll_init with every parameter from the environment: COLL_RANK,
  * COLL_NRANKS, COLL_ADDR, COLL_SECRET, COLL_TRANSPORT, COLL_TIMEOUT (as set
- * by collrun).  Same blocking and errors as coll_init. */
+ * by collrun).  Without COLL_TRANSPORT the transport is the plan set's
+ * (the cluster's, as NAME_init uses it), else "auto".  Same blocking and
+ * errors as coll_init. */
 COLL_API coll_result coll_init_env(coll_comm **comm, const coll_plan_set *plans);
+
+/* coll_init over an MPI communicator the caller has: the rendezvous runs
+ * through the MPI plugin on *mpi_comm (mpi_comm points to an MPI_Comm of
+ * the MPI that libcollrt_mpi.so was built with) instead of on
+ * MPI_COMM_WORLD, and rank and nranks are the communicator's (cfg's must
+ * be unset: -1 and 0).  Collective over that communicator, ordered like
+ * any of its collectives; MPI must be initialised.  For MPI programs and
+ * libraries that want one coll communicator per MPI communicator (the
+ * PMPI library, runtime/mpi/pmpi.c, makes one for MPI_COMM_WORLD and for
+ * each duplicate of it).  Errors: as coll_init; INVALID for an
+ * intercommunicator. */
+COLL_API coll_result coll_init_mpi(coll_comm **comm, const coll_plan_set *plans, const coll_config *cfg,
+                                   const void *mpi_comm);
 
 /* Close the transport and free the communicator.  Does not wait for peers
  * and never fails; NULL is allowed. */

@@ -17,7 +17,9 @@
  *     static const coll_algo *const lab8_algos[] = { &ring_n4, ... };
  *     static const coll_choice lab8_choices[] = {
  *         { COLL_ALLREDUCE, 65536, "rhd" }, { COLL_ALLREDUCE, COLL_BYTES_MAX, "ring" } };
- *     const coll_plan_set lab8_plans = COLL_PLAN_SET("lab8", 4, lab8_algos, lab8_choices);
+ *     const coll_plan_set lab8_plans = {
+ *         .abi = COLL_PLAN_ABI, .name = "lab8", .nranks = 4, .algos = lab8_algos, .nalgos = 3,
+ *         .choices = lab8_choices, .nchoices = 2, .transport = "tcp" };
  *
  * The same structures can be built in memory at run time with
  * coll_algo_build() from a global transfer list (that is what the tests do).
@@ -45,9 +47,9 @@
 extern "C" {
 #endif
 
-/* Bumped when the layout of these structures changes (4: rank reordering
- * at init, coll_plan_set.reorder*). */
-#define COLL_PLAN_ABI 4
+/* Bumped when the layout of these structures changes (4: the plan set's
+ * transport; 5: rank reordering at init, coll_plan_set.reorder*). */
+#define COLL_PLAN_ABI 5
 
 typedef enum {
 	COLL_STEP_SEND = 0,         /* send my chunk to peer */
@@ -133,6 +135,11 @@ struct coll_plan_set {
 	int32_t straggler;
 	const coll_crit *crit;         /* `straggler auto` only, else NULL */
 	int32_t ncrit;
+	/* The cluster's transport ("shm", "tcp", "mpi", "auto"), or NULL: what
+	 * coll_init uses when neither its config nor COLL_TRANSPORT names one,
+	 * so coll_init_env and NAME_init agree.  Appended in ABI 4. */
+	const char *transport;
+	/* Appended in ABI 5. */
 	/* `reorder at init`: probe the network when a communicator starts,
 	 * choose the order with the cost model in libcollrt, and cache it per
 	 * host list (runtime/reorder.c).  COLL_REORDER_NONE (0, the default)
@@ -150,18 +157,18 @@ struct coll_plan_set {
 
 #define COLL_PLAN_SET(name, n, algos, choices)                                     \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, NULL, 0, \
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, NULL, 0, NULL, \
 	  COLL_REORDER_NONE, NULL, 0 }
 /* The same with a declared straggler (1 + its rank). */
 #define COLL_PLAN_SET_STRAGGLER(name, n, algos, choices, straggler)              \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), NULL, 0, \
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), NULL, 0, NULL, \
 	  COLL_REORDER_NONE, NULL, 0 }
 /* `straggler auto` with its table of critical delays (a coll_crit array). */
 #define COLL_PLAN_SET_AUTO(name, n, algos, choices, crit)                          \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
 	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_AUTO, \
-	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])), COLL_REORDER_NONE, NULL, 0 }
+	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])), NULL, COLL_REORDER_NONE, NULL, 0 }
 
 /* --- building plans at run time ------------------------------------------ */
 

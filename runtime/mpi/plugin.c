@@ -8,8 +8,8 @@
  *
  * Bootstrap: MPI_Init_thread (FUNNELED) unless the application initialised
  * MPI itself (then it also finalises it; otherwise MPI_Finalize runs at
- * exit), MPI_COMM_WORLD duplicated once for the bootstrap collectives and
- * once for the transport, both with MPI_ERRORS_RETURN.  The duplication
+ * exit), MPI_COMM_WORLD (or the communicator coll_init_mpi was given)
+ * duplicated once for the bootstrap collectives and once for the transport, both with MPI_ERRORS_RETURN.  The duplication
  * and the bootstrap collectives are the non-blocking kind, tested until
  * the bootstrap deadline (COLL_BOOT_TIMEOUT), so that a rank of an MPI
  * application that never calls coll_init is a COLL_ERR_TIMEOUT on the
@@ -112,15 +112,23 @@ static int mpi_boot(coll_comm *c)
 		return H->err(c, COLL_ERR_NOMEM, "out of memory");
 	st->boot = st->data = MPI_COMM_NULL;
 	c->boot.mpi_state = st;
-	MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);   /* for the messages from here on */
-	MPI_Comm_size(MPI_COMM_WORLD, &c->n);
+	/* coll_init_mpi names the communicator; its collectives are then the
+	 * only ones that order this bootstrap against the application's */
+	MPI_Comm base = c->boot.mpi_comm ? *(const MPI_Comm *)c->boot.mpi_comm : MPI_COMM_WORLD;
+	int inter = 0;
+	if ((e = MPI_Comm_test_inter(base, &inter)) != MPI_SUCCESS)
+		return mpi_fail(c, COLL_ERR_BOOTSTRAP, "MPI_Comm_test_inter", e);
+	if (inter)
+		return H->err(c, COLL_ERR_INVALID, "an intercommunicator cannot be bootstrapped on");
+	MPI_Comm_rank(base, &c->rank);   /* for the messages from here on */
+	MPI_Comm_size(base, &c->n);
 	MPI_Request r;
 	int rc;
-	if ((e = MPI_Comm_idup(MPI_COMM_WORLD, &st->boot, &r)) != MPI_SUCCESS)
+	if ((e = MPI_Comm_idup(base, &st->boot, &r)) != MPI_SUCCESS)
 		return mpi_fail(c, COLL_ERR_BOOTSTRAP, "MPI_Comm_idup", e);
 	if ((rc = wait_boot(c, &r, c->boot.deadline_ms, "MPI_Comm_idup")))
 		return rc;
-	if ((e = MPI_Comm_idup(MPI_COMM_WORLD, &st->data, &r)) != MPI_SUCCESS)
+	if ((e = MPI_Comm_idup(base, &st->data, &r)) != MPI_SUCCESS)
 		return mpi_fail(c, COLL_ERR_BOOTSTRAP, "MPI_Comm_idup", e);
 	if ((rc = wait_boot(c, &r, c->boot.deadline_ms, "MPI_Comm_idup")))
 		return rc;

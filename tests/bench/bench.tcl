@@ -7,7 +7,9 @@
 # Every number is measured in this run.  The compiler's baseline is a
 # straightforward Python implementation of StragglAR's Algorithm 1
 # (stragglar_ref.py here, run on the same machine), the kind of generator
-# the paper used (1.04 s for n = 256 there).
+# the paper used (1.04 s for n = 256 there); run like this, most of its
+# time is json.dump of the schedule (README.md, "StragglAR in coll", sets
+# collc beside the paper authors' own construct_schedule).
 set root [file normalize [file join [file dirname [info script]] .. ..]]
 set build [file join $root build]
 set only ""

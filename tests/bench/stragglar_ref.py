@@ -6,10 +6,17 @@ dicts and lists, then the schedule printed as JSON in collc's format.
 
 `make bench` times it beside `collc show stdlib/stragglar.coll --format
 json` for the same n, as the baseline measured in the same run (the paper
-reports 1.04 s for its generator at n = 256).  Usage: stragglar_ref.py N
+reports 1.04 s for its generator at n = 256).  Most of that time is the
+JSON output (json.dump of every transfer, the precondition's included);
+with --time it builds the schedule only and prints the seconds that took,
+the figure to set beside the paper authors' construct_schedule, which does
+not print (README.md, "StragglAR in coll").
+
+Usage: stragglar_ref.py N [--time]
 """
 import json
 import sys
+import time
 
 
 def stragglar(n):
@@ -71,6 +78,11 @@ def main():
     n = int(sys.argv[1])
     if n < 4 or n & (n - 1):
         sys.exit("stragglar_ref.py: n must be a power of two >= 4")
+    if sys.argv[2:] == ["--time"]:
+        t0 = time.perf_counter()
+        stragglar(n)
+        print("%.3f s" % (time.perf_counter() - t0))
+        return
     rounds = stragglar(n)
     out = {"collective": "allreduce", "algorithm": "stragglar", "n": n, "chunks": n - 1,
            "rounds": [{"phase": ph, "transfers": [{"src": a, "dst": b, "chunk": c, "op": op}

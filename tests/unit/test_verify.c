@@ -327,10 +327,24 @@ static void test_broken(void)
 {
 	ir_sched *ring = ring_allreduce(5);   /* 8 rounds of 5: RS 0..3, AG 4..7 */
 
+	/* a wrong final state points at the transfer that last wrote the
+	 * slot, with a note at the algorithm ... */
 	expect_err("dropped transfer", mutate(ring, 5 * 7 + 3, -1, 0), 1,
-		   "test.coll:1:1: error: after round 7 (the last), rank 4 chunk 1 holds {1-4}, but allreduce needs {0-4}\n"
+		   "test.coll:4:33: error: after round 7 (the last), rank 4 chunk 1 holds {1-4}, but allreduce needs {0-4}; "
+		   "the last write to it was this reduce from rank 3 in round 2\n"
+		   "      round { for r in 0 .. n-1 { reduce (r - s + n) % n : r -> (r + 1) % n; } }\n"
+		   "                                  ^\n"
+		   "test.coll:1:1: note: while verifying algorithm 'ring' for n = 5\n"
 		   "  algorithm ring : allreduce {\n"
 		   "  ^\n", NULL);
+	/* ... naming the phase of that round when it has one */
+	ir_sched *part = mk(IR_ALLREDUCE, "part", 3, 1);
+	ir_begin_round(part, ir_phase(part, "gather"), P_RS_ROUND);
+	reduce(part, 1, 0, 0);
+	expect_err("wrong final state, phase named", part, 1,
+		   "test.coll:4:33: error: after round 0 (the last), rank 0 chunk 0 holds {0-1}, but allreduce needs {0-2}; "
+		   "the last write to it was this reduce from rank 1 in round 0 (phase gather) (and 2 more (rank, chunk) "
+		   "pairs are wrong)", NULL);
 
 	/* round 0 twice: every receiver already counted what it gets again */
 	ir_sched *	dbl = mk(IR_ALLREDUCE, "ring", 5, 5);
@@ -355,6 +369,28 @@ static void test_broken(void)
 	expect_err("port violation", b, 1,
 		   "test.coll:7:33: error: round 0: rank 0 sends to 2 peers (ranks {1-2}) in this round, but the port model allows 1",
 		   NULL);
+
+	/* one port error per round, however many ranks are over the model:
+	 * all-pairs under one port is one error naming the others, not 8 */
+	ir_sched *ap = mk(IR_ALLREDUCE, "allpairs", 4, 4);
+	ir_begin_round(ap, 0, P_RS_ROUND);
+	for (int r = 0; r < 4; r++)
+		for (int d = 0; d < 4; d++)
+			if (d != r)
+				reduce(ap, r, d, d);
+	expect_err("every rank over the port model", ap, 1,
+		   "test.coll:4:33: error: round 0: rank 0 sends to 3 peers (ranks {1-3}) in this round, but the port model "
+		   "allows 1 (also over the port model in this round: ranks {1-3} sending, ranks {0-3} receiving)", NULL);
+	ap = mk(IR_ALLREDUCE, "allpairs", 4, 4);
+	ap->ports_send = 3;
+	ir_begin_round(ap, 0, P_RS_ROUND);
+	for (int r = 0; r < 4; r++)
+		for (int d = 0; d < 4; d++)
+			if (d != r)
+				reduce(ap, r, d, d);
+	expect_err("every rank over the receive ports", ap, 1,
+		   "round 0: rank 2 receives from 3 peers (ranks {0-1,3}) in this round, but the port model allows 1 "
+		   "(also over the port model in this round: ranks {0-1,3} receiving)", NULL);
 
 	/* ports count peers, not chunks: many chunks to one peer are one message */
 	b = mk(IR_BROADCAST, "bulk", 3, 4);
@@ -444,11 +480,13 @@ static void test_broken(void)
 	expect_ok("reduce_scatter, copied", mutate(rs, -1, -1, 0));
 	rs->nrounds--;
 	expect_err("reduce_scatter one round short", rs, 1,
-		   "after round 1 (the last), rank 0 chunk 0 holds {0}, but reduce_scatter needs {0-3} "
-		   "(and 3 more (rank, chunk) pairs are wrong)", NULL);
+		   "test.coll:1:1: error: after round 1 (the last), rank 0 chunk 0 was never written; it holds {0}, but "
+		   "reduce_scatter needs {0-3} (and 3 more (rank, chunk) pairs are wrong)", NULL);
 
 	expect_err("empty schedule", mk(IR_ALLREDUCE, "nothing", 2, 1), 1,
-		   "with no rounds, rank 0 chunk 0 holds {0}, but allreduce needs {0-1}", NULL);
+		   "test.coll:1:1: error: with no rounds, rank 0 chunk 0 was never written; it holds {0}, but allreduce "
+		   "needs {0-1}", NULL);
+	CHECK(strstr(captured, "note:") == NULL, "a note beside an error at the algorithm:\n%s", captured);
 	expect_err("bad chunk count", mk(IR_ALLGATHER, "odd", 2, 3), 1,
 		   "algorithm odd: allgather needs the chunk count to be a multiple of n, got 3 chunks for n = 2", NULL);
 	ir_sched *br = mk(IR_BROADCAST, "b", 2, 1);
@@ -917,6 +955,7 @@ static void test_timings(void)
 int main(int argc, char **argv)
 {
 	bool quick = false;
+	diag_max_errors = 0;   /* every case's errors are captured, across many cases */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0)
 			verbose = true;
