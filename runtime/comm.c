@@ -142,6 +142,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	host_identity(&me);
 	me.planhash = plans ? rt_planset_hash(plans) : 0;
 	me.mac = (uint32_t)c->mac;
+	me.reorder_env = rt_reorder_env_hash();   /* reorder.c checks they agree */
 	c->hosts = calloc((size_t)c->n, sizeof *c->hosts);
 	if (!c->hosts)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
@@ -183,7 +184,8 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	c->reduce_send = rt_env_long("COLL_REDUCE_SEND", 1) != 0;
 	long nt = rt_env_long("COLL_NT_BYTES", 16L << 20);
 	c->nt_bytes = nt > 0 ? (uint64_t)nt : UINT64_MAX;
-	return COLL_OK;
+	/* the rank order last: `reorder at init` probes over the transport */
+	return rt_reorder_init(c);
 }
 
 static coll_result init(coll_comm **out, const coll_plan_set *plans, const coll_config *cfg, const void *mpi_comm)
@@ -235,6 +237,8 @@ void coll_finalize(coll_comm *c)
 		rt_prep_free(p);
 	}
 	rt_straggler_free(c);
+	free(c->perm);
+	free(c->inv);
 	free(c->hosts);
 	free(c->scratch);
 	free(c->stage);
@@ -289,6 +293,13 @@ const char *coll_choose_algo(const coll_comm *c, coll_kind k, uint64_t bytes)
 }
 
 const char *coll_last_algo(const coll_comm *c) { return c ? c->last_algo : NULL; }
+
+const char *coll_rank_order(const coll_comm *c, const int32_t **perm)
+{
+	if (perm)
+		*perm = c ? c->perm : NULL;
+	return !c ? NULL : c->order_src[0] ? c->order_src : "identity";
+}
 
 /* The first allreduce algorithm with a straggler role, or NULL. */
 static const char *straggler_algo(const coll_comm *c)
@@ -369,13 +380,20 @@ static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char
 	if (a->kind != (int32_t)k || a->nranks != c->n)
 		return rt_err(c, COLL_ERR_NOALGO, "algorithm '%s' is a %s for %d ranks, not a %s for %d", a->name,
 		              coll_kind_name((coll_kind)a->kind), a->nranks, coll_kind_name(k), c->n);
-	int role = c->rank;
+	/* This rank's role.  The rank order (c->perm, reorder.c) first makes
+	 * the physical rank a logical one; the root's relabelling and the
+	 * straggler's swap then happen among logical ranks, as exec.c's
+	 * phys_of undoes them. */
+	int me = rt_logical(c, c->rank);
+	int role = me;
 	if (ki->rooted)
-		role = ((c->rank - root + a->root) % c->n + c->n) % c->n;
-	if (k != COLL_ALLREDUCE || a->straggler <= 0 || strag < 0)
+		role = ((me - rt_logical(c, root) + a->root) % c->n + c->n) % c->n;
+	if (k != COLL_ALLREDUCE || a->straggler <= 0 || strag < 0) {
 		strag = -1;
-	else   /* the paper's swap: the straggler and the straggler role trade places */
-		role = role == strag ? a->straggler - 1 : role == a->straggler - 1 ? strag : role;
+	} else {   /* the paper's swap: the straggler and the straggler role trade places */
+		int ls = rt_logical(c, strag);
+		role = role == ls ? a->straggler - 1 : role == a->straggler - 1 ? ls : role;
+	}
 	int rc = COLL_OK;
 	rt_prep *p = NULL;
 	if (cache) {

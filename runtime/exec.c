@@ -75,10 +75,17 @@
  * home = init OP message, so out-of-place calls need no initial copy;
  * segments of output chunks never received are copied at the end.
  *
- * Relabelling: role r runs on physical rank (r + shift) mod n, shift moving
+ * Relabelling: role r runs on logical rank (r + shift) mod n, shift moving
  * the algorithm's root onto the caller's; for an algorithm with a
  * straggler role (StragglAR) the declared straggler then trades places
- * with that role (the paper's swap).
+ * with that role (the paper's swap); logical rank l is physical rank
+ * perm[l] of the communicator's rank order (reorder.c; identity without
+ * one).  Roots and stragglers are physical ranks, so both move to logical
+ * ones first.  A unit of data that belongs to a rank (reduce_scatter's
+ * blocks, allgather's, alltoall's pairs) follows the role: the schedule's
+ * unit u, which role u ends with, is the data of the physical rank that
+ * plays role u, so each rank's buffers keep the layout coll.h gives them
+ * and the results are the identity order's.
  *
  * Every message starts with an rt_hdr describing the call; receivers
  * compare it with their own arguments, which is how a rank that passed a
@@ -130,7 +137,7 @@ typedef struct {
 	coll_op op;
 	int root, shift;
 	int segmajor;        /* messages to a peer go segment by segment (cursor_next) */
-	int swap_a, swap_b;  /* after the shift, physical ranks a and b trade places (-1: none) */
+	int swap_a, swap_b;  /* after the shift, logical ranks a and b trade places (-1: none) */
 	size_t esz, seg_elems;
 	uint64_t count;
 	ex_chunk *ch;
@@ -153,7 +160,22 @@ static int phys_of(const ex_state *e, int role)
 	int p = (role + e->shift) % e->c->n;
 	if (e->swap_a >= 0)
 		p = p == e->swap_a ? e->swap_b : p == e->swap_b ? e->swap_a : p;
-	return p;
+	return rt_physical(e->c, p);
+}
+
+/* The chunk of the caller's data that schedule chunk i stands for: itself,
+ * unless a rank order moves the units that belong to ranks (see
+ * "Relabelling" above): unit u of role u is then the data unit of
+ * phys_of(u) (of (phys_of(src), phys_of(dst)) for alltoall's pairs). */
+static int data_chunk(const ex_state *e, const coll_kind_info *ki, int i)
+{
+	if (!e->c->perm || ki->units == COLL_UNITS_ONE)
+		return i;
+	int n = e->c->n;
+	int per = (int)((uint64_t)e->a->chunks / coll_kind_units(ki, n));
+	int u = i / per, w = i % per;
+	int du = ki->units == COLL_UNITS_RANK ? phys_of(e, u) : phys_of(e, u / n) * n + phys_of(e, u % n);
+	return du * per + w;
 }
 
 static void seg_range(const ex_state *e, const ex_chunk *k, int s, uint64_t *off, uint64_t *len)
@@ -197,18 +219,19 @@ static int need_scratch(coll_comm *c, size_t bytes)
  * whose layout would overwrite data before it is sent: alltoall with
  * sendbuf == recvbuf)?  Homes and inits each rise with the chunk number
  * (coll_kinds.h packs buffers in chunk order), so one merge pass tells. */
-static int homes_clobber_inits(const ex_state *e)
+static int homes_clobber_inits(const ex_state *e, const int *byd)
 {
 	int C = e->a->chunks, j = 0;
 	size_t esz = e->esz;
+#define CH(x) (&e->ch[byd ? byd[x] : (x)])   /* in the order of the data */
 	for (int i = 0; i < C; i++) {
-		const ex_chunk *h = &e->ch[i];
+		const ex_chunk *h = CH(i);
 		if (!h->out || !h->len)
 			continue;
-		while (j < C && (!e->ch[j].init || !e->ch[j].len || e->ch[j].init + e->ch[j].len * esz <= h->home))
+		while (j < C && (!CH(j)->init || !CH(j)->len || CH(j)->init + CH(j)->len * esz <= h->home))
 			j++;
 		for (int t = j; t < C; t++) {
-			const ex_chunk *d = &e->ch[t];
+			const ex_chunk *d = CH(t);
 			if (!d->init || !d->len)
 				continue;
 			if (d->init >= h->home + h->len * esz)
@@ -217,6 +240,7 @@ static int homes_clobber_inits(const ex_state *e)
 				return 1;
 		}
 	}
+#undef CH
 	return 0;
 }
 
@@ -238,6 +262,15 @@ static int layout(ex_state *e, const void *sb_, void *rb_)
 	int C = e->a->chunks, n = c->n, role = e->p->role;
 	const coll_kind_info *ki = coll_kind_get(e->a->kind);
 	const coll_shape sh = { ki, n, C, e->a->root };
+	/* with a rank order, where the data lies is the physical rank's own
+	 * layout of the data chunk (data_chunk), its root the caller's */
+	const coll_shape shp = { ki, n, C, e->root };
+	int *byd = NULL;
+	if (c->perm && ki->units != COLL_UNITS_ONE) {
+		byd = malloc(sizeof *byd * (size_t)C);
+		if (!byd)
+			return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	}
 	size_t esz = e->esz;
 	uint64_t ucount = e->count / coll_kind_units(ki, n);
 	/* chunks received here need a home even where none is targeted */
@@ -249,14 +282,19 @@ static int layout(ex_state *e, const void *sb_, void *rb_)
 	for (int i = 0; i < C; i++) {
 		ex_chunk *k = &e->ch[i];
 		int recvd = k->out == -1;
-		uint64_t lo = coll_chunk_lo(e->count, C, i), hi = coll_chunk_lo(e->count, C, i + 1);
+		int d = data_chunk(e, ki, i);
+		if (byd)
+			byd[d] = i;
+		uint64_t lo = coll_chunk_lo(e->count, C, d), hi = coll_chunk_lo(e->count, C, d + 1);
 		k->lo = lo;
 		k->len = hi - lo;
 		k->nseg = k->len ? (int)((k->len + e->seg_elems - 1) / e->seg_elems) : 1;
 		k->base = seg;
 		seg += k->nseg;
-		int64_t so = coll_shape_send_offset(&sh, role, i, lo, ucount);
-		int64_t ro = coll_shape_recv_offset(&sh, role, i, lo, ucount);
+		int64_t so = byd ? coll_shape_send_offset(&shp, c->rank, d, lo, ucount)
+		                 : coll_shape_send_offset(&sh, role, i, lo, ucount);
+		int64_t ro = byd ? coll_shape_recv_offset(&shp, c->rank, d, lo, ucount)
+		                 : coll_shape_recv_offset(&sh, role, i, lo, ucount);
 		k->out = ro >= 0;
 		k->init = so >= 0 ? sb + (uint64_t)so * esz : NULL;
 		if (so >= 0 && (uint64_t)so + k->len > sendlen)
@@ -268,7 +306,8 @@ static int layout(ex_state *e, const void *sb_, void *rb_)
 			scratch += k->len;
 		}
 	}
-	int restage = sb && rb && homes_clobber_inits(e);
+	int restage = sb && rb && homes_clobber_inits(e, byd);
+	free(byd);
 	size_t need = (size_t)(scratch + (restage ? sendlen : 0)) * esz;
 	if (need) {
 		int rc = need_scratch(c, need + 64);
@@ -826,11 +865,14 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	int n = c->n, C = a->chunks, rc;
 	e.c = c, e.a = a, e.p = p;
 	e.kind = (coll_kind)a->kind, e.dt = dt, e.op = op, e.root = root;
-	e.shift = ((root - a->root) % n + n) % n;
+	/* only rooted collectives move the root (the others pass root 0,
+	 * which a rank order may give any logical rank) */
+	e.shift = coll_kind_get(a->kind)->rooted ? ((rt_logical(c, root) - a->root) % n + n) % n : 0;
 	e.swap_a = e.swap_b = -1;
 	e.segmajor = !c->round_order;
-	if (straggler >= 0 && a->straggler > 0 && straggler != a->straggler - 1 && e.kind == COLL_ALLREDUCE)
-		e.swap_a = a->straggler - 1, e.swap_b = straggler;
+	if (straggler >= 0 && a->straggler > 0 && rt_logical(c, straggler) != a->straggler - 1 &&
+	    e.kind == COLL_ALLREDUCE)
+		e.swap_a = a->straggler - 1, e.swap_b = rt_logical(c, straggler);
 	e.esz = coll_dtype_size(dt);
 	e.seg_elems = c->seg_bytes / e.esz;
 	if (e.seg_elems == 0)

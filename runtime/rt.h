@@ -205,6 +205,7 @@ typedef struct {
 	uint64_t pidns;         /* pid namespace: pid means something to ranks that share it */
 	uint32_t mac;           /* COLL_AUTH=mac: all ranks must agree */
 	uint32_t pad;
+	uint64_t reorder_env;   /* rt_reorder_env_hash(): all ranks must agree (reorder.c) */
 } rt_hostinfo;
 
 /* Preprocessed plan of one role (rank of the schedule) of one algorithm. */
@@ -280,6 +281,10 @@ struct coll_comm {
 	double *win_gap;           /* their lead over the second-latest, s */
 	int win_len, win_head;
 	const char *last_algo;     /* what the latest collective ran (coll_last_algo) */
+	/* rank reordering (reorder.c): schedule rank r runs on physical rank
+	 * perm[r], physical rank p plays schedule rank inv[p]; NULL: identity */
+	int32_t *perm, *inv;
+	char order_src[160];       /* where the order came from (coll_rank_order) */
 	int detected;              /* named straggler, -1: none */
 	double detected_delay;
 };
@@ -547,6 +552,38 @@ void rt_straggler_record(coll_comm *c);
  * (COLL_STRAGGLER_RANK, COLL_STRAGGLER_DELAY_MS).  Errors: NOMEM. */
 int rt_straggler_init(coll_comm *c);
 void rt_straggler_free(coll_comm *c);
+
+/* --- reorder.c, probe.c ------------------------------------------------- */
+/* Settle the communicator's rank order at the end of coll_init: COLL_PERM,
+ * COLL_REORDER, the plan set's perm or `reorder at init` (probe, search,
+ * agree, cache).  Collective.  Errors: INVALID (a bad COLL_PERM),
+ * MISMATCH (ranks disagree), NOMEM, and the probe's. */
+int rt_reorder_init(coll_comm *c);
+/* A hash of this rank's COLL_PERM / COLL_REORDER* settings, exchanged with
+ * the host identities at init so that rt_reorder_init can refuse settings
+ * that differ between ranks before any rank acts on them. */
+uint64_t rt_reorder_env_hash(void);
+/* The logical rank (schedule rank) of physical rank p, and back. */
+static inline int rt_logical(const coll_comm *c, int p) { return c->inv ? c->inv[p] : p; }
+static inline int rt_physical(const coll_comm *c, int l) { return c->perm ? c->perm[l] : l; }
+/* What a probe found: per ordered pair latency (s) and bandwidth (B/s),
+ * and the groups (group[r], -1: none) with their uplinks (B/s, 0: none
+ * measured or not a bottleneck).  Rank 0 only. */
+typedef struct {
+	int n;
+	double *alpha, *bw;        /* n*n, [src*n + dst] */
+	int *group;                /* n */
+	int ngroups;
+	double *uplink;            /* ngroups */
+	double rank_bw;            /* a rank's own rate (B/s), 0: unknown */
+} rt_probe_result;
+/* Probe (coll_probe's measurements) into res on rank 0; other ranks get
+ * res->n = 0.  Collective; runs with the identity order whatever c's. */
+int rt_probe(coll_comm *c, const coll_probe_config *cfg, rt_probe_result *res);
+void rt_probe_free(rt_probe_result *res);
+/* Broadcast len bytes from rank 0 over the communicator's transport (a
+ * binomial tree plan).  Collective. */
+int rt_probe_bcast(coll_comm *c, void *buf, size_t len);
 
 /* --- reduce.c ------------------------------------------------------------- */
 /* dst[i] = dst[i] OP src[i] (buffers must not overlap). */

@@ -288,6 +288,47 @@ COLL_API coll_result coll_emulate_straggler(coll_comm *comm, int rank, double de
  * Errors: PEER, TIMEOUT, ABORTED, SYSTEM. */
 COLL_API coll_result coll_barrier(coll_comm *comm);
 
+/*
+ * Rank reordering.  Which physical rank (coll_rank) plays each rank of
+ * the schedules: the plan set's order (cluster `reorder by cost`), one
+ * probed and chosen when the communicator started (`reorder at init` or
+ * COLL_REORDER=probe; cached per host list), or COLL_PERM=3,1,0,2 from the
+ * environment.  Results are the same whatever the order: it decides who
+ * does what, not what is computed (floating-point sums are combined in
+ * the order the schedule's roles combine them, as with any algorithm).
+ */
+
+/* The order in use: *perm (may be NULL) gets the array perm[r] = the
+ * physical rank that plays schedule rank r (NULL: the identity), valid
+ * until coll_finalize; returns where it came from, e.g. "identity",
+ * "plan set", "COLL_PERM", "probed at init", "cache FILE".  Does not block. */
+COLL_API const char *coll_rank_order(const coll_comm *comm, const int32_t **perm);
+
+/* How coll_probe measures. */
+typedef struct {
+	int pings;          /* ping-pongs per pair for the latency (its 10th percentile); default 20 */
+	size_t bytes;       /* the bandwidth probe's message, each way; default 1 MiB */
+	int reps;           /* bandwidth exchanges per pair, the fastest kept; default 2 */
+	int directions;     /* 1: keep each direction's numbers; 0 (default): symmetrise, a pair's
+	                     * cost the larger of its two directions (the paper's max) */
+	int groups;         /* 1 (default): infer groups of ranks and measure their uplinks */
+} coll_probe_config;
+#define COLL_PROBE_CONFIG_INIT { 20, 1 << 20, 2, 0, 1 }
+
+/* Measure the network between every pair of ranks with the communicator's
+ * own transport: n-1 rounds of a round-robin tournament, each a perfect
+ * matching whose pairs ping-pong a small message `pings` times
+ * (latency: half the 10th percentile of the round trips)
+ * and exchange `bytes` both ways (bandwidth), every rank timing its own
+ * pair; then, with `groups`, ranks that are fast with each other and with
+ * the same others form groups (racks, hosts), and each group's uplink is
+ * measured with concurrent flows to ranks outside it.  Collective: every
+ * rank calls it.  On rank 0, *links (if links is not NULL) receives the
+ * link-matrix file `collc --links` reads (malloc'd; the caller frees it);
+ * elsewhere NULL.  cfg NULL: the defaults.  Blocking; errors as the
+ * collectives, plus NOMEM. */
+COLL_API coll_result coll_probe(coll_comm *comm, const coll_probe_config *cfg, char **links);
+
 #ifdef __cplusplus
 }
 #endif

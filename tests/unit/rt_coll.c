@@ -9,6 +9,8 @@
  *   rt_coll bench [MAXMiB]   allreduce busbw table (ring, fp32 sum)
  *   rt_coll init             coll_init, one small allreduce, finalize: says how coll_init ended
  *   rt_coll loop             1 MiB allreduces until one fails (at most 120 s), for the fault suite
+ *   rt_coll order            the rank order in use (COLL_PERM, COLL_REORDER=probe, ...): every
+ *                            rank's, allgathered, must be the same; prints it and its source
  *
  * Options before the mode, for tests/fault.test:
  *   -env R NAME=VALUE        set NAME=VALUE in rank R's environment (R: a rank or "all") before
@@ -446,6 +448,27 @@ static int env_int(const char *name, int dflt)
 	return v && *v ? atoi(v) : dflt;
 }
 
+/* Every rank must play in the same order: allgather each rank's view of
+ * it (with the communicator itself) and compare. */
+static int order_test(void)
+{
+	const int32_t *perm;
+	const char *src = coll_rank_order(comm, &perm);
+	int32_t *mine = malloc(sizeof *mine * (size_t)n), *all = malloc(sizeof *all * (size_t)n * n);
+	for (int i = 0; i < n; i++)
+		mine[i] = perm ? perm[i] : i;
+	coll_result rc = coll_allgather(comm, mine, all, (size_t)n, COLL_INT32);
+	int ok = rc == COLL_OK;
+	for (int r = 0; ok && r < n; r++)
+		ok = memcmp(all + (size_t)r * n, mine, sizeof *mine * (size_t)n) == 0;
+	printf("rank %d: order", rank);
+	for (int i = 0; i < n; i++)
+		printf(" %d", mine[i]);
+	printf(" (%s): %s\n", src, ok ? "agreed" : rc ? coll_strerror(rc) : "DIFFERENT on some rank");
+	free(mine), free(all);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -467,7 +490,7 @@ int main(int argc, char **argv)
 	}
 	if (a >= argc) {
 		fprintf(stderr, "usage: rt_coll [-env R NAME=VALUE]... sweep [-quick] | big | kill R | mismatch | badsecret | "
-		                "bench [MiB] | init | loop\n");
+		                "bench [MiB] | init | loop | order\n");
 		return 2;
 	}
 	const char *mode = argv[a];
@@ -531,6 +554,8 @@ int main(int argc, char **argv)
 		bench(argc > 2 ? atof(argv[2]) : 64);
 	else if (!strcmp(mode, "loop"))
 		status = loop_test();
+	else if (!strcmp(mode, "order"))
+		status = order_test();
 	else {
 		fprintf(stderr, "rt_coll: unknown mode '%s'\n", mode);
 		status = 2;
