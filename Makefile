@@ -7,6 +7,7 @@
 #   make test SAN=1 everything built with AddressSanitizer + UBSan
 #   make bench      benchmarks; print ratios against baselines measured in the same run
 #   make bench-cluster  the same on an emulated multi-host cluster (network namespaces)
+#   make bench-reorder  rank reordering on emulated rack networks (probe, search, orders measured)
 #   make fuzz FUZZ_SECONDS=N  AFL++ on every harness of tests/fuzz for N seconds each
 #   make install    [PREFIX=/usr/local] [DESTDIR=...]: tools, libraries, headers, stdlib,
 #                   MPI and ibverbs plugins, PMPI library, coll.pc, the Python package
@@ -51,8 +52,8 @@ DEPS := re2c:re2c bison:bison tclsh:tcl mpicc:libopenmpi-dev mpirun:openmpi-bin 
 	/usr/include/infiniband/verbs.h:libibverbs-dev pkg-config:pkgconf \
 	/usr/lib/python3/dist-packages/mpi4py/__init__.py:python3-mpi4py
 
-.PHONY: all deps demo test quicktest bench bench-cluster clean san fuzz
-all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench rt-mpi py pmpi
+.PHONY: all deps demo test quicktest bench bench-cluster bench-reorder clean san fuzz
+all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(B)/collprobe rt-mpi py pmpi
 
 # Install missing build tools once; a stamp keeps later builds quiet (and
 # goes stale when this Makefile, which lists them, changes).
@@ -145,6 +146,11 @@ bench: all rt-tests
 bench-cluster: all rt-tests
 	sh tests/bench/netns_ring.sh
 	sh tests/bench/netns_stragglar.sh
+
+# Rank reordering on the emulated cluster: 2 and 4 racks at 4:1, n = 8 and 16
+# (about 40 minutes; README "Rank reordering").
+bench-reorder: all rt-tests
+	bash tests/bench/netns_reorder.sh -build $(B)
 
 san:
 	$(MAKE) --no-print-directory SAN=1 build-san/collc

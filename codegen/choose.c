@@ -8,6 +8,12 @@
  * model (cost.h, event-driven simulation under the cluster's link model)
  * picks the fastest per power-of-two size from 1 B to 4 GiB.
  *
+ * `reorder by cost`: the rank order comes first (reorder.h: annealing and
+ * branch and bound over the cluster's link model, for reorder_algo, else
+ * the allreduce the table picks at reorder_size, 64 MiB by default), and
+ * the tables are then costed with the order applied (cost_params.perm):
+ * the library runs its schedules in that order.
+ *
  * `straggler auto`: the size table is for calls without a straggler, so
  * straggler algorithms leave it (lang/cluster.c already set aside those
  * listed without a threshold; one with a threshold gives its sizes to the
@@ -23,6 +29,7 @@
 #include "choose.h"
 #include "cost.h"
 #include "linkmodel.h"
+#include "reorder.h"
 #include "xalloc.h"
 
 static void add_choice(libplan *lp, ir_kind kind, uint64_t max_bytes, int algo)
@@ -31,13 +38,30 @@ static void add_choice(libplan *lp, ir_kind kind, uint64_t max_bytes, int algo)
 	lp->choices[lp->nchoices++] = (lib_choice){ kind, max_bytes, algo };
 }
 
-/* The cluster's link model (a `links` matrix or uniform alpha/bw), checked
- * against its rank count.  lm is always safe to link_free. */
+/* The cluster's link model (a `links` matrix or uniform alpha/bw, then
+ * the segments declared in the cluster), checked against its rank count.
+ * lm is always safe to link_free. */
 static int cluster_links(const cluster_desc *d, link_model *lm, link_error *err)
 {
 	memset(lm, 0, sizeof *lm);
 	int rc = d->links ? link_read_matrix(lm, d->links, err) : link_uniform(lm, d->alpha, d->bw, err);
+	for (int i = 0; i < d->ndecls && rc == 0; i++)
+		if (link_declare(lm, d->decls[i], err) < 0)
+			rc = -1;
 	return rc == 0 ? link_check_n(lm, d->ranks, err) : rc;
+}
+
+/* Report a link model error at pos, or, about the links file, at the
+ * file's line (file:line: error: ...). */
+static void links_error(const cluster_desc *d, srcpos pos, const link_error *err)
+{
+	if (err->loc_len > 0) {
+		char loc[512];
+		snprintf(loc, sizeof loc, "%.*s", err->loc_len, err->msg);
+		diag_file_error(loc, "%s", link_error_text(err));
+	} else {
+		diag_error(pos, "cluster '%s': link model: %s", d->name, err->msg);
+	}
 }
 
 /* `choose by cost`: the fastest of block b's algorithms per power-of-two size. */
@@ -48,7 +72,7 @@ static int choose_by_cost(libplan *lp, const cluster_block *b)
 	link_error err;
 	int rc = cluster_links(d, &lm, &err);
 	if (rc != 0) {
-		diag_error(b->pos, "cluster '%s': link model: %s", d->name, err.msg);
+		links_error(d, b->pos, &err);
 		link_free(&lm);
 		return -1;
 	}
@@ -59,7 +83,8 @@ static int choose_by_cost(libplan *lp, const cluster_block *b)
 			rc = -1;
 	int prev = -1;
 	for (int k = 0; k <= 32 && rc == 0; k++) {
-		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = -1, .segments = 1 };
+		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = -1, .segments = 1,
+				  .perm = lp->perm };
 		int best = -1;
 		double bt = 0;
 		for (int a = 0; a < na; a++) {
@@ -149,6 +174,11 @@ static int critical_delays(libplan *lp)
 	link_model lm;
 	link_error err;
 	int rc = cluster_links(d, &lm, &err);
+	if (rc != 0) {
+		links_error(d, d->straggler_pos, &err);
+		link_free(&lm);
+		return -1;
+	}
 	const cost_model *m = cost_model_find("sim");
 	cost_plan **plans = xcalloc((size_t)lp->nalgos, sizeof *plans);
 	if (rc == 0 && !m)
@@ -166,7 +196,7 @@ static int critical_delays(libplan *lp)
 				rc = -1;
 		}
 		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = lp->algos[sa].straggler_role,
-				  .delay = COST_MASKED, .segments = 1 };
+				  .delay = COST_MASKED, .segments = 1, .perm = lp->perm };
 		double dl = 0;
 		int found = rc == 0 ? cost_critical_delay(m, plans[sa], plans[b], &q, &dl, &err) : -1;
 		if (found < 0)
@@ -182,6 +212,71 @@ static int critical_delays(libplan *lp)
 	return rc;
 }
 
+static int size_tables(libplan *lp)
+{
+	const cluster_desc *d = lp->d;
+	int rc = 0;
+	lp->nchoices = 0;
+	for (int i = 0; i < d->nblocks && rc == 0; i++) {
+		if (d->blocks[i].by_cost)
+			rc = choose_by_cost(lp, &d->blocks[i]);
+		else
+			by_threshold(lp, &d->blocks[i]);
+	}
+	return rc;
+}
+
+/* What to order for: reorder_algo, else the allreduce the table picks at
+ * reorder_bytes, else the first algorithm. */
+static int reorder_target(const libplan *lp)
+{
+	const cluster_desc *d = lp->d;
+	if (d->reorder_algo) {
+		for (int i = 0; i < lp->nalgos; i++)
+			if (strcmp(lp->algos[i].label, d->reorder_algo) == 0)
+				return i;
+	}
+	int a = allreduce_choice(lp, lp->reorder_bytes);
+	return a >= 0 ? a : 0;
+}
+
+/* `reorder by cost`: search the order (see the top of the file). */
+static int choose_order(libplan *lp)
+{
+	const cluster_desc *d = lp->d;
+	link_model lm;
+	link_error err;
+	int rc = cluster_links(d, &lm, &err);
+	if (rc != 0) {
+		links_error(d, d->reorder_pos, &err);
+		link_free(&lm);
+		return -1;
+	}
+	cost_plan *p = cost_plan_new(lp->algos[lp->reorder_algo].s, &err);
+	reorder_opts o = { .bytes = (double)lp->reorder_bytes, .seed = 1, .time_limit = 10 };
+	reorder_result res;
+	memset(&res, 0, sizeof res);
+	if (!p || reorder_search(p, &lm, &o, &res, &err) != 0) {
+		diag_error(d->reorder_pos, "cluster '%s': reorder by cost: %s", d->name, err.msg);
+		rc = -1;
+	} else {
+		lp->perm = xmalloc(sizeof *lp->perm * (size_t)d->ranks);
+		memcpy(lp->perm, res.perm, sizeof *lp->perm * (size_t)d->ranks);
+		lp->t_identity = res.t_identity;
+		lp->t_best = res.t_best;
+		lp->optimal = res.optimal;
+		cost_params q = { .bytes = (double)lp->reorder_bytes, .links = &lm, .straggler = -1, .segments = 1 };
+		cost_result r;
+		lp->sim_identity = cost_sim_time(p, &q, &r, &err) == 0 ? r.time : NAN;
+		q.perm = lp->perm;
+		lp->sim_best = cost_sim_time(p, &q, &r, &err) == 0 ? r.time : NAN;
+	}
+	reorder_result_free(&res);
+	cost_plan_free(p);
+	link_free(&lm);
+	return rc;
+}
+
 int libplan_make(const cluster_desc *d, libplan *lp)
 {
 	memset(lp, 0, sizeof *lp);
@@ -189,12 +284,15 @@ int libplan_make(const cluster_desc *d, libplan *lp)
 	lp->algos = d->entries;
 	lp->nalgos = d->nentries;
 	lp->straggler_algo = -1;
-	int rc = 0;
-	for (int i = 0; i < d->nblocks && rc == 0; i++) {
-		if (d->blocks[i].by_cost)
-			rc = choose_by_cost(lp, &d->blocks[i]);
-		else
-			by_threshold(lp, &d->blocks[i]);
+	lp->reorder_algo = -1;
+	lp->reorder_bytes = d->reorder_size ? d->reorder_size : 64ULL << 20;
+	int rc = size_tables(lp);
+	if (rc == 0 && d->reorder != CLUSTER_REORDER_NONE)
+		lp->reorder_algo = reorder_target(lp);
+	if (rc == 0 && d->reorder == CLUSTER_REORDER_COST) {
+		rc = choose_order(lp);
+		if (rc == 0)   /* the library runs in that order: cost its tables so */
+			rc = size_tables(lp);
 	}
 	if (rc == 0 && d->straggler == CLUSTER_STRAGGLER_AUTO)
 		rc = critical_delays(lp);
@@ -208,5 +306,6 @@ int libplan_make(const cluster_desc *d, libplan *lp)
 void libplan_free(libplan *lp)
 {
 	free(lp->choices);
+	free(lp->perm);
 	memset(lp, 0, sizeof *lp);
 }

@@ -12,6 +12,7 @@
 #ifndef COLL_CHOOSE_H
 #define COLL_CHOOSE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cluster.h"
@@ -38,6 +39,18 @@ typedef struct {
 	int straggler_algo;
 	double crit[LIB_NCRIT];
 	int crit_base[LIB_NCRIT];
+	/* `reorder by cost`: the rank order (schedule rank -> physical rank,
+	 * owned; NULL: identity), chosen for algos[reorder_algo] at
+	 * reorder_bytes by the search of reorder.h under the cluster's link
+	 * model, with the predicted times of both orders (rounds model, the
+	 * objective, and the simulation), and whether it is proven optimal.
+	 * The size table and critical delays are then costed in that order.
+	 * `reorder at init` fills reorder_algo and reorder_bytes only. */
+	int32_t *perm;
+	int reorder_algo;             /* -1: none */
+	uint64_t reorder_bytes;
+	double t_identity, t_best, sim_identity, sim_best;
+	bool optimal;
 } libplan;
 
 /* choose.c */

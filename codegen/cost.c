@@ -169,6 +169,8 @@ int cost_check(const cost_plan *p, const cost_params *q, link_error *err)
 		return link_errorf(err, "straggler rank %d out of range for %d ranks", q->straggler, p->n);
 	if (q->delay != COST_MASKED && !(q->delay >= 0 && isfinite(q->delay)))
 		return link_errorf(err, "straggler delay must be >= 0");
+	if (q->perm && cost_check_perm(q->perm, p->n, err))
+		return -1;
 	if ((double)p->n * p->chunks * q->segments > (double)MAX_CELLS ||
 	    (double)p->nmsgs * q->segments > (double)MAX_RECORDS)
 		return link_errorf(err, "%d segments of %d messages over %d ranks x %d chunks is "
@@ -200,20 +202,52 @@ static int min_port(const double *free_at, int nports)
 	return best;
 }
 
+/* The slowest drain time L_s / C_s of the shared segments message m
+ * crosses, given the loads of its round (0 when it crosses none). */
+static double seg_drain(const link_model *lm, const int32_t *perm, const cost_pmsg *m, const double *load)
+{
+	int a = cost_phys(perm, m->src), b = cost_phys(perm, m->dst);
+	double t = 0;
+	for (int s = 0; s < lm->nsegs; s++)
+		if (link_crosses(lm, &lm->segs[s], a, b) && load[s] / lm->segs[s].cap > t)
+			t = load[s] / lm->segs[s].cap;
+	return t;
+}
+
 /* Duration of round k.  Normally its slowest message; a rank with more
  * messages than ports queues them on its ports, so an unverified schedule
- * that overloads a rank costs what it would. */
+ * that overloads a rank costs what it would.  With shared segments a
+ * message takes at least as long as the busiest segment it crosses needs
+ * to carry the round's bytes (cost.h); load holds one double per segment. */
 static double round_time(const cost_plan *p, int k, const cost_params *q, double cb,
-			 double *sendf, double *recvf)
+			 double *sendf, double *recvf, double *load)
 {
 	int ps = p->ports_send, pr = p->ports_recv;
+	const link_model *lm = q->links;
 	double t = 0;
+	if (lm->nsegs) {
+		memset(load, 0, sizeof *load * (size_t)lm->nsegs);
+		for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++) {
+			const cost_pmsg *m = &p->msgs[i];
+			int a = cost_phys(q->perm, m->src), b = cost_phys(q->perm, m->dst);
+			for (int s = 0; s < lm->nsegs; s++)
+				if (link_crosses(lm, &lm->segs[s], a, b))
+					load[s] += m->count * cb;
+		}
+	}
 	for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++) {
 		const cost_pmsg *m = &p->msgs[i];
 		double *sf = sendf + (size_t)m->src * ps, *rf = recvf + (size_t)m->dst * pr;
 		int a = min_port(sf, ps), b = min_port(rf, pr);
 		double start = sf[a] > rf[b] ? sf[a] : rf[b];
-		double end = start + cost_msg_time(q->links, m, m->count * cb);
+		double bytes = m->count * cb, own = bytes * cost_msg_beta(lm, q->perm, m);
+		if (lm->nsegs) {
+			double d = seg_drain(lm, q->perm, m, load);
+			if (d > own)
+				own = d;
+		}
+		int pa = cost_phys(q->perm, m->src), pb = cost_phys(q->perm, m->dst);
+		double end = start + (link_alpha(lm, pa, pb) + own);
 		sf[a] = rf[b] = end;
 		if (end > t)
 			t = end;
@@ -232,14 +266,16 @@ int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_e
 		return -1;
 	double *sendf = xcalloc((size_t)p->n * (size_t)p->ports_send, sizeof *sendf);
 	double *recvf = xcalloc((size_t)p->n * (size_t)p->ports_recv, sizeof *recvf);
-	if (!sendf || !recvf) {
+	double *load = xcalloc((size_t)q->links->nsegs + 1, sizeof *load);
+	if (!sendf || !recvf || !load) {
 		free(sendf);
 		free(recvf);
+		free(load);
 		return link_errorf(err, "out of memory");
 	}
 	double cb = q->bytes * p->work / p->chunks, tpre = 0, tmain = 0;
 	for (int k = 0; k < p->nrounds; k++) {
-		double t = round_time(p, k, q, cb, sendf, recvf);
+		double t = round_time(p, k, q, cb, sendf, recvf, load);
 		if (p->pre[k])
 			tpre += t;
 		else
@@ -247,6 +283,7 @@ int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_e
 	}
 	free(sendf);
 	free(recvf);
+	free(load);
 	double d = 0;
 	if (q->straggler >= 0)
 		d = q->delay == COST_MASKED ? tpre : q->delay;
@@ -361,7 +398,7 @@ static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim
 				r->msg = i;
 				r->seg = g;
 				r->start = start;
-				r->end = start + cost_msg_time(q->links, m, m->count * cb);
+				r->end = start + cost_msg_time_p(q->links, q->perm, m, m->count * cb);
 				/* The binding constraint.  A late rank first: with a
 				 * masked delay it joins exactly when the others run out
 				 * of work, and "waited for the straggler" is the story;
@@ -410,27 +447,544 @@ static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim
 	*pre_end = pend;
 }
 
+/* --- max-min fair sharing -------------------------------------------------- */
+
+/* Progressive filling with caller scratch: used[nres], nun[nres],
+ * frozen[nflows].  Every unfrozen flow runs at the common `level`; raise
+ * it until a flow reaches its own cap or a resource fills, freeze what
+ * that binds, repeat.  At least one flow freezes per step (the binding
+ * one is chosen exactly, not by a tolerance), so it ends after at most
+ * nflows steps. */
+static void maxmin(int nf, const double *cap, const int *off, const int *res, int nr, const double *rcap,
+		   double *rate, double *used, int *nun, unsigned char *frozen)
+{
+	for (int r = 0; r < nr; r++)
+		used[r] = 0, nun[r] = 0;
+	for (int f = 0; f < nf; f++) {
+		frozen[f] = 0;
+		for (int k = off[f]; k < off[f + 1]; k++)
+			nun[res[k]]++;
+	}
+	double level = 0;
+	for (int left = nf; left > 0;) {
+		double inc = INFINITY;
+		int bf = -1, br = -1;
+		for (int f = 0; f < nf; f++)
+			if (!frozen[f] && cap[f] - level < inc)
+				inc = cap[f] - level, bf = f;
+		for (int r = 0; r < nr; r++)
+			if (nun[r] > 0 && (rcap[r] - used[r]) / nun[r] < inc)
+				inc = (rcap[r] - used[r]) / nun[r], br = r, bf = -1;
+		if (inc < 0)
+			inc = 0;
+		level += inc;
+		for (int r = 0; r < nr; r++)
+			used[r] += inc * nun[r];
+		/* freeze the binding flow, or every flow on the binding resource,
+		 * and any other that is (within rounding) at its cap or on a full
+		 * resource */
+		for (int f = 0; f < nf; f++) {
+			if (frozen[f])
+				continue;
+			bool fz = f == bf || cap[f] - level <= 1e-12 * cap[f];
+			for (int k = off[f]; k < off[f + 1] && !fz; k++)
+				fz = res[k] == br || rcap[res[k]] - used[res[k]] <= 1e-12 * rcap[res[k]];
+			if (!fz)
+				continue;
+			frozen[f] = 1;
+			rate[f] = level;
+			left--;
+			for (int k = off[f]; k < off[f + 1]; k++)
+				nun[res[k]]--;
+		}
+	}
+}
+
+int cost_maxmin(int nflows, const double *cap, const int *off, const int *res, int nres, const double *rcap,
+		double *rate)
+{
+	double *used = malloc(sizeof *used * ((size_t)nres + 1));
+	int *nun = malloc(sizeof *nun * ((size_t)nres + 1));
+	unsigned char *frozen = malloc((size_t)nflows + 1);
+	int rc = used && nun && frozen ? 0 : -1;
+	if (rc == 0)
+		maxmin(nflows, cap, off, res, nres, rcap, rate, used, nun, frozen);
+	free(used);
+	free(nun);
+	free(frozen);
+	return rc;
+}
+
+int cost_check_perm(const int32_t *perm, int n, link_error *err)
+{
+	unsigned char *seen = calloc((size_t)n + 1, 1);
+	if (!seen)
+		return link_errorf(err, "out of memory");
+	for (int i = 0; i < n; i++) {
+		if (perm[i] < 0 || perm[i] >= n || seen[perm[i]]) {
+			int bad = perm[i];
+			free(seen);
+			return link_errorf(err, "rank order: %d %s", bad,
+					   bad < 0 || bad >= n ? "is not a rank" : "appears twice");
+		}
+		seen[perm[i]] = 1;
+	}
+	free(seen);
+	return 0;
+}
+
+/* --- fluid simulation (shared segments) ------------------------------------ */
+
+/* With shared segments a message's duration depends on what else is in
+ * flight, so the simulation is event-driven in time rather than a pass in
+ * program order: records (message x segment, in the same program order as
+ * sim_pass) first get their static predecessors (the writers of the
+ * chunks they send, the previous message on their send and receive
+ * ports), then a discrete-event loop starts each record once its
+ * predecessors have landed and both ranks have joined, runs every active
+ * one as a flow at its max-min rate, and lands it alpha after its last
+ * byte.  Ports: a rank's k-th send waits for its (k - ports)-th, which for
+ * one port (every stdlib algorithm but bcube, direct and alltoall) is
+ * exactly sim_pass's rule. */
+
+enum { FL_START, FL_LAND };
+enum { DEP_DATA, DEP_SEND, DEP_RECV };
+
+typedef struct {
+	double t;
+	int32_t rec;
+	int32_t kind;
+} fl_event;
+
+static bool ev_before(const fl_event *a, const fl_event *b)
+{
+	if (a->t != b->t)
+		return a->t < b->t;
+	if (a->kind != b->kind)
+		return a->kind > b->kind;   /* landings first: they free what starts need */
+	return a->rec < b->rec;
+}
+
+static void ev_push(fl_event *h, int *n, fl_event e)
+{
+	int i = (*n)++;
+	while (i > 0 && ev_before(&e, &h[(i - 1) / 2])) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = e;
+}
+
+static fl_event ev_pop(fl_event *h, int *n)
+{
+	fl_event top = h[0], last = h[--*n];
+	int i = 0;
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && ev_before(&h[c + 1], &h[c]))
+			c++;
+		if (!ev_before(&h[c], &last))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n > 0)
+		h[i] = last;
+	return top;
+}
+
+typedef struct {
+	int nr;                /* records */
+	int32_t *pofs, *pred;  /* predecessors of record j: pred[pofs[j] .. pofs[j+1]) */
+	uint8_t *ptype;        /* DEP_* of each */
+	int32_t *sofs, *succ;  /* successors (the reverse) */
+	int32_t *mofs, *mseg;  /* per message: the shared segments it crosses */
+	int32_t *left;         /* predecessors not yet landed */
+	int32_t *rmsg, *rseg;  /* per record: its message and pipeline segment */
+	double *rem, *cap, *rate, *used, *rcap;
+	int *nun, *foff, *fres;
+	unsigned char *frozen;
+	int32_t *active, *apos;
+	fl_event *heap;
+} fluid;
+
+static void fluid_free(fluid *f)
+{
+	free(f->pofs), free(f->pred), free(f->ptype), free(f->sofs), free(f->succ);
+	free(f->mofs), free(f->mseg), free(f->left), free(f->rmsg), free(f->rseg), free(f->rem), free(f->cap), free(f->rate);
+	free(f->used), free(f->rcap), free(f->nun), free(f->foff), free(f->fres), free(f->frozen);
+	free(f->active), free(f->apos), free(f->heap);
+}
+
+/* Append to a growable int32 array. */
+static int push32(int32_t **a, int *n, int *cap, int32_t v)
+{
+	if (*n == *cap) {
+		int nc = *cap ? 2 * *cap : 256;
+		int32_t *na = realloc(*a, sizeof *na * (size_t)nc);
+		if (!na)
+			return -1;
+		*a = na;
+		*cap = nc;
+	}
+	(*a)[(*n)++] = v;
+	return 0;
+}
+
+/* A predecessor edge of the record being built. */
+static int add_pred(fluid *f, int *np, int *pcap, uint8_t **ptype, int *tcap, int32_t rec, uint8_t type)
+{
+	if (push32(&f->pred, np, pcap, rec))
+		return -1;
+	if (*np > *tcap) {
+		int nc = *pcap;
+		uint8_t *nt = realloc(*ptype, (size_t)nc);
+		if (!nt)
+			return -1;
+		*ptype = nt;
+		*tcap = nc;
+	}
+	(*ptype)[*np - 1] = type;
+	return 0;
+}
+
+/* The static dependencies of every record (program order as sim_pass). */
+static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
+{
+	const int n = p->n, C = p->chunks, S = q->segments, R = p->nrounds;
+	const int ps = p->ports_send, pr = p->ports_recv;
+	const link_model *lm = q->links;
+	size_t cells = (size_t)n * (size_t)C * (size_t)S;
+	int nr = p->nmsgs * S, np = 0, pcap = 0;
+	f->nr = nr;
+	int32_t *head = malloc(sizeof *head * (cells + 1));     /* per cell: its writer list */
+	int32_t *wrec = NULL, *wnext = NULL;                     /* writer entries: record, next */
+	int nw = 0, wcap = 0;
+	int32_t *lasts = malloc(sizeof *lasts * ((size_t)n * ps + 1));
+	int32_t *lastr = malloc(sizeof *lastr * ((size_t)n * pr + 1));
+	int32_t *nsend = calloc((size_t)n + 1, sizeof *nsend), *nrecv = calloc((size_t)n + 1, sizeof *nrecv);
+	int32_t *stamp = malloc(sizeof *stamp * ((size_t)nr + 1));
+	f->rmsg = malloc(sizeof *f->rmsg * ((size_t)nr + 1));
+	f->rseg = malloc(sizeof *f->rseg * ((size_t)nr + 1));
+	f->pofs = malloc(sizeof *f->pofs * ((size_t)nr + 1));
+	uint8_t *ptype = NULL;
+	int tcap = 0;
+	int rc = -1;
+	if (!head || !lasts || !lastr || !nsend || !nrecv || !stamp || !f->rmsg || !f->rseg || !f->pofs)
+		goto out;
+	for (size_t i = 0; i < cells; i++)
+		head[i] = -1;
+	for (int i = 0; i < n * ps; i++)
+		lasts[i] = -1;
+	for (int i = 0; i < n * pr; i++)
+		lastr[i] = -1;
+	for (int i = 0; i < nr; i++)
+		stamp[i] = -1;
+	int j = 0;
+	for (int t = 0; t < R + S - 1; t++) {
+		int g0 = t - R + 1 > 0 ? t - R + 1 : 0, g1 = t < S - 1 ? t : S - 1;
+		for (int g = g0; g <= g1; g++) {
+			int k = t - g, first = j;
+			for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++, j++) {
+				const cost_pmsg *m = &p->msgs[i];
+				f->rmsg[j] = i;
+				f->rseg[j] = g;
+				f->pofs[j] = np;
+				for (int e = m->first; e < m->first + m->count; e++) {
+					size_t c = ((size_t)m->src * C + (size_t)p->chunk[e]) * S + (size_t)g;
+					for (int w = head[c]; w >= 0; w = wnext[w])
+						if (stamp[wrec[w]] != j) {
+							stamp[wrec[w]] = j;
+							if (add_pred(f, &np, &pcap, &ptype, &tcap, wrec[w], DEP_DATA))
+								goto out;
+						}
+				}
+				int32_t *ls = &lasts[m->src * ps + nsend[m->src]++ % ps];
+				int32_t *lr = &lastr[m->dst * pr + nrecv[m->dst]++ % pr];
+				int32_t deps[2] = { *ls, *lr };
+				for (int d = 0; d < 2; d++) {
+					if (deps[d] < 0 || stamp[deps[d]] == j)
+						continue;
+					stamp[deps[d]] = j;
+					if (add_pred(f, &np, &pcap, &ptype, &tcap, deps[d], d == 0 ? DEP_SEND : DEP_RECV))
+						goto out;
+				}
+				*ls = j;
+				*lr = j;
+			}
+			/* writes land after the round's reads: a copy replaces the
+			 * cell's writer list, a reduce joins it (the value is ready
+			 * when all of them have landed, as in sim_pass) */
+			for (int x = first; x < j; x++) {
+				const cost_pmsg *m = &p->msgs[f->rmsg[x]];
+				for (int e = m->first; e < m->first + m->count; e++) {
+					size_t c = ((size_t)m->dst * C + (size_t)p->chunk[e]) * S + (size_t)g;
+					if (nw == wcap) {
+						int nc = wcap ? 2 * wcap : 256;
+						int32_t *a = realloc(wrec, sizeof *a * (size_t)nc);
+						if (a)
+							wrec = a;
+						int32_t *b = realloc(wnext, sizeof *b * (size_t)nc);
+						if (b)
+							wnext = b;
+						if (!a || !b)
+							goto out;
+						wcap = nc;
+					}
+					wrec[nw] = x;
+					wnext[nw] = p->op[e] == IR_COPY ? -1 : head[c];
+					head[c] = nw++;
+				}
+			}
+		}
+	}
+	f->pofs[nr] = np;
+	f->ptype = ptype;
+	ptype = NULL;
+	/* successors: the reverse of pred */
+	f->sofs = calloc((size_t)nr + 2, sizeof *f->sofs);
+	f->succ = malloc(sizeof *f->succ * ((size_t)np + 1));
+	f->left = malloc(sizeof *f->left * ((size_t)nr + 1));
+	if (!f->sofs || !f->succ || !f->left)
+		goto out;
+	for (int x = 0; x < np; x++)
+		f->sofs[f->pred[x] + 1]++;
+	for (int x = 0; x < nr; x++)
+		f->sofs[x + 1] += f->sofs[x];
+	for (int x = 0; x < nr; x++) {
+		f->left[x] = f->pofs[x + 1] - f->pofs[x];
+		for (int y = f->pofs[x]; y < f->pofs[x + 1]; y++)
+			f->succ[f->sofs[f->pred[y]]++] = x;   /* sofs[r] runs up to r's end */
+	}
+	for (int x = nr; x > 0; x--)
+		f->sofs[x] = f->sofs[x - 1];
+	f->sofs[0] = 0;
+	/* the segments each message crosses (physical ranks) */
+	f->mofs = malloc(sizeof *f->mofs * ((size_t)p->nmsgs + 1));
+	int nms = 0, mcap = 0;
+	if (!f->mofs)
+		goto out;
+	for (int i = 0; i < p->nmsgs; i++) {
+		f->mofs[i] = nms;
+		int a = cost_phys(q->perm, p->msgs[i].src), b = cost_phys(q->perm, p->msgs[i].dst);
+		for (int s = 0; s < lm->nsegs; s++)
+			if (link_crosses(lm, &lm->segs[s], a, b) && push32(&f->mseg, &nms, &mcap, s))
+				goto out;
+	}
+	f->mofs[p->nmsgs] = nms;
+	size_t nrr = (size_t)nr + 1, ns = (size_t)lm->nsegs + 1;
+	f->rem = malloc(sizeof *f->rem * nrr);
+	f->cap = malloc(sizeof *f->cap * nrr);
+	f->rate = malloc(sizeof *f->rate * nrr);
+	f->frozen = malloc(nrr);
+	f->foff = malloc(sizeof *f->foff * (nrr + 1));
+	f->fres = malloc(sizeof *f->fres * ((size_t)nms * (size_t)S + 1));
+	f->used = malloc(sizeof *f->used * ns);
+	f->rcap = malloc(sizeof *f->rcap * ns);
+	f->nun = malloc(sizeof *f->nun * ns);
+	f->active = malloc(sizeof *f->active * nrr);
+	f->apos = malloc(sizeof *f->apos * nrr);
+	f->heap = malloc(sizeof *f->heap * (2 * nrr));
+	if (!f->rem || !f->cap || !f->rate || !f->frozen || !f->foff || !f->fres || !f->used || !f->rcap ||
+	    !f->nun || !f->active || !f->apos || !f->heap)
+		goto out;
+	for (int s = 0; s < lm->nsegs; s++)
+		f->rcap[s] = lm->segs[s].cap;
+	rc = 0;
+out:
+	free(head), free(wrec), free(wnext), free(lasts), free(lastr), free(nsend), free(nrecv), free(stamp);
+	free(ptype);
+	return rc;
+}
+
+/* Record j starts at t (its predecessors landed, both ranks joined by
+ * js): note why it started then, and make it a flow (or, with no bytes,
+ * land it alpha later). */
+static void start_rec(const cost_plan *p, const cost_params *q, fluid *f, cost_smsg *rec, int j, double t,
+		      double js, int *na, int *nh)
+{
+	cost_smsg *r = &rec[j];
+	r->start = t;
+	/* the binding constraint, in sim_pass's order of preference */
+	double best[3] = { -1, -1, -1 };
+	int who[3] = { -1, -1, -1 };
+	for (int x = f->pofs[j]; x < f->pofs[j + 1]; x++) {
+		int y = f->pred[x], ty = f->ptype[x];
+		if (rec[y].end > best[ty])
+			best[ty] = rec[y].end, who[ty] = y;
+	}
+	if (t == 0)
+		r->why = COST_WAIT_NONE, r->pred = -1;
+	else if (t == js)
+		r->why = COST_WAIT_JOIN, r->pred = -1;
+	else if (t == best[DEP_DATA])
+		r->why = COST_WAIT_DATA, r->pred = who[DEP_DATA];
+	else if (t == best[DEP_SEND])
+		r->why = COST_WAIT_SEND, r->pred = who[DEP_SEND];
+	else
+		r->why = COST_WAIT_RECV, r->pred = who[DEP_RECV];
+	const cost_pmsg *m = &p->msgs[f->rmsg[j]];
+	if (!(r->bytes > 0)) {
+		double alpha = link_alpha(q->links, cost_phys(q->perm, m->src), cost_phys(q->perm, m->dst));
+		ev_push(f->heap, nh, (fl_event){ t + alpha, j, FL_LAND });
+		return;
+	}
+	int a = (*na)++;
+	f->active[a] = j;
+	f->cap[a] = 1 / cost_msg_beta(q->links, q->perm, m);
+	f->rate[a] = 0;
+}
+
+/* Recompute the rates of the active flows (max-min over the segments).
+ * Active slot a holds record active[a], its own cap cap[a] and its rate
+ * rate[a]. */
+static void fluid_rates(const cost_params *q, fluid *f, int na)
+{
+	int k = 0;
+	for (int a = 0; a < na; a++) {
+		int m = f->rmsg[f->active[a]];
+		f->foff[a] = k;
+		for (int x = f->mofs[m]; x < f->mofs[m + 1]; x++)
+			f->fres[k++] = f->mseg[x];
+	}
+	f->foff[na] = k;
+	maxmin(na, f->cap, f->foff, f->fres, q->links->nsegs, f->rcap, f->rate, f->used, f->nun, f->frozen);
+}
+
+/* One fluid pass with the straggler joining at sjoin (may be INFINITY),
+ * filling rec[] (indexed in program order, like sim_pass). */
+static int fluid_pass(const cost_plan *p, const cost_params *q, double sjoin, fluid *f, cost_smsg *rec,
+		      double *completion, double *pre_end)
+{
+	const int nr = f->nr;
+	const double cb = q->bytes * p->work / p->chunks / q->segments;
+	int na = 0, nh = 0;
+	double now = 0, done = 0, pend = 0;
+	for (int j = 0; j < nr; j++) {
+		const cost_pmsg *m = &p->msgs[f->rmsg[j]];
+		f->left[j] = f->pofs[j + 1] - f->pofs[j];
+		f->rem[j] = m->count * cb;
+		rec[j] = (cost_smsg){ .msg = f->rmsg[j], .seg = f->rseg[j], .bytes = m->count * cb,
+				      .start = INFINITY, .end = INFINITY, .pred = -1, .why = COST_WAIT_NONE };
+	}
+	int strag = q->straggler;
+#define JOIN(r) ((r) == strag ? sjoin : 0.0)
+	/* start record j at time t (its predecessors have landed by then) */
+#define READY(j, t) do {                                                                        		const cost_pmsg *m_ = &p->msgs[f->rmsg[j]];                                     		double js_ = JOIN(m_->src) > JOIN(m_->dst) ? JOIN(m_->src) : JOIN(m_->dst);     		if (js_ > (t)) {                                                                			if (isfinite(js_))                                                      				ev_push(f->heap, &nh, (fl_event){ js_, (j), FL_START });        		} else {                                                                        			start_rec(p, q, f, rec, (j), (t), js_, &na, &nh);                       			dirty = 1;                                                              		}                                                                               	} while (0)
+	int dirty = 0;
+	for (int j = 0; j < nr; j++)
+		if (f->left[j] == 0)
+			READY(j, 0.0);
+	while (na > 0 || nh > 0) {
+		if (dirty) {
+			fluid_rates(q, f, na);
+			dirty = 0;
+		}
+		/* the next event: a flow's last byte, or a landing or a join */
+		double tnext = nh ? f->heap[0].t : INFINITY;
+		int first = -1;
+		for (int a = 0; a < na; a++) {
+			double t = now + f->rem[f->active[a]] / f->rate[a];
+			if (t < tnext)
+				tnext = t, first = a;
+		}
+		double dt = tnext - now;
+		for (int a = 0; a < na; a++)
+			f->rem[f->active[a]] -= f->rate[a] * dt;
+		now = tnext;
+		/* flows that have sent their last byte land alpha later */
+		for (int a = 0; a < na;) {
+			int j = f->active[a];
+			if (a != first && f->rem[j] > 1e-9 * rec[j].bytes) {
+				a++;
+				continue;
+			}
+			if (a == first)
+				first = -1;
+			f->rem[j] = 0;
+			const cost_pmsg *m = &p->msgs[f->rmsg[j]];
+			double alpha = link_alpha(q->links, cost_phys(q->perm, m->src), cost_phys(q->perm, m->dst));
+			ev_push(f->heap, &nh, (fl_event){ now + alpha, j, FL_LAND });
+			/* swap-remove the slot */
+			na--;
+			if (first == na)
+				first = a;
+			f->active[a] = f->active[na];
+			f->cap[a] = f->cap[na];
+			f->rate[a] = f->rate[na];
+			dirty = 1;
+		}
+		while (nh > 0 && f->heap[0].t <= now) {
+			fl_event e = ev_pop(f->heap, &nh);
+			if (e.kind == FL_START) {
+				start_rec(p, q, f, rec, e.rec, now, e.t, &na, &nh);
+				dirty = 1;
+				continue;
+			}
+			cost_smsg *r = &rec[e.rec];
+			r->end = e.t;
+			if (e.t > done)
+				done = e.t;
+			if (p->pre[p->msgs[f->rmsg[e.rec]].round] && e.t > pend)
+				pend = e.t;
+			for (int x = f->sofs[e.rec]; x < f->sofs[e.rec + 1]; x++) {
+				int s2 = f->succ[x];
+				if (--f->left[s2] == 0)
+					READY(s2, now);
+			}
+		}
+	}
+#undef READY
+#undef JOIN
+	*completion = done;
+	*pre_end = pend;
+	return 0;
+}
+
 /* Run the simulation (two passes for a masked delay); fills rec and r. */
 static int simulate(const cost_plan *p, const cost_params *q, cost_smsg *rec, cost_result *r,
 		    link_error *err)
 {
-	sim_state st;
-	if (state_alloc(&st, p, q->segments))
-		return link_errorf(err, "out of memory simulating %s", p->s->algo);
 	double done, pend, d = 0;
-	if (q->straggler >= 0) {
-		d = q->delay;
-		if (d == COST_MASKED) {
-			/* Everything that can run without the straggler has
-			 * ended by the last finite end of a pass without it. */
-			sim_pass(p, q, INFINITY, &st, rec, &done, &pend);
-			d = done;
+	if (q->links->nsegs > 0) {
+		/* shared segments: the fluid simulation (same passes) */
+		fluid f;
+		memset(&f, 0, sizeof f);
+		if (fluid_build(p, q, &f)) {
+			fluid_free(&f);
+			return link_errorf(err, "out of memory simulating %s", p->s->algo);
 		}
-		sim_pass(p, q, d, &st, rec, &done, &pend);
+		if (q->straggler >= 0) {
+			d = q->delay;
+			if (d == COST_MASKED) {
+				fluid_pass(p, q, INFINITY, &f, rec, &done, &pend);
+				d = done;
+			}
+			fluid_pass(p, q, d, &f, rec, &done, &pend);
+		} else {
+			fluid_pass(p, q, 0, &f, rec, &done, &pend);
+		}
+		fluid_free(&f);
 	} else {
-		sim_pass(p, q, 0, &st, rec, &done, &pend);
+		sim_state st;
+		if (state_alloc(&st, p, q->segments))
+			return link_errorf(err, "out of memory simulating %s", p->s->algo);
+		if (q->straggler >= 0) {
+			d = q->delay;
+			if (d == COST_MASKED) {
+				/* Everything that can run without the straggler has
+				 * ended by the last finite end of a pass without it. */
+				sim_pass(p, q, INFINITY, &st, rec, &done, &pend);
+				d = done;
+			}
+			sim_pass(p, q, d, &st, rec, &done, &pend);
+		} else {
+			sim_pass(p, q, 0, &st, rec, &done, &pend);
+		}
+		state_free(&st);
 	}
-	state_free(&st);
 	memset(r, 0, sizeof *r);
 	r->join = d;
 	r->total = done > d ? done : d;   /* nobody is done before everyone came */

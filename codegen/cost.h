@@ -46,6 +46,32 @@
  *   segments overlap earlier rounds of late ones.  A reduce lands when
  *   both the message and the receiver's own copy are there; reductions
  *   cost nothing.
+ *
+ * Rank orders: cost_params.perm says which physical rank plays each
+ * schedule rank (perm[r], NULL: r itself).  Link costs and shared
+ * segments are physical (what a probe measured between hosts), so a
+ * message of the schedule from a to b is charged as one from perm[a] to
+ * perm[b]; the rank reordering search (reorder.h) minimises over perm.
+ *
+ * Shared segments (linkmodel.h: a rack's uplink, a trunk, a NIC): the
+ * messages crossing one at the same time divide its capacity with max-min
+ * fairness.  Max-min, not an equal share, because that is what TCP flows
+ * converge to and what a switch's fair queueing gives: a flow limited
+ * elsewhere (its own link, another segment) takes only what it can use,
+ * and the others share the rest; an equal share would leave that
+ * capacity idle and overcharge orders that mix slow and fast flows on a
+ * trunk.  When every flow is limited by the same segment the two agree.
+ * - "rounds": a message of b bytes takes alpha + max(b * beta, L_s / C_s
+ *   for every segment s it crosses), L_s being the bytes all messages of
+ *   its round put through s and C_s its capacity: a round cannot end
+ *   before its busiest segment has drained.  For a round of equal
+ *   messages sharing one bottleneck this is what max-min sharing gives.
+ * - "sim": a fluid simulation.  A message, once its data and ports are
+ *   ready, is a flow whose rate the max-min allocation over every active
+ *   flow gives (recomputed whenever a flow starts or ends), capped by its
+ *   own pair bandwidth (and rank_bw / share); it lands alpha after its
+ *   last byte left.  Without segments both models are exactly what they
+ *   were (the segment-free code paths run).
  */
 #ifndef COLL_COST_H
 #define COLL_COST_H
@@ -88,6 +114,7 @@ typedef struct {
 	int straggler;             /* rank that joins late; -1: none */
 	double delay;              /* its delay (s), or COST_MASKED */
 	int segments;              /* pipelining (sim only); 1 = none */
+	const int32_t *perm;       /* schedule rank r runs on physical rank perm[r]; NULL: r */
 } cost_params;
 
 typedef struct {
@@ -99,14 +126,27 @@ typedef struct {
 	double algbw, busbw;       /* bytes / time, and algbw * busbw factor (B/s) */
 } cost_result;
 
-/* Seconds for message m of `bytes` under lm: alpha_ij + bytes * beta_ij,
- * the bandwidth capped at rank_bw / share when ranks share theirs. */
-static inline double cost_msg_time(const link_model *lm, const cost_pmsg *m, double bytes)
+/* The physical rank of schedule rank r under perm (NULL: r). */
+static inline int cost_phys(const int32_t *perm, int r) { return perm ? perm[r] : r; }
+/* The inverse bandwidth message m gets on its own: its pair's (physical
+ * ranks under perm), capped at rank_bw / share when ranks share theirs. */
+static inline double cost_msg_beta(const link_model *lm, const int32_t *perm, const cost_pmsg *m)
 {
-	double beta = link_beta(lm, m->src, m->dst);
+	double beta = link_beta(lm, cost_phys(perm, m->src), cost_phys(perm, m->dst));
 	if (lm->rank_bw > 0 && m->share / lm->rank_bw > beta)
 		beta = m->share / lm->rank_bw;
-	return link_alpha(lm, m->src, m->dst) + bytes * beta;
+	return beta;
+}
+/* Seconds for message m of `bytes` under lm and perm: alpha_ij + bytes *
+ * beta (cost_msg_beta), not counting shared segments. */
+static inline double cost_msg_time_p(const link_model *lm, const int32_t *perm, const cost_pmsg *m, double bytes)
+{
+	return link_alpha(lm, cost_phys(perm, m->src), cost_phys(perm, m->dst)) + bytes * cost_msg_beta(lm, perm, m);
+}
+/* The same in the identity order. */
+static inline double cost_msg_time(const link_model *lm, const cost_pmsg *m, double bytes)
+{
+	return cost_msg_time_p(lm, NULL, m, bytes);
 }
 
 /* Why a simulated message started when it did (the binding constraint). */
@@ -181,6 +221,17 @@ void cost_sim_free(cost_sim *sim);
  * error.  Found by searching the model, not by a formula. */
 int cost_critical_delay(const cost_model *m, const cost_plan *algo, const cost_plan *base,
 			const cost_params *q, double *delay, link_error *err);
+/* Max-min fair rates (progressive filling): nflows flows, flow f capped
+ * at cap[f] (> 0) and crossing the resources res[off[f] .. off[f+1]) of
+ * nres resources with capacities rcap[] (> 0).  Every flow gets the
+ * largest rate such that no resource is over capacity and no flow could
+ * get more without taking from one that has less.  Writes rate[f].
+ * Returns 0, or -1 when out of memory. */
+int cost_maxmin(int nflows, const double *cap, const int *off, const int *res, int nres, const double *rcap,
+		double *rate);
+/* Is perm (n entries) a permutation of 0..n-1?  0, or -1 with a message. */
+int cost_check_perm(const int32_t *perm, int n, link_error *err);
+
 /* StragglAR section 4.2's rule: algo wins when the delay is at least
  * t_rs - max(t_base - t_algo, 0), t_rs being algo's precondition time and
  * t_algo, t_base the times after the straggler joins with the

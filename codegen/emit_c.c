@@ -18,6 +18,9 @@
  * coll_algo.straggler; the cluster's `straggler` setting becomes the plan
  * set's straggler (1 + rank, or COLL_STRAGGLER_AUTO with the table of
  * critical delays per size), and its transport the plan set's transport.
+ * A cluster that reorders adds `reorder by cost`'s rank order (NAME_perm,
+ * schedule rank -> physical rank, chosen by choose.c) or `reorder at
+ * init`'s flag and what to order for.
  */
 #include <errno.h>
 #include <math.h>
@@ -105,6 +108,18 @@ static int emit_algo(FILE *f, const cluster_entry *a)
 		ki->cname, s->n, s->chunks, s->nrounds, s->root, id, a->straggler_role + 1);
 	coll_algo_free(lo);
 	return 0;
+}
+
+/* seconds with a unit, 4 significant digits */
+static char *fmt_seconds(double t, char *buf, size_t len)
+{
+	if (t < 1e-3)
+		snprintf(buf, len, "%.4g us", t * 1e6);
+	else if (t < 1)
+		snprintf(buf, len, "%.4g ms", t * 1e3);
+	else
+		snprintf(buf, len, "%.4g s", t);
+	return buf;
 }
 
 static FILE *open_out(const char *dir, const char *name, const char *suffix, char *path, size_t len)
@@ -225,6 +240,22 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 	 * overrides it. */
 	bool aut = c->d->straggler == CLUSTER_STRAGGLER_AUTO;
 	const char *n = c->d->name;
+	if (c->d->reorder != CLUSTER_REORDER_NONE && c->perm) {
+		char bt[32], it[32];
+		fprintf(f, "/* reorder by cost: physical rank %s_perm[r] plays schedule rank r of every\n"
+			" * algorithm, chosen for %s at %llu bytes under the cluster's link model:\n"
+			" * predicted %s in this order, %s in the identity order%s. */\n"
+			"static const int32_t %s_perm[] = {", n, c->algos[c->reorder_algo].label,
+			(unsigned long long)c->reorder_bytes, fmt_seconds(c->t_best, bt, sizeof bt),
+			fmt_seconds(c->t_identity, it, sizeof it), c->optimal ? " (proven optimal)" : "", n);
+		for (int i = 0; i < c->d->ranks; i++)
+			fprintf(f, "%s%d", i ? ", " : " ", c->perm[i]);
+		fprintf(f, " };\n\n");
+	} else if (c->d->reorder == CLUSTER_REORDER_INIT) {
+		fprintf(f, "/* reorder at init: the library probes the network when a communicator starts\n"
+			" * and chooses the order for %s at %llu bytes (runtime/reorder.c). */\n",
+			c->algos[c->reorder_algo].label, (unsigned long long)c->reorder_bytes);
+	}
 	fprintf(f, "const coll_plan_set %s_plans = {\n"
 		"\t.abi = COLL_PLAN_ABI, .name = \"%s\", .nranks = %d,\n"
 		"\t.algos = %s_algos, .nalgos = (int32_t)(sizeof %s_algos / sizeof %s_algos[0]),\n"
@@ -233,6 +264,11 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 		n, n, c->d->ranks, n, n, n, n, n, n, strag);
 	if (aut)
 		fprintf(f, "\t.crit = %s_crit, .ncrit = (int32_t)(sizeof %s_crit / sizeof %s_crit[0]),\n", n, n, n);
+	if (c->perm)
+		fprintf(f, "\t.perm = %s_perm,\n", n);
+	if (c->d->reorder == CLUSTER_REORDER_INIT)
+		fprintf(f, "\t.reorder = COLL_REORDER_INIT, .reorder_algo = \"%s\", .reorder_bytes = %lluu,\n",
+			c->algos[c->reorder_algo].label, (unsigned long long)c->reorder_bytes);
 	fprintf(f, "\t.transport = \"%s\",\n", host);
 	if (c->d->rails)
 		fprintf(f, "\t.rails = \"%s\",\n", c->d->rails);

@@ -25,6 +25,16 @@
  * `below` stays out of the size table (`aside`): `allreduce { ring;
  * stragglar; }` reads "ring, or stragglar when it pays".
  *
+ * Rank reordering: `reorder by cost;` has collc build choose the rank
+ * order (codegen/choose.c) under the cluster's link model, which must be
+ * able to tell ranks apart (`links "lab8.tsv";` from collprobe, or
+ * segments declared here); `reorder at init;` leaves it to the library
+ * when it starts.  `reorder_algo NAME;` and `reorder_size "64MiB";` say
+ * what to order for.  Shared segments are the links file's lines as
+ * two-word settings, `group rack0 "0 3 5 6";`, `uplink rack0 "4Gbit/s";`,
+ * `segment trunk "rack0 <-> rack1 10Gbit/s";`, and `rank_bw "400Mbit/s";`,
+ * checked here with the link model's own parser.
+ *
  * One algorithm may be listed more than once in a block with different
  * parameters (`bcube(B = 2) below 1MiB, bcube(B = 4)`); each instance is
  * then named in the library by its parameters (bcube_B2, bcube_B4).
@@ -343,11 +353,65 @@ static int rails_block(cluster_desc *d, ast *blk)
 
 /* --- settings ---------------------------------------------------------------- */
 
-static int setting(drv_prog *p, cluster_desc *d, ast *it)
+/* A shared-segment declaration (`group NAME "ranks"`, `uplink NAME "bw"`,
+ * `segment NAME "from -> to bw"`, `rank_bw "bw"`) as a links-file line,
+ * checked against the ones before it in scratch. */
+static int declaration(cluster_desc *d, ast *it, link_model *scratch)
+{
+	ast *v = it->a;
+	const char *k = it->str;
+	if (v->kind != A_STR) {
+		diag_error(v->pos, "'%s' needs a string: %s", k,
+			   strcmp(k, "group") == 0 ? "group rack0 \"0 3 5 6\";" :
+			   strcmp(k, "uplink") == 0 ? "uplink rack0 \"4Gbit/s\";" :
+			   strcmp(k, "segment") == 0 ? "segment trunk \"rack0 <-> rack1 10Gbit/s\";" : "rank_bw \"400Mbit/s\";");
+		return -1;
+	}
+	char *line = xmalloc(strlen(v->str) + 160);
+	if (it->b)
+		sprintf(line, "%s %s %s", k, it->b->str, v->str);
+	else
+		sprintf(line, "rank-bw %s", v->str);
+	link_error err;
+	int rc = link_declare(scratch, line, &err);
+	if (rc <= 0) {
+		diag_error(v->pos, "%s", rc < 0 ? err.msg : "not a declaration");
+		free(line);
+		return -1;
+	}
+	d->decls = xrealloc(d->decls, (size_t)(d->ndecls + 1) * sizeof *d->decls);
+	d->decl_pos = xrealloc(d->decl_pos, (size_t)(d->ndecls + 1) * sizeof *d->decl_pos);
+	d->decls[d->ndecls] = line;
+	d->decl_pos[d->ndecls++] = v->pos;
+	return 0;
+}
+
+static int setting(drv_prog *p, cluster_desc *d, ast *it, link_model *scratch)
 {
 	ast *v = it->a;
 	const char *k = it->str;
 	link_error err;
+	if (it->b) {
+		/* two-word settings */
+		if (strcmp(k, "reorder") == 0) {
+			const char *w = it->b->str, *x = v->kind == A_NAME ? v->str : "";
+			if (strcmp(w, "by") == 0 && strcmp(x, "cost") == 0)
+				d->reorder = CLUSTER_REORDER_COST;
+			else if (strcmp(w, "at") == 0 && strcmp(x, "init") == 0)
+				d->reorder = CLUSTER_REORDER_INIT;
+			else {
+				diag_error(it->b->pos, "expected 'reorder by cost' or 'reorder at init'");
+				return -1;
+			}
+			d->reorder_pos = it->pos;
+			return 0;
+		}
+		if (strcmp(k, "group") == 0 || strcmp(k, "uplink") == 0 || strcmp(k, "segment") == 0)
+			return declaration(d, it, scratch);
+		diag_error(it->pos, "unknown cluster setting '%s %s' (the two-word settings are reorder by cost, "
+			   "reorder at init, group, uplink and segment)", k, it->b->str);
+		return -1;
+	}
 	if (strcmp(k, "ranks") == 0) {
 		if (v->kind != A_INT || v->ival < 1 || v->ival > 65536) {
 			diag_error(v->pos, "'ranks' needs an integer in 1..65536");
@@ -421,10 +485,69 @@ static int setting(drv_prog *p, cluster_desc *d, ast *it)
 		}
 		d->policy.name = xstrdup(decl->str);
 		d->has_policy = true;
+	} else if (strcmp(k, "reorder") == 0) {
+		diag_error(v->pos, "expected 'reorder by cost' or 'reorder at init'");
+		return -1;
+	} else if (strcmp(k, "reorder_algo") == 0) {
+		if (v->kind != A_NAME) {
+			diag_error(v->pos, "'reorder_algo' needs the name of one of the cluster's algorithms");
+			return -1;
+		}
+		free(d->reorder_algo);
+		d->reorder_algo = xstrdup(v->str);
+	} else if (strcmp(k, "reorder_size") == 0) {
+		double b = 0;
+		if (v->kind == A_INT && v->ival > 0)
+			b = (double)v->ival;
+		else if (v->kind != A_STR || link_parse_size(v->str, &b, &err) != 0) {
+			diag_error(v->pos, "'reorder_size' needs a size such as \"64MiB\"%s%s", v->kind == A_STR ? ": " : "",
+				   v->kind == A_STR ? err.msg : "");
+			return -1;
+		}
+		d->reorder_size = (uint64_t)b;
+	} else if (strcmp(k, "rank_bw") == 0) {
+		return declaration(d, it, scratch);
+	} else if (strcmp(k, "group") == 0 || strcmp(k, "uplink") == 0 || strcmp(k, "segment") == 0) {
+		diag_error(v->pos, "'%s' needs a name and a string: %s", k,
+			   strcmp(k, "group") == 0 ? "group rack0 \"0 3 5 6\";" :
+			   strcmp(k, "uplink") == 0 ? "uplink rack0 \"4Gbit/s\";" : "segment trunk \"rack0 <-> rack1 10Gbit/s\";");
+		return -1;
 	} else {
 		diag_error(it->pos, "unknown cluster setting '%s' (expected ranks, transport, straggler, align, alpha, bw, "
-			   "links or policy)", k);
+			   "links, reorder, reorder_algo, reorder_size, group, uplink, segment, rank_bw or policy)", k);
 		return -1;
+	}
+	return 0;
+}
+
+/* The reorder settings and the segments against the rank count and the
+ * algorithms. */
+static int reorder_settings(cluster_desc *d, const link_model *scratch)
+{
+	for (int g = 0, k = 0; g < scratch->ngroups; g++, k++) {
+		while (k < d->ndecls && strncmp(d->decls[k], "group ", 6) != 0)
+			k++;
+		if (scratch->groups[g].len > d->ranks) {
+			diag_error(d->decl_pos[k], "cluster '%s': group %s names rank %d, but the cluster has %d ranks", d->name,
+				   scratch->groups[g].name, scratch->groups[g].len - 1, d->ranks);
+			return -1;
+		}
+	}
+	if (d->reorder == CLUSTER_REORDER_COST && !d->links && scratch->nsegs == 0) {
+		diag_error(d->reorder_pos, "cluster '%s': 'reorder by cost' needs a network that tells ranks apart: "
+			   "'links \"FILE\";' (from collprobe) or group/uplink/segment settings", d->name);
+		return -1;
+	}
+	if (d->reorder_algo) {
+		bool found = false;
+		for (int i = 0; i < d->nentries && !found; i++)
+			found = strcmp(d->entries[i].label, d->reorder_algo) == 0;
+		if (!found) {
+			diag_error(d->reorder_pos.file ? d->reorder_pos : d->pos,
+				   "cluster '%s': reorder_algo '%s' is not one of the cluster's algorithms", d->name,
+				   d->reorder_algo);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -483,9 +606,11 @@ int cluster_check(drv_prog *p, const char *name, cluster_desc *d)
 	d->bw = 450e9;
 	d->straggler = CLUSTER_STRAGGLER_NONE;
 	int rc = 0;
+	link_model scratch;   /* the declared segments, checked as they come */
+	memset(&scratch, 0, sizeof scratch);
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
 		if (decl->list.v[i]->kind == A_CITEM)
-			rc = setting(p, d, decl->list.v[i]);
+			rc = setting(p, d, decl->list.v[i], &scratch);
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
 		if (decl->list.v[i]->kind == A_CCOLL && strcmp(decl->list.v[i]->str, "rails") == 0)
 			rc = rails_block(d, decl->list.v[i]);
@@ -513,6 +638,9 @@ int cluster_check(drv_prog *p, const char *name, cluster_desc *d)
 	}
 	if (rc == 0 && d->straggler != CLUSTER_STRAGGLER_NONE)
 		rc = straggler_setting(d);
+	if (rc == 0)
+		rc = reorder_settings(d, &scratch);
+	link_free(&scratch);
 	if (rc != 0) {
 		cluster_desc_free(d);
 		return -1;
@@ -530,5 +658,10 @@ void cluster_desc_free(cluster_desc *d)
 	free(d->links);
 	free(d->rails);
 	free((char *)d->policy.name);
+	free(d->reorder_algo);
+	for (int i = 0; i < d->ndecls; i++)
+		free(d->decls[i]);
+	free(d->decls);
+	free(d->decl_pos);
 	memset(d, 0, sizeof *d);
 }

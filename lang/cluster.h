@@ -60,6 +60,11 @@ typedef struct {
 #define CLUSTER_STRAGGLER_NONE (-1)
 #define CLUSTER_STRAGGLER_AUTO (-2)
 
+/* `reorder by cost;` (collc build searches the order and bakes it into
+ * the library) or `reorder at init;` (the library probes and searches
+ * when a communicator starts). */
+typedef enum { CLUSTER_REORDER_NONE, CLUSTER_REORDER_COST, CLUSTER_REORDER_INIT } cluster_reorder;
+
 typedef struct {
 	char *name;
 	srcpos pos;
@@ -74,6 +79,15 @@ typedef struct {
 	coll_rail_policy policy;   /* its name is owned */
 	int straggler;        /* `straggler R`: R; CLUSTER_STRAGGLER_NONE or _AUTO */
 	srcpos straggler_pos; /* the setting's value */
+	cluster_reorder reorder;
+	srcpos reorder_pos;
+	char *reorder_algo;   /* `reorder_algo NAME;`: the algorithm to order for (owned), NULL:
+				 the allreduce the size table picks at reorder_size */
+	uint64_t reorder_size;   /* `reorder_size "64MiB";` (0: 64 MiB) */
+	char **decls;         /* the shared segments declared here (`group rack0 "0 3";`, `uplink`,
+				 `segment`, `rank_bw`) as links-file lines (linkmodel.h), owned */
+	srcpos *decl_pos;
+	int ndecls;
 	cluster_entry *entries;
 	int nentries;
 	cluster_block *blocks;

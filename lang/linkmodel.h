@@ -24,28 +24,85 @@
  *   *   *   5us   100GB/s    `*` matches any rank; a more specific line
  *   2   *   9us   10GB/s     (exact pair > one star > two stars) wins,
  *                            whatever the order of the lines
+ *   group rack0 0 1          declarations of shared segments (below) may
+ *   uplink rack0 1Gbit/s     follow or precede the pairs
  *
  * alpha is a time and bandwidth a rate, both with units (see
  * link_parse_time and link_parse_bw).  Every ordered pair (i, j), i != j,
  * of the n ranks must be covered; lines with src == dst are accepted and
  * ignored.  Errors name the file and line.
  *
+ * Shared segments.  Per-pair costs are what a pair sees alone; they cannot
+ * tell that the flows of a rank order share a bottleneck (racks joined by
+ * an oversubscribed trunk: every cross-rack pair probes alike, yet a ring
+ * that crosses the trunk n times is far slower than one that crosses it
+ * twice).  So a model may also name groups of ranks and segments whose
+ * capacity the concurrent messages crossing them divide among themselves
+ * (cost.h says how):
+ *
+ *   rank-bw 400Mbit/s             every rank's injection bandwidth (link_model.rank_bw)
+ *   group rack0 0 3 5 6           a named set of ranks (a host, a rack)
+ *   uplink rack0 200Mbit/s        messages leaving rack0 share 200 Mbit/s, and so
+ *                                 do messages entering it (a full-duplex uplink:
+ *                                 segments "rack0.up" and "rack0.down")
+ *   segment t rack0 -> rack1 1Gbit/s    messages from a rank of rack0 to one of rack1
+ *   segment t rack0 <-> rack1 1Gbit/s   both ways, each direction its own 1 Gbit/s
+ *                                       (full duplex, as Ethernet; "t", "t.back")
+ *
+ * An endpoint of a segment is a group, `!group` (every rank outside it)
+ * or `*` (every rank).  A message from i to j crosses a segment when i is
+ * in its source set and j in its destination set.  The same lines may be
+ * given in a cluster (`group rack0 "0 3 5 6";`, lang/cluster.c) and are
+ * written back by link_write_matrix, so a probed file round-trips.
+ *
  * Errors are values: functions return 0 or -1 and fill a link_error with
  * a one-line message (no "collc: error:" prefix; the caller adds it).
+ * Errors about a file start with its location, "path:line: " or "path: ",
+ * and loc_len says how long that location is, so that a caller can print
+ * them GCC style, "path:line: error: text" (link_error_text).
  */
 #ifndef COLL_LINKMODEL_H
 #define COLL_LINKMODEL_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef struct {
 	char msg[512];
+	int loc_len;         /* msg[0 .. loc_len) is "path" or "path:line"; 0: no location */
 } link_error;
 
 /* Format a message into err (when not NULL); returns -1, for `return link_errorf(...)`. */
 int link_errorf(link_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with a location: "path:line: text" (line 0: "path: text"). */
+int link_errorf_at(link_error *err, const char *path, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* The text after the location (the whole message when there is none). */
+static inline const char *link_error_text(const link_error *err)
+{
+	return err->loc_len ? err->msg + err->loc_len + 2 : err->msg;
+}
 
 typedef enum { LINK_UNIFORM, LINK_MATRIX } link_kind;
+
+#define LINK_ANY (-1)        /* a segment endpoint that is every rank (`*`) */
+
+/* A named set of ranks. */
+typedef struct {
+	char *name;
+	unsigned char *in;   /* in[r] for r < len: r belongs to it */
+	int len;             /* 1 + its largest rank */
+	int count;           /* how many ranks */
+} link_group;
+
+/* Messages from a rank of src to a rank of dst cross the segment and
+ * share its capacity. */
+typedef struct {
+	char *name;
+	int src, dst;        /* group index, or LINK_ANY */
+	bool src_not, dst_not;   /* the complement of the group */
+	double cap;          /* bytes/s */
+} link_segment;
 
 typedef struct {
 	link_kind kind;
@@ -57,12 +114,19 @@ typedef struct {
 				messages it sends (or receives) in one round; 0: every
 				link runs at its own bandwidth (switched fabric) */
 	char *source;        /* where it came from, for reports (owned) */
+	link_group *groups;  /* shared segments (see above); none by default */
+	int ngroups;
+	link_segment *segs;
+	int nsegs;
+	char **decls;        /* the group/segment/uplink/rank-bw lines as given, for the writer */
+	int ndecls;
 } link_model;
 
-/* Input limits of link_read_matrix: a line holds four short fields, and
- * 256 MiB holds every pair of about 2,900 ranks spelt out. */
-#define LINK_MAX_LINE 4096
-#define LINK_MAX_LINE_TEXT "4096"
+/* Input limits of link_read_matrix: a line holds four short fields or a
+ * group (256 KiB: some 40,000 ranks), and 256 MiB holds every pair of
+ * about 2,900 ranks spelt out. */
+#define LINK_MAX_LINE 262144
+#define LINK_MAX_LINE_TEXT "262144"
 #define LINK_MAX_BYTES (256 << 20)
 #define LINK_MAX_BYTES_TEXT "256 MiB"
 
@@ -103,13 +167,40 @@ void link_write_matrix(FILE *out, const link_model *lm, int n);
 /* Set the shared injection bandwidth (0: none).  -1 when bw < 0. */
 int link_set_rank_bw(link_model *lm, double bw, link_error *err);
 /* Check that lm can cost a schedule of n ranks (a matrix must have
- * exactly n ranks).  -1 with a message otherwise. */
+ * exactly n ranks, and no group may name a rank >= n).  -1 with a message
+ * otherwise. */
 int link_check_n(const link_model *lm, int n, link_error *err);
 /* Free what lm owns (not lm itself); lm becomes empty. */
 void link_free(link_model *lm);
 /* One-line description: "uniform alpha 3 us, bw 450 GB/s" or
  * "matrix links.tsv (8 ranks)". */
 char *link_describe(const link_model *lm, char *buf, size_t len);
+
+/* Parse one declaration line of the forms above ("group rack0 0 3 5 6",
+ * "uplink rack0 200Mbit/s", "segment t rack0 -> rack1 1Gbit/s",
+ * "rank-bw 400Mbit/s"; a `#` comment is ignored) and add it to lm.
+ * Returns 1 when it added something, 0 when the line is not a
+ * declaration (its first word is none of these), -1 with a message (no
+ * location: the caller knows it) when it is one but wrong: an unknown or
+ * repeated name, a bad rank or bandwidth. */
+int link_declare(link_model *lm, const char *line, link_error *err);
+/* The group called name, or -1. */
+int link_group_find(const link_model *lm, const char *name);
+/* Copy src's groups, segments and rank bandwidth into dst (which keeps
+ * its own latencies and bandwidths).  -1 on out-of-memory. */
+int link_copy_segments(link_model *dst, const link_model *src, link_error *err);
+
+/* Is rank r in the segment endpoint (group g, complemented when neg)? */
+static inline bool link_in(const link_model *lm, int g, bool neg, int r)
+{
+	bool in = g == LINK_ANY || (r < lm->groups[g].len && lm->groups[g].in[r]);
+	return in != neg;
+}
+/* Does a message from src to dst cross segment s? */
+static inline bool link_crosses(const link_model *lm, const link_segment *s, int src, int dst)
+{
+	return src != dst && link_in(lm, s->src, s->src_not, src) && link_in(lm, s->dst, s->dst_not, dst);
+}
 
 /* Latency and inverse bandwidth of the ordered pair src -> dst. */
 static inline double link_alpha(const link_model *lm, int src, int dst)

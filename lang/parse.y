@@ -135,8 +135,8 @@ pword
 	| ',' { $$ = NEW(A_NAME, @1); $$->str = ","; }
 	;
 
-/* Cluster bodies: `key value;` items and `collective { algo, ... } [choose
- * by cost];` blocks.  A value is a literal or a name, never a set literal,
+/* Cluster bodies: `key value;` and `key word value;` items and `collective
+ * { algo, ... } [choose by cost];` blocks.  A value is a literal or a name, never a set literal,
  * so `allreduce {` cannot be mistaken for `key {set}`. */
 citems
 	: %empty { $$ = (ast_list){0}; }
@@ -146,6 +146,13 @@ citems
 citem
 	: IDENT cvalue ';' { $$ = NEW(A_CITEM, @1); $$->str = $1; $$->a = $2; }
 	| POLICY IDENT ';' { $$ = NEW(A_CITEM, @1); $$->str = "policy"; $$->a = NEW(A_NAME, @2); $$->a->str = $2; }
+	/* two-word settings: `reorder by cost;`, `reorder at init;`, and the
+	 * links file's declarations `group rack0 "0 3";`, `uplink rack0
+	 * "4Gbit/s";`, `segment trunk "rack0 <-> rack1 10Gbit/s";` (the
+	 * second word in b; cluster.c checks the combinations) */
+	| IDENT IDENT cvalue ';' {
+		$$ = NEW(A_CITEM, @1); $$->str = $1; $$->a = $3;
+		$$->b = NEW(A_NAME, @2); $$->b->str = $2; }
 	| collective '{' centries '}' opt_choose {
 		$$ = NEW(A_CCOLL, @1); $$->str = $1; $$->list = $3; $$->ival = $5; }
 	| error ';' { $$ = NULL; }

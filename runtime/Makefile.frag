@@ -11,6 +11,8 @@
 #   $(B)/libcollrt_mpi.so the MPI plugin libcollrt dlopens under mpirun
 #                         (bootstrap + "mpi" transport); built only when
 #                         $(MPICC) exists, so libcollrt never links libmpi
+#   $(B)/collprobe        measures every pair of ranks (coll_probe) and writes
+#                         the links file collc --links and clusters read
 #   $(B)/libcollrt_ibverbs.so the RDMA transport "ibverbs" libcollrt dlopens
 #                         when asked for it (runtime/ibverbs/); the one file
 #                         here that links libibverbs, so libcollrt never does
@@ -41,11 +43,17 @@
 #   rt-syms (phony)       fail if libcollrt exports a symbol without coll_ (and
 #                         libcoll_mpi.so one without MPI_: runtime/mpi/Makefile.frag)
 
-RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c)
+# The compiler's link model, cost model and reordering search are part of
+# the runtime too (`reorder at init` costs orders with the same model as
+# `collc reorder`): compiled again here with hidden visibility, against
+# runtime/xalloc_rt.c's allocation functions, which return NULL instead of
+# aborting (runtime/reorder.c turns that into COLL_ERR_NOMEM).
+RT_MODEL  := lang/linkmodel.c codegen/cost.c codegen/reorder.c
+RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c) $(RT_MODEL)
 RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c runtime/tools/planload.c \
              runtime/tools/refdata.c
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
-RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime
+RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime -Ilang -Icodegen
 RT_LIBS   := -lm -ldl -lpthread
 MPICC     ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
@@ -81,6 +89,10 @@ $(B)/collrun: $(B)/rt/runtime/collrun.o
 
 # collbench links the archive, like any application.
 $(B)/collbench: $(patsubst %.c,$(B)/rt/%.o,$(RT_TOOLS)) $(B)/libcollrt.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
+
+# collprobe links the archive too: coll_probe is public API.
+$(B)/collprobe: $(B)/rt/runtime/tools/collprobe.o $(B)/libcollrt.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
 
 # The MPI plugin: compiled and linked by mpicc (with our compiler), one
@@ -151,7 +163,7 @@ $(B)/tests/librtlib.so: tests/unit/rt_planlib.c runtime/include/coll_plan.h runt
 	$(CC) $(RT_TCFLAGS) -fPIC -shared -o $@ $<
 
 .PHONY: rt-tests rt-check rt-syms rt-mpi
-rt-tests: $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(RT_TESTS) rt-mpi \
+rt-tests: $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(B)/collprobe $(RT_TESTS) rt-mpi \
           $(B)/libcollrt_ibverbs.so
 
 ifneq ($(HAVE_MPICC),)

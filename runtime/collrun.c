@@ -15,10 +15,22 @@
  * first non-loopback IPv4 address inside its namespace (rail 0 of the
  * tests/netns testbed) and a port that is free there.  When a rank fails (non-zero exit or
  * signal) the others get --grace seconds (default 5) to notice and exit on
- * their own, then SIGTERM, then SIGKILL; collrun exits with the first
- * failure's code (128+signal for a signal), 124 on --timeout, 0 if all
- * succeeded.  Ranks get PR_SET_PDEATHSIG, so killing collrun kills them:
- * no orphans.  This is a separate program; it does not link libcollrt.
+ * their own, then SIGTERM, then SIGKILL.  collrun then says which rank
+ * failed first, as the last line on stderr:
+ *     collrun: rank R failed first (exit S)
+ *     collrun: rank R failed first (killed by signal N, exit S)
+ * and exits with that rank's status S (128+signal for a signal): 124 on
+ * --timeout, 0 if all succeeded.  "First" is the first failure collrun
+ * saw, except that a rank killed by a signal within 1 s of it counts first
+ * (a killed process closes its sockets before it can be reaped, so the
+ * peers that report its death can be reaped earlier); the others usually
+ * fail because of it (they report the peer that died, aborted or stopped
+ * answering).  A rank that is stopped (SIGSTOP) is
+ * reported when it happens and killed like the rest.  Ranks get
+ * PR_SET_PDEATHSIG, so killing collrun kills them: no orphans.  The
+ * secret is 128 bits from getrandom(2); without it collrun refuses to
+ * start rather than use a guessable one.  This is a separate program; it
+ * does not link libcollrt.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -356,9 +368,14 @@ int main(int argc, char **argv)
 	else
 		snprintf(addrbuf, sizeof addrbuf, "%s", addr);
 	unsigned char rnd[16];
-	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-		for (int k = 0; k < 16; k++)
-			rnd[k] = (unsigned char)(rand() ^ getpid() ^ (k * 131));
+	ssize_t got_rnd;
+	while ((got_rnd = getrandom(rnd, sizeof rnd, 0)) < 0 && errno == EINTR)
+		;
+	if (got_rnd != (ssize_t)sizeof rnd) {
+		fprintf(stderr, "collrun: error: no kernel randomness for the job's secret (getrandom: %s)\n",
+		        got_rnd < 0 ? strerror(errno) : "short read");
+		return 1;
+	}
 	for (int k = 0; k < 16; k++)
 		snprintf(secret + 2 * k, 3, "%02x", rnd[k]);
 
@@ -431,7 +448,7 @@ int main(int argc, char **argv)
 	}
 
 	double start = now_s(), fail_at = 0, term_at = 0, reaped_all_at = 0;
-	int first_fail = 0, live = n, killed_for_timeout = 0;
+	int first_fail = 0, first_rank = -1, live = n, killed_for_timeout = 0;
 	for (;;) {
 		int np = 0;
 		for (int r = 0; r < n; r++)
@@ -459,10 +476,14 @@ int main(int argc, char **argv)
 		}
 		int st;
 		pid_t p;
-		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		while ((p = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
 			for (int r = 0; r < n; r++) {
 				if (rk[r].pid != p)
 					continue;
+				if (WIFSTOPPED(st)) {   /* not a failure yet: its peers will say (timeout) */
+					fprintf(stderr, "collrun: rank %d (pid %d) stopped by signal %d\n", r, (int)p, WSTOPSIG(st));
+					break;
+				}
 				rk[r].exited = 1;
 				rk[r].status = st;
 				live--;
@@ -472,8 +493,17 @@ int main(int argc, char **argv)
 						fprintf(stderr, "collrun: rank %d (pid %d) killed by signal %d\n", r, (int)p, WTERMSIG(st));
 					else
 						fprintf(stderr, "collrun: rank %d (pid %d) exited with code %d\n", r, (int)p, code);
-					if (!first_fail) {
+					/* A rank killed by a signal counts first over one
+					 * that exited with an error up to 1 s before (and
+					 * before collrun killed anything): a killed process
+					 * closes its sockets before it can be reaped, so a
+					 * peer that sees that, reports it and exits can be
+					 * reaped first; it is the echo, not the cause. */
+					if (!first_fail ||
+					    (WIFSIGNALED(st) && !term_at && now_s() - fail_at < 1.0 && first_rank >= 0 &&
+					     !WIFSIGNALED(rk[first_rank].status))) {
 						first_fail = code;
+						first_rank = r;
 						fail_at = now_s();
 					}
 				}
@@ -507,8 +537,17 @@ int main(int argc, char **argv)
 			kill_all(rk, n, SIGKILL);
 	}
 	/* Make sure nothing survives (grandchildren in the groups). */
-	for (int r = 0; r < n; r++) {
+	for (int r = 0; r < n; r++)
 		kill(-rk[r].pid, SIGKILL);
+	if (first_rank >= 0 && !killed_for_timeout) {
+		int st = rk[first_rank].status;
+		if (WIFSIGNALED(st))
+			fprintf(stderr, "collrun: rank %d failed first (killed by signal %d, exit %d)\n", first_rank,
+			        WTERMSIG(st), first_fail);
+		else
+			fprintf(stderr, "collrun: rank %d failed first (exit %d)\n", first_rank, first_fail);
+	}
+	for (int r = 0; r < n; r++) {
 		free(rk[r].buf[0]);
 		free(rk[r].buf[1]);
 	}

@@ -71,6 +71,8 @@ static void host_identity(rt_hostinfo *h)
 	struct stat st;
 	if (stat("/proc/self/ns/net", &st) == 0)
 		h->netns = (uint64_t)st.st_ino;
+	if (stat("/proc/self/ns/pid", &st) == 0)
+		h->pidns = (uint64_t)st.st_ino;
 	h->pid = (int32_t)getpid();
 }
 
@@ -105,6 +107,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	 * set's (the cluster's), else auto. */
 	const char *tname = pick(cfg->transport, "COLL_TRANSPORT", plans && plans->transport ? plans->transport : "auto");
 	const char *secret = pick(cfg->secret, "COLL_SECRET", "");
+	const char *auth = getenv("COLL_AUTH");
 	int mpi = mpi_comm || want_mpi(cfg, tname);
 	c->boot.mpi_comm = mpi_comm;
 	if (mpi_comm && (cfg->rank >= 0 || cfg->nranks > 0))
@@ -117,12 +120,26 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	c->timeout_ms = t > 0 ? (int64_t)(t * 1000) : 0;
 	double bt = rt_env_double("COLL_BOOT_TIMEOUT", t > 0 ? (3 * t > 30 ? 3 * t : 30) : 3600);
 	c->boot.deadline_ms = rt_now_ms() + (int64_t)(bt * 1000);
+	if (auth && *auth && strcmp(auth, "none") != 0 && strcmp(auth, "mac") != 0)
+		return rt_err(c, COLL_ERR_BOOTSTRAP, "COLL_AUTH='%s': expected none or mac", auth);
+	c->mac = auth && strcmp(auth, "mac") == 0;
 	if (mpi) {
 		c->rank = 0, c->n = 1;   /* until MPI says */
 		if ((rc = rt_mpi_boot(c, cfg->nranks, secret)))
 			return rc;
-	} else if (c->n <= 0 || c->rank < 0 || c->rank >= c->n) {
+	} else if (c->n <= 0 || c->rank < 0) {
 		return rt_err(c, COLL_ERR_BOOTSTRAP, "bad rank %d / nranks %d (set COLL_RANK and COLL_NRANKS)", c->rank,
+		              c->n);
+	} else if (c->n > 1 && !*secret && rt_env_long("COLL_INSECURE", 0) != 1) {
+		/* Without a secret, anyone who can reach a rank's ports could
+		 * join the job or feed it data: refuse unless asked for. */
+		return rt_err(c, COLL_ERR_AUTH, "COLL_SECRET is empty: every rank must share a secret (collrun sets a random "
+		              "one); set COLL_INSECURE=1 to run without one");
+	} else if (c->rank >= c->n) {
+		/* Tell rank 0, so that every rank learns why the job cannot
+		 * start instead of timing out; our own message is ours. */
+		rt_boot_init(c, pick(cfg->addr, "COLL_ADDR", NULL), secret);
+		return rt_err(c, COLL_ERR_BOOTSTRAP, "COLL_RANK=%d is outside 0..%d (COLL_NRANKS=%d)", c->rank, c->n - 1,
 		              c->n);
 	}
 	c->plans = plans;
@@ -134,17 +151,23 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	if (plans && plans->straggler > 0 && plans->straggler <= c->n)
 		c->straggler = plans->straggler - 1;
 	c->auto_straggler = plans && plans->straggler == COLL_STRAGGLER_AUTO;
+
+	/* Before the plan set's rank count is checked: a rank whose
+	 * COLL_NRANKS differs from the others' is named to all of them at
+	 * the rendezvous, not only to itself. */
+	if (!mpi && (rc = rt_boot_init(c, pick(cfg->addr, "COLL_ADDR", NULL), secret)))
+		return rc;
 	if (plans && plans->nranks != c->n)
 		return rt_err(c, COLL_ERR_NOALGO, "plan set '%s' is for %d ranks, job has %d", plans->name,
 		              plans->nranks, c->n);
 
-	if (!mpi && (rc = rt_boot_init(c, pick(cfg->addr, "COLL_ADDR", NULL), secret)))
-		return rc;
-
-	/* Host identities (transport choice) and plan fingerprints. */
+	/* Host identities (transport choice), plan fingerprints, settings
+	 * every rank must share. */
 	rt_hostinfo me;
 	host_identity(&me);
 	me.planhash = plans ? rt_planset_hash(plans) : 0;
+	me.mac = (uint32_t)c->mac;
+	me.reorder_env = rt_reorder_env_hash();   /* reorder.c checks they agree */
 	c->hosts = calloc((size_t)c->n, sizeof *c->hosts);
 	if (!c->hosts)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
@@ -154,6 +177,9 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	for (int r = 0; r < c->n; r++) {
 		if (c->hosts[r].planhash != me.planhash)
 			return rt_err(c, COLL_ERR_PLAN, "rank %d has a different plan set than rank %d", r, c->rank);
+		if (c->hosts[r].mac != me.mac)
+			return rt_err(c, COLL_ERR_BOOTSTRAP, "rank %d runs with COLL_AUTH=%s but rank %d with COLL_AUTH=%s", r,
+			              c->hosts[r].mac ? "mac" : "none", c->rank, me.mac ? "mac" : "none");
 		if (strcmp(c->hosts[r].boot_id, me.boot_id) != 0 || c->hosts[r].netns != me.netns)
 			same_host = 0;
 	}
@@ -194,6 +220,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
  * settings, some of which the transport suggests. */
 static coll_result finish_init(coll_comm *c)
 {
+	rt_boot_unlisten(c);   /* every link is up: nobody else has a reason to connect */
 	size_t seg = c->tp->max_msg - sizeof(rt_hdr);
 	long cap = rt_env_long("COLL_SEG_BYTES", 0);
 	if (cap >= 64 && (size_t)cap < seg)
@@ -204,7 +231,8 @@ static coll_result finish_init(coll_comm *c)
 	c->reduce_send = rt_env_long("COLL_REDUCE_SEND", 1) != 0;
 	long nt = rt_env_long("COLL_NT_BYTES", 16L << 20);
 	c->nt_bytes = nt > 0 ? (uint64_t)nt : UINT64_MAX;
-	return COLL_OK;
+	/* the rank order last: `reorder at init` probes over the transport */
+	return rt_reorder_init(c);
 }
 
 static coll_result init(coll_comm **out, const coll_plan_set *plans, const coll_config *cfg, const void *mpi_comm)
@@ -256,6 +284,8 @@ void coll_finalize(coll_comm *c)
 		rt_prep_free(p);
 	}
 	rt_straggler_free(c);
+	free(c->perm);
+	free(c->inv);
 	free(c->hosts);
 	free(c->scratch);
 	free(c->stage);
@@ -310,6 +340,13 @@ const char *coll_choose_algo(const coll_comm *c, coll_kind k, uint64_t bytes)
 }
 
 const char *coll_last_algo(const coll_comm *c) { return c ? c->last_algo : NULL; }
+
+const char *coll_rank_order(const coll_comm *c, const int32_t **perm)
+{
+	if (perm)
+		*perm = c ? c->perm : NULL;
+	return !c ? NULL : c->order_src[0] ? c->order_src : "identity";
+}
 
 /* The first allreduce algorithm with a straggler role, or NULL. */
 static const char *straggler_algo(const coll_comm *c)
@@ -390,13 +427,20 @@ static coll_result run(coll_comm *c, coll_kind k, const coll_algo *a, const char
 	if (a->kind != (int32_t)k || a->nranks != c->n)
 		return rt_err(c, COLL_ERR_NOALGO, "algorithm '%s' is a %s for %d ranks, not a %s for %d", a->name,
 		              coll_kind_name((coll_kind)a->kind), a->nranks, coll_kind_name(k), c->n);
-	int role = c->rank;
+	/* This rank's role.  The rank order (c->perm, reorder.c) first makes
+	 * the physical rank a logical one; the root's relabelling and the
+	 * straggler's swap then happen among logical ranks, as exec.c's
+	 * phys_of undoes them. */
+	int me = rt_logical(c, c->rank);
+	int role = me;
 	if (ki->rooted)
-		role = ((c->rank - root + a->root) % c->n + c->n) % c->n;
-	if (k != COLL_ALLREDUCE || a->straggler <= 0 || strag < 0)
+		role = ((me - rt_logical(c, root) + a->root) % c->n + c->n) % c->n;
+	if (k != COLL_ALLREDUCE || a->straggler <= 0 || strag < 0) {
 		strag = -1;
-	else   /* the paper's swap: the straggler and the straggler role trade places */
-		role = role == strag ? a->straggler - 1 : role == a->straggler - 1 ? strag : role;
+	} else {   /* the paper's swap: the straggler and the straggler role trade places */
+		int ls = rt_logical(c, strag);
+		role = role == ls ? a->straggler - 1 : role == a->straggler - 1 ? ls : role;
+	}
 	int rc = COLL_OK;
 	rt_prep *p = NULL;
 	if (cache) {

@@ -75,14 +75,27 @@
  * home = init OP message, so out-of-place calls need no initial copy;
  * segments of output chunks never received are copied at the end.
  *
- * Relabelling: role r runs on physical rank (r + shift) mod n, shift moving
+ * Relabelling: role r runs on logical rank (r + shift) mod n, shift moving
  * the algorithm's root onto the caller's; for an algorithm with a
  * straggler role (StragglAR) the declared straggler then trades places
- * with that role (the paper's swap).
+ * with that role (the paper's swap); logical rank l is physical rank
+ * perm[l] of the communicator's rank order (reorder.c; identity without
+ * one).  Roots and stragglers are physical ranks, so both move to logical
+ * ones first.  A unit of data that belongs to a rank (reduce_scatter's
+ * blocks, allgather's, alltoall's pairs) follows the role: the schedule's
+ * unit u, which role u ends with, is the data of the physical rank that
+ * plays role u, so each rank's buffers keep the layout coll.h gives them
+ * and the results are the identity order's.
  *
  * Every message starts with an rt_hdr describing the call; receivers
  * compare it with their own arguments, which is how a rank that passed a
- * different count, dtype, op or root is reported (COLL_ERR_MISMATCH).
+ * different count, dtype, op, root or algorithm is reported
+ * (COLL_ERR_MISMATCH).  A rank that is waiting also looks at the next
+ * message of every rank that nothing has asked for yet (peek_ranks), so
+ * that ranks running different algorithms are named even when neither
+ * ever receives from the other.  A failure is told to every peer
+ * (tp->abort) with its words, and a timeout or abort names any rank on
+ * this host that is stopped (rt_stopped_ranks).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -124,7 +137,7 @@ typedef struct {
 	coll_op op;
 	int root, shift;
 	int segmajor;        /* messages to a peer go segment by segment (cursor_next) */
-	int swap_a, swap_b;  /* after the shift, physical ranks a and b trade places (-1: none) */
+	int swap_a, swap_b;  /* after the shift, logical ranks a and b trade places (-1: none) */
 	size_t esz, seg_elems;
 	uint64_t count;
 	ex_chunk *ch;
@@ -147,7 +160,22 @@ static int phys_of(const ex_state *e, int role)
 	int p = (role + e->shift) % e->c->n;
 	if (e->swap_a >= 0)
 		p = p == e->swap_a ? e->swap_b : p == e->swap_b ? e->swap_a : p;
-	return p;
+	return rt_physical(e->c, p);
+}
+
+/* The chunk of the caller's data that schedule chunk i stands for: itself,
+ * unless a rank order moves the units that belong to ranks (see
+ * "Relabelling" above): unit u of role u is then the data unit of
+ * phys_of(u) (of (phys_of(src), phys_of(dst)) for alltoall's pairs). */
+static int data_chunk(const ex_state *e, const coll_kind_info *ki, int i)
+{
+	if (!e->c->perm || ki->units == COLL_UNITS_ONE)
+		return i;
+	int n = e->c->n;
+	int per = (int)((uint64_t)e->a->chunks / coll_kind_units(ki, n));
+	int u = i / per, w = i % per;
+	int du = ki->units == COLL_UNITS_RANK ? phys_of(e, u) : phys_of(e, u / n) * n + phys_of(e, u % n);
+	return du * per + w;
 }
 
 static void seg_range(const ex_state *e, const ex_chunk *k, int s, uint64_t *off, uint64_t *len)
@@ -191,18 +219,19 @@ static int need_scratch(coll_comm *c, size_t bytes)
  * whose layout would overwrite data before it is sent: alltoall with
  * sendbuf == recvbuf)?  Homes and inits each rise with the chunk number
  * (coll_kinds.h packs buffers in chunk order), so one merge pass tells. */
-static int homes_clobber_inits(const ex_state *e)
+static int homes_clobber_inits(const ex_state *e, const int *byd)
 {
 	int C = e->a->chunks, j = 0;
 	size_t esz = e->esz;
+#define CH(x) (&e->ch[byd ? byd[x] : (x)])   /* in the order of the data */
 	for (int i = 0; i < C; i++) {
-		const ex_chunk *h = &e->ch[i];
+		const ex_chunk *h = CH(i);
 		if (!h->out || !h->len)
 			continue;
-		while (j < C && (!e->ch[j].init || !e->ch[j].len || e->ch[j].init + e->ch[j].len * esz <= h->home))
+		while (j < C && (!CH(j)->init || !CH(j)->len || CH(j)->init + CH(j)->len * esz <= h->home))
 			j++;
 		for (int t = j; t < C; t++) {
-			const ex_chunk *d = &e->ch[t];
+			const ex_chunk *d = CH(t);
 			if (!d->init || !d->len)
 				continue;
 			if (d->init >= h->home + h->len * esz)
@@ -211,6 +240,7 @@ static int homes_clobber_inits(const ex_state *e)
 				return 1;
 		}
 	}
+#undef CH
 	return 0;
 }
 
@@ -232,6 +262,15 @@ static int layout(ex_state *e, const void *sb_, void *rb_)
 	int C = e->a->chunks, n = c->n, role = e->p->role;
 	const coll_kind_info *ki = coll_kind_get(e->a->kind);
 	const coll_shape sh = { ki, n, C, e->a->root };
+	/* with a rank order, where the data lies is the physical rank's own
+	 * layout of the data chunk (data_chunk), its root the caller's */
+	const coll_shape shp = { ki, n, C, e->root };
+	int *byd = NULL;
+	if (c->perm && ki->units != COLL_UNITS_ONE) {
+		byd = malloc(sizeof *byd * (size_t)C);
+		if (!byd)
+			return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	}
 	size_t esz = e->esz;
 	uint64_t ucount = e->count / coll_kind_units(ki, n);
 	/* chunks received here need a home even where none is targeted */
@@ -243,14 +282,19 @@ static int layout(ex_state *e, const void *sb_, void *rb_)
 	for (int i = 0; i < C; i++) {
 		ex_chunk *k = &e->ch[i];
 		int recvd = k->out == -1;
-		uint64_t lo = coll_chunk_lo(e->count, C, i), hi = coll_chunk_lo(e->count, C, i + 1);
+		int d = data_chunk(e, ki, i);
+		if (byd)
+			byd[d] = i;
+		uint64_t lo = coll_chunk_lo(e->count, C, d), hi = coll_chunk_lo(e->count, C, d + 1);
 		k->lo = lo;
 		k->len = hi - lo;
 		k->nseg = k->len ? (int)((k->len + e->seg_elems - 1) / e->seg_elems) : 1;
 		k->base = seg;
 		seg += k->nseg;
-		int64_t so = coll_shape_send_offset(&sh, role, i, lo, ucount);
-		int64_t ro = coll_shape_recv_offset(&sh, role, i, lo, ucount);
+		int64_t so = byd ? coll_shape_send_offset(&shp, c->rank, d, lo, ucount)
+		                 : coll_shape_send_offset(&sh, role, i, lo, ucount);
+		int64_t ro = byd ? coll_shape_recv_offset(&shp, c->rank, d, lo, ucount)
+		                 : coll_shape_recv_offset(&sh, role, i, lo, ucount);
 		k->out = ro >= 0;
 		k->init = so >= 0 ? sb + (uint64_t)so * esz : NULL;
 		if (so >= 0 && (uint64_t)so + k->len > sendlen)
@@ -262,7 +306,8 @@ static int layout(ex_state *e, const void *sb_, void *rb_)
 			scratch += k->len;
 		}
 	}
-	int restage = sb && rb && homes_clobber_inits(e);
+	int restage = sb && rb && homes_clobber_inits(e, byd);
+	free(byd);
 	size_t need = (size_t)(scratch + (restage ? sendlen : 0)) * esz;
 	if (need) {
 		int rc = need_scratch(c, need + 64);
@@ -307,14 +352,23 @@ static void fill_hdr(const ex_state *e, rt_hdr *h, const rt_xstep *x, int s, uin
 	h->late2_ns = l->ns2;
 }
 
-/* Compare a received header with what this rank expects. */
-static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
+/* The name of the plan set's algorithm with this hash, or NULL. */
+static const char *algo_named(const coll_comm *c, uint32_t hash)
+{
+	for (int i = 0; c->plans && i < c->plans->nalgos; i++)
+		if (rt_algo_hash(c->plans->algos[i]) == hash)
+			return c->plans->algos[i]->name;
+	return NULL;
+}
+
+/* Compare the call a header describes (sequence number, collective,
+ * count, dtype, op, root, algorithm, message order) with ours. */
+static int check_call(ex_state *e, const rt_hdr *h, int from)
 {
 	coll_comm *c = e->c;
-	const rt_hdr *h = q->data;
-	int from = q->peer, n = c->n;
+	int n = c->n;
 	const char *kn = coll_kind_name(e->kind);
-	if (q->len < sizeof *h || h->magic != RT_HDR_MAGIC)
+	if (h->magic != RT_HDR_MAGIC)
 		return rt_err(c, COLL_ERR_PROTOCOL, "%s: malformed message from rank %d", kn, from);
 	if (h->seq != c->seq)
 		return rt_err(c, COLL_ERR_MISMATCH,
@@ -338,14 +392,33 @@ static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
 	if (h->root != e->root)
 		return rt_err(c, COLL_ERR_MISMATCH, "%s: root mismatch: rank %d passed %d, rank %d passed %d", kn, from,
 		              h->root, c->rank, e->root);
-	if (h->algo_hash != e->p->hash)
+	if (h->algo_hash != e->p->hash) {
+		const char *theirs = algo_named(c, h->algo_hash);
+		if (theirs)
+			return rt_err(c, COLL_ERR_MISMATCH, "%s: rank %d runs algorithm '%s' but rank %d runs '%s'", kn, from,
+			              theirs, c->rank, e->a->name);
 		return rt_err(c, COLL_ERR_MISMATCH, "%s: rank %d runs a different algorithm than rank %d ('%s')", kn,
 		              from, c->rank, e->a->name);
+	}
 	if (h->segmajor != e->segmajor)
 		return rt_err(c, COLL_ERR_MISMATCH,
 		              "%s: rank %d sends its messages in %s order but rank %d in %s order (COLL_ROUND_ORDER "
 		              "differs between them)",
 		              kn, from, h->segmajor ? "segment" : "round", c->rank, e->segmajor ? "segment" : "round");
+	return COLL_OK;
+}
+
+/* Compare a received header with what this rank expects. */
+static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
+{
+	coll_comm *c = e->c;
+	const rt_hdr *h = q->data;
+	int from = q->peer, rc;
+	const char *kn = coll_kind_name(e->kind);
+	if (q->len < sizeof *h)
+		return rt_err(c, COLL_ERR_PROTOCOL, "%s: malformed message from rank %d", kn, from);
+	if ((rc = check_call(e, h, from)))
+		return rc;
 	rt_late_merge(&c->late, h->late_ns, h->late_rank);
 	rt_late_merge(&c->late, h->late2_ns, h->late2_rank);
 	if (h->round != x->round || h->chunk != x->chunk || h->seg != s)
@@ -697,7 +770,7 @@ static void describe_wait(ex_state *e, char *buf, size_t len)
 		ex_peer *pp = &e->peers[i];
 		for (int j = pp->rtail; j < pp->rhead; j++) {
 			rt_req *q = &pp->rring[j % e->wr];
-			if (!q->done) {
+			if (!q->done || (q->pend && q->applied != 1)) {   /* (or the rest of a streamed payload) */
 				const rt_xstep *x = &e->p->steps[q->xstep];
 				snprintf(buf, len, "waiting for rank %d (round %d, chunk %d)", pp->phys, x->round, x->chunk);
 				return;
@@ -711,11 +784,42 @@ static void describe_wait(ex_state *e, char *buf, size_t len)
 		}
 }
 
+/* While waiting: look at the next message of every rank that nobody has
+ * asked for (tp->peek).  Ranks that run different algorithms (or calls)
+ * can each wait for a message the other never sends while the messages
+ * they did send sit unread, because a rank reads a peer only when its own
+ * plan expects something from it: without this, that was a "no progress"
+ * timeout instead of a mismatch.  A message from a later call is fine
+ * (that rank is ahead); one from an earlier call was never expected
+ * here. */
+static int peek_ranks(ex_state *e)
+{
+	coll_comm *c = e->c;
+	rt_tp *tp = c->tp;
+	for (int r = 0; tp->ops->peek && r < c->n; r++) {
+		rt_hdr h;
+		int have = 0, rc;
+		if (r == c->rank)
+			continue;
+		if ((rc = tp->ops->peek(tp, r, &h, &have)))
+			return rc;
+		if (!have || h.seq > c->seq)
+			continue;
+		if (h.seq < c->seq)
+			return rt_err(c, COLL_ERR_MISMATCH, "rank %d sent a message in collective call #%u that rank %d never "
+			              "expected (it finished that call): ranks ran different algorithms or calls", r, h.seq,
+			              c->rank);
+		if ((rc = check_call(e, &h, r)))
+			return rc;
+	}
+	return COLL_OK;
+}
+
 static int run_loop(ex_state *e)
 {
 	coll_comm *c = e->c;
 	rt_tp *tp = c->tp;
-	int64_t last = rt_now_ms();
+	int64_t last = rt_now_ms(), peeked = last;
 	int rc;
 	for (;;) {
 		int moved = 0;
@@ -732,6 +836,11 @@ static int run_loop(ex_state *e)
 		if (moved)
 			last = now;
 		int wait = 0;
+		if (!moved && now - last >= 100 && now - peeked >= 100) {
+			peeked = now;
+			if ((rc = peek_ranks(e)))
+				return rc;
+		}
 		if (!moved) {
 			if (c->timeout_ms > 0 && now - last >= c->timeout_ms) {
 				char what[128];
@@ -756,11 +865,14 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	int n = c->n, C = a->chunks, rc;
 	e.c = c, e.a = a, e.p = p;
 	e.kind = (coll_kind)a->kind, e.dt = dt, e.op = op, e.root = root;
-	e.shift = ((root - a->root) % n + n) % n;
+	/* only rooted collectives move the root (the others pass root 0,
+	 * which a rank order may give any logical rank) */
+	e.shift = coll_kind_get(a->kind)->rooted ? ((rt_logical(c, root) - a->root) % n + n) % n : 0;
 	e.swap_a = e.swap_b = -1;
 	e.segmajor = !c->round_order;
-	if (straggler >= 0 && a->straggler > 0 && straggler != a->straggler - 1 && e.kind == COLL_ALLREDUCE)
-		e.swap_a = a->straggler - 1, e.swap_b = straggler;
+	if (straggler >= 0 && a->straggler > 0 && rt_logical(c, straggler) != a->straggler - 1 &&
+	    e.kind == COLL_ALLREDUCE)
+		e.swap_a = a->straggler - 1, e.swap_b = rt_logical(c, straggler);
 	e.esz = coll_dtype_size(dt);
 	e.seg_elems = c->seg_bytes / e.esz;
 	if (e.seg_elems == 0)
@@ -852,8 +964,10 @@ out:
 		/* The communicator is now out of step with its peers: mark it
 		 * broken and tell them, so they fail fast instead of timing out. */
 		char keep[sizeof c->err];
-		memcpy(keep, c->err, sizeof keep);
 		c->broken = rc;
+		if (rc == COLL_ERR_TIMEOUT || rc == COLL_ERR_ABORTED)
+			rt_stopped_ranks(c, c->err, sizeof c->err);   /* the likely reason, if a rank on this host is stopped */
+		memcpy(keep, c->err, sizeof keep);
 		if (c->tp)
 			c->tp->ops->abort(c->tp, rc);   /* also on ABORTED: relay to peers that did not hear */
 		snprintf(c->err, sizeof c->err, "rank %d: %s", c->rank, keep);

@@ -90,33 +90,39 @@ int rt_mpi_boot(coll_comm *c, int nranks, const char *secret)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
 	for (int i = 0; i < c->n; i++)
 		c->boot.fds[i] = -1;
-	/* Job id and link key from rank 0.  MPI is the trusted channel; a
-	 * COLL_SECRET, if given, still keys the TCP links. */
-	struct { uint64_t jobid; uint8_t key[16]; } ids;
+	/* Job id and link key from rank 0.  MPI is the trusted channel (the
+	 * launcher's own), so the key needs no secret of the user's: without
+	 * COLL_SECRET it is 128 random bits from the kernel, fresh per job.
+	 * A COLL_SECRET, if given, keys the TCP links instead (rank 0's: the
+	 * others' are not read).  Neither is ever derived from anything
+	 * weaker: rank 0 without kernel randomness fails the job. */
+	struct { uint64_t jobid; uint8_t key[16]; uint32_t ok, pad; } ids;
+	memset(&ids, 0, sizeof ids);
 	if (c->rank == 0) {
-		rt_random(&ids.jobid, sizeof ids.jobid);
+		ids.ok = rt_random(&ids.jobid, sizeof ids.jobid) == 0;
 		if (secret && *secret)
 			rt_auth_key(secret, ids.key);
-		else
-			rt_random(ids.key, sizeof ids.key);
+		else if (rt_random(ids.key, sizeof ids.key) != 0)
+			ids.ok = 0;
 	}
 	if ((rc = p->bcast(c, &ids, sizeof ids, rt_boot_deadline(c))))
 		return rc;
+	if (!ids.ok)
+		return rt_err(c, COLL_ERR_SYSTEM, "rank 0 has no kernel randomness (getrandom failed) for the job's link key");
 	c->boot.jobid = ids.jobid;
 	memcpy(c->boot.key, ids.key, sizeof ids.key);
 	if (c->n == 1)
 		return COLL_OK;
-	if ((rc = rt_boot_listen(c, AF_INET)))
-		return rc;
+	/* The listener on the address we advertise, not on every interface. */
 	struct sockaddr_storage mine;
-	struct sockaddr_storage l;
-	socklen_t ll = sizeof l;
 	memset(&mine, 0, sizeof mine);
-	getsockname(c->boot.listen_fd, (struct sockaddr *)&l, &ll);
 	struct sockaddr_in *a = (struct sockaddr_in *)&mine;
 	a->sin_family = AF_INET;
-	a->sin_port = ((struct sockaddr_in *)&l)->sin_port;
 	my_addr(a);
+	if ((rc = rt_boot_listen(c, &mine)))
+		return rc;
+	socklen_t ml = sizeof mine;
+	getsockname(c->boot.listen_fd, (struct sockaddr *)&mine, &ml);
 	if ((rc = p->allgather(c, &mine, c->boot.addrs, sizeof mine, rt_boot_deadline(c))))
 		return rc;
 	for (int r = 0; r < c->n; r++)

@@ -111,8 +111,9 @@ int rt_listen(coll_comm *c, const struct sockaddr_storage *ss, socklen_t len, in
 	if (bind(fd, (const struct sockaddr *)ss, len) < 0 || listen(fd, 512) < 0) {
 		int e = errno;
 		close(fd);
-		return rt_err(c, COLL_ERR_BOOTSTRAP, "cannot listen on %s: %s", rt_addr_str(ss, a, sizeof a),
-		              strerror(e));
+		rt_err(c, COLL_ERR_BOOTSTRAP, "cannot listen on %s: %s", rt_addr_str(ss, a, sizeof a), strerror(e));
+		errno = e;   /* the caller may look (bootstrap.c: rank 0 claimed twice?) */
+		return COLL_ERR_BOOTSTRAP;
 	}
 	*fdp = fd;
 	return COLL_OK;
@@ -157,25 +158,6 @@ int rt_connect(coll_comm *c, const struct sockaddr_storage *ss, socklen_t len, i
 	}
 	return rt_err(c, COLL_ERR_TIMEOUT, "cannot connect to %s: %s", rt_addr_str(ss, a, sizeof a),
 	              strerror(last));
-}
-
-int rt_accept(coll_comm *c, int lfd, int64_t deadline, int *fdp)
-{
-	for (;;) {
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd >= 0) {
-			rt_tune_socket(fd);
-			*fdp = fd;
-			return COLL_OK;
-		}
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
-			return rt_err(c, COLL_ERR_SYSTEM, "accept: %s", strerror(errno));
-		struct pollfd p = {lfd, POLLIN, 0};
-		int ms = left_ms(deadline);
-		if (ms == 0)
-			return rt_err(c, COLL_ERR_TIMEOUT, "timed out waiting for peers to connect");
-		poll(&p, 1, ms);
-	}
 }
 
 int rt_read_full(coll_comm *c, int fd, void *buf, size_t len, int64_t deadline, const char *what)

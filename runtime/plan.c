@@ -140,10 +140,27 @@ coll_result coll_plan_set_check(const coll_plan_set *s, char *why, size_t whylen
 		if (rc)
 			return (coll_result)rc;
 	}
-	if (s->perm)
-		for (int i = 0; i < s->nranks; i++)
-			if (s->perm[i] < 0 || s->perm[i] >= s->nranks)
-				return WHY("plan set '%s': bad rank permutation", s->name ? s->name : "?");
+	if (s->perm) {
+		/* a permutation: every physical rank exactly once */
+		char seen[4096], *sp = s->nranks <= (int)sizeof seen ? seen : calloc((size_t)s->nranks, 1);
+		if (!sp)
+			return WHY("out of memory checking the rank permutation");
+		memset(sp, 0, s->nranks <= (int)sizeof seen ? (size_t)s->nranks : 0);
+		for (int i = 0; i < s->nranks; i++) {
+			int p = s->perm[i];
+			if (p < 0 || p >= s->nranks || sp[p]) {
+				if (sp != seen)
+					free(sp);
+				return WHY("plan set '%s': bad rank permutation: perm[%d] = %d %s", s->name ? s->name : "?", i, p,
+				           p < 0 || p >= s->nranks ? "is not a rank" : "appears twice");
+			}
+			sp[p] = 1;
+		}
+		if (sp != seen)
+			free(sp);
+	}
+	if (s->reorder != COLL_REORDER_NONE && s->reorder != COLL_REORDER_INIT)
+		return WHY("plan set '%s': bad reorder setting %d", s->name ? s->name : "?", s->reorder);
 	if (s->straggler < COLL_STRAGGLER_AUTO || s->straggler > s->nranks)
 		return WHY("plan set '%s': straggler %d out of range (1 + rank, 0: none, -1: auto)",
 		           s->name ? s->name : "?", s->straggler);
@@ -177,9 +194,12 @@ uint32_t rt_planset_hash(const coll_plan_set *s)
 			if (a->ranks[r].nsteps)
 				h = h * 31 + rt_siphash(hkey, a->ranks[r].steps, sizeof(coll_step) * (size_t)a->ranks[r].nsteps);
 	}
-	/* every rank must switch at the same delays */
+	/* every rank must switch at the same delays, and play the same order */
 	if (s->ncrit)
 		h = h * 31 + rt_siphash(hkey, s->crit, sizeof *s->crit * (size_t)s->ncrit);
+	if (s->perm)
+		h = h * 31 + rt_siphash(hkey, s->perm, sizeof *s->perm * (size_t)s->nranks);
+	h = h * 31 + (uint64_t)(uint32_t)s->reorder;
 	return (uint32_t)(h ^ (h >> 32));
 }
 

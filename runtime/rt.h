@@ -24,6 +24,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -163,7 +164,9 @@ typedef struct rt_transport {
 	 * aborted), PROTOCOL, SYSTEM. */
 	int (*progress)(rt_tp *tp, int timeout_ms);
 	/* Tell every peer we failed with `code` (best effort, never blocks
-	 * long).  Their progress() then returns ABORTED. */
+	 * long).  Their progress() then returns ABORTED.  Transports that can
+	 * carry words send tp->comm->err with it, and relay an abort they
+	 * heard (code ABORTED) as it came: origin rank, code and words. */
 	void (*abort)(rt_tp *tp, int code);
 	/* Free everything; pending requests are dropped.  Never fails. */
 	void (*close)(rt_tp *tp);
@@ -191,6 +194,13 @@ typedef struct rt_transport {
 	 * it.  Errors: as post_send. */
 	int (*send_reserve)(rt_tp *tp, rt_req *req, size_t len, void **buf);
 	int (*send_commit)(rt_tp *tp, rt_req *req);
+	/* Optional (NULL: never asked).  Copy into *hdr the header of the next
+	 * message from peer that no posted receive has taken yet, if it has
+	 * arrived (*have = 1; else 0).  Consumes nothing and does not block.
+	 * The executor calls it while it waits, to name a peer that runs
+	 * another call or algorithm even when it never receives from it.
+	 * Errors: ABORTED (the next thing from peer is its abort), PROTOCOL. */
+	int (*peek)(rt_tp *tp, int peer, rt_hdr *hdr, int *have);
 	const rt_rail_ops *rail;
 } rt_transport;
 
@@ -227,6 +237,10 @@ typedef struct {
 	uint64_t netns;
 	int32_t pid;
 	uint32_t planhash;      /* fingerprint of the plan set: all ranks must agree */
+	uint64_t pidns;         /* pid namespace: pid means something to ranks that share it */
+	uint32_t mac;           /* COLL_AUTH=mac: all ranks must agree */
+	uint32_t pad;
+	uint64_t reorder_env;   /* rt_reorder_env_hash(): all ranks must agree (reorder.c) */
 } rt_hostinfo;
 
 /* Preprocessed plan of one role (rank of the schedule) of one algorithm. */
@@ -273,6 +287,7 @@ typedef struct rt_prep {
 struct coll_comm {
 	int rank, n;
 	int64_t timeout_ms;        /* <= 0: none */
+	int mac;                   /* COLL_AUTH=mac: every TCP frame carries a MAC (tcp.c) */
 	const coll_plan_set *plans;
 	rt_boot boot;
 	rt_hostinfo *hosts;        /* n entries */
@@ -301,6 +316,10 @@ struct coll_comm {
 	double *win_gap;           /* their lead over the second-latest, s */
 	int win_len, win_head;
 	const char *last_algo;     /* what the latest collective ran (coll_last_algo) */
+	/* rank reordering (reorder.c): schedule rank r runs on physical rank
+	 * perm[r], physical rank p plays schedule rank inv[p]; NULL: identity */
+	int32_t *perm, *inv;
+	char order_src[160];       /* where the order came from (coll_rank_order) */
 	int detected;              /* named straggler, -1: none */
 	double detected_delay;
 };
@@ -320,12 +339,11 @@ int64_t rt_now_ns(void);
 int rt_parse_addr(coll_comm *c, const char *s, struct sockaddr_storage *ss, socklen_t *len);
 /* Format an address as "ip:port" into buf. */
 const char *rt_addr_str(const struct sockaddr_storage *ss, char *buf, size_t len);
-/* Listen on ss (port may be 0); returns fd or -errno-ish rt code via *rc. */
+/* Listen on ss (port may be 0) into *fd.  Errors: SYSTEM, BOOTSTRAP (bind
+ * or listen failed; errno is left as they set it). */
 int rt_listen(coll_comm *c, const struct sockaddr_storage *ss, socklen_t len, int *fd);
 /* Connect with retries until deadline (peer may not listen yet). */
 int rt_connect(coll_comm *c, const struct sockaddr_storage *ss, socklen_t len, int64_t deadline, int *fd);
-/* Accept one connection before deadline. */
-int rt_accept(coll_comm *c, int lfd, int64_t deadline, int *fd);
 /* Read/write exactly len bytes on a blocking-or-not fd before deadline.
  * Errors: PEER (EOF/reset), TIMEOUT, SYSTEM. `what` names the peer. */
 int rt_read_full(coll_comm *c, int fd, void *buf, size_t len, int64_t deadline, const char *what);
@@ -336,23 +354,70 @@ void rt_tune_socket(int fd);
 /* --- auth.c --------------------------------------------------------------- */
 /* SipHash-2-4 of data under a 128-bit key. */
 uint64_t rt_siphash(const uint8_t key[16], const void *data, size_t len);
+/* The same, incrementally: init, update with the data in pieces of any
+ * size, final (which leaves the state as it was). */
+typedef struct { uint64_t v[4]; uint64_t tail, len; } rt_sip;
+void rt_sip_init(rt_sip *s, const uint8_t key[16]);
+void rt_sip_update(rt_sip *s, const void *data, size_t len);
+uint64_t rt_sip_final(const rt_sip *s);
 /* Derive the 128-bit connection key from a secret string. */
 void rt_auth_key(const char *secret, uint8_t key[16]);
-/* Fill buf with random bytes (getrandom, falls back to time/pid mixing). */
-void rt_random(void *buf, size_t len);
-/* Mutual challenge/response on a fresh connection.  The client proves
- * (rank, purpose, jobid) under the key and checks the server's proof.
- * Blocks until deadline.  Errors: AUTH, PEER, TIMEOUT, PROTOCOL, SYSTEM. */
+/* Fill buf with random bytes: 0 when they came from the kernel
+ * (getrandom), -1 when there was none to be had and buf holds time/pid
+ * mixing, fit for nonces but not for keys. */
+int rt_random(void *buf, size_t len);
+/* Mutual challenge/response on a fresh connection (auth.c says what each
+ * side proves).  The client proves (rank, purpose, info, jobid) under the
+ * key, checks the server's proof and derives the session key sess.
+ * Blocks until deadline.  Errors: AUTH (the server refused our proof, or
+ * could not prove its own), PEER (the connection closed before the
+ * verdict: the server dropped the handshake, dialling again may work),
+ * TIMEOUT, PROTOCOL (not a libcollrt server), SYSTEM.  peer names the
+ * server in messages. */
 enum { RT_PURPOSE_BOOT = 1, RT_PURPOSE_TCP = 2, RT_PURPOSE_RAIL = 16 /* + the rail's index */ };
-int rt_auth_client(coll_comm *c, int fd, const uint8_t key[16], int rank, int purpose, uint64_t jobid,
-                   int64_t deadline);
-/* Server side: on success *peer_rank is the client's rank. */
-int rt_auth_server(coll_comm *c, int fd, const uint8_t key[16], int purpose, uint64_t jobid,
-                   int64_t deadline, int *peer_rank);
+int rt_auth_client(coll_comm *c, int fd, const uint8_t key[16], int rank, int purpose, uint32_t info, uint64_t jobid,
+                   int64_t deadline, const char *peer, uint8_t sess[16]);
+
+/* The server side: every pending handshake on a listener at once. */
+typedef struct {
+	int fd;                 /* RT_HS_PEER: the authenticated connection, now the caller's */
+	uint32_t rank, info;    /* what the client's proof said */
+	uint8_t sess[16];       /* RT_HS_PEER: the session key */
+} rt_hs_peer;
+typedef struct {
+	coll_comm *c;
+	int lfd;                /* the listener (the caller's) */
+	const uint8_t *key;
+	int purpose;
+	uint64_t jobid;
+	int64_t hs_ms;          /* per-connection deadline (COLL_HANDSHAKE_TIMEOUT, default 3 s) */
+	struct rt_hs_conn *conn;
+	int nconn;
+	struct pollfd *pf;
+	int pfcap;
+	int dropped;            /* connections dropped without a verdict (strangers, slow peers) */
+	int refused;            /* proofs that failed the key check */
+} rt_hs_server;
+enum { RT_HS_PEER = 1, RT_HS_REFUSED, RT_HS_EXTRA, RT_HS_TIME };
+void rt_hs_start(rt_hs_server *s, coll_comm *c, int lfd, const uint8_t key[16], int purpose, uint64_t jobid);
+/* Serve handshakes until something the caller must hear about: *event is
+ * RT_HS_PEER (a client proved the key: *peer, its fd now the caller's),
+ * RT_HS_REFUSED (a proof claiming peer->rank failed the key check; it was
+ * refused and closed: a hint, not an error), RT_HS_EXTRA (one of the
+ * caller's extra pollfds has revents set) or RT_HS_TIME (until passed).
+ * Blocks until then.  Errors: SYSTEM, NOMEM. */
+int rt_hs_wait(rt_hs_server *s, int64_t until, struct pollfd *extra, int nextra, int *event, rt_hs_peer *peer);
+/* Close the handshakes still pending (not the listener).  Never fails. */
+void rt_hs_stop(rt_hs_server *s);
 
 /* --- bootstrap.c ---------------------------------------------------------- */
 /* Rendezvous: rank 0 listens on addr, everyone authenticates, rank 0
- * hands out the job id and every rank's listener address. */
+ * checks every rank's claim and answers each with a verdict (the job id,
+ * or why the job cannot start), then every rank's listener address is
+ * exchanged.  A rank with c->rank >= c->n only tells rank 0 (at most 5 s)
+ * and fails.  Blocks until the bootstrap deadline at most.  Errors:
+ * BOOTSTRAP (misconfiguration, named), AUTH, TIMEOUT, PEER, PROTOCOL,
+ * SYSTEM, NOMEM. */
 int rt_boot_init(coll_comm *c, const char *addr, const char *secret);
 /* Gather len bytes from every rank into all[n*len] on every rank (star
  * through rank 0, or MPI).  Blocking until rt_boot_deadline(c). */
@@ -362,9 +427,13 @@ int64_t rt_boot_deadline(coll_comm *c);
 int rt_boot_barrier(coll_comm *c);
 void rt_boot_close(coll_comm *c);
 
-/* Listener for transport links on any address of `family`, ephemeral port
- * (sets c->boot.listen_fd).  Errors: SYSTEM. */
-int rt_boot_listen(coll_comm *c, int family);
+/* Listener for transport links on the address `local` (its port is
+ * ignored: an ephemeral one), sets c->boot.listen_fd.  Bound to one
+ * interface, the one peers reach this rank on, not to all of them.
+ * Errors: SYSTEM, BOOTSTRAP. */
+int rt_boot_listen(coll_comm *c, const struct sockaddr_storage *local);
+/* Close that listener (once the transport is connected).  Never fails. */
+void rt_boot_unlisten(coll_comm *c);
 
 /* --- mpiboot.c ------------------------------------------------------------ */
 /* True when this process was started by an MPI launcher (OpenMPI, PMIx or
@@ -471,6 +540,10 @@ const char *rt_transport_names(void);
 int64_t rt_spin_ns(const coll_comm *c, const char *env);
 /* Does this host run more of c's ranks than it has CPUs for us? */
 int rt_oversubscribed(const coll_comm *c);
+/* Append "; rank R (pid P, this host) is stopped ..." to buf for every
+ * rank on this kernel and pid namespace that is stopped (SIGSTOP, a
+ * debugger): the usual reason for a timeout that no dead peer explains. */
+void rt_stopped_ranks(const coll_comm *c, char *buf, size_t len);
 
 /* --- transport/shm.c, transport/tcp.c ------------------------------------ */
 extern const rt_transport shm_transport;
@@ -531,6 +604,38 @@ void rt_straggler_record(coll_comm *c);
  * (COLL_STRAGGLER_RANK, COLL_STRAGGLER_DELAY_MS).  Errors: NOMEM. */
 int rt_straggler_init(coll_comm *c);
 void rt_straggler_free(coll_comm *c);
+
+/* --- reorder.c, probe.c ------------------------------------------------- */
+/* Settle the communicator's rank order at the end of coll_init: COLL_PERM,
+ * COLL_REORDER, the plan set's perm or `reorder at init` (probe, search,
+ * agree, cache).  Collective.  Errors: INVALID (a bad COLL_PERM),
+ * MISMATCH (ranks disagree), NOMEM, and the probe's. */
+int rt_reorder_init(coll_comm *c);
+/* A hash of this rank's COLL_PERM / COLL_REORDER* settings, exchanged with
+ * the host identities at init so that rt_reorder_init can refuse settings
+ * that differ between ranks before any rank acts on them. */
+uint64_t rt_reorder_env_hash(void);
+/* The logical rank (schedule rank) of physical rank p, and back. */
+static inline int rt_logical(const coll_comm *c, int p) { return c->inv ? c->inv[p] : p; }
+static inline int rt_physical(const coll_comm *c, int l) { return c->perm ? c->perm[l] : l; }
+/* What a probe found: per ordered pair latency (s) and bandwidth (B/s),
+ * and the groups (group[r], -1: none) with their uplinks (B/s, 0: none
+ * measured or not a bottleneck).  Rank 0 only. */
+typedef struct {
+	int n;
+	double *alpha, *bw;        /* n*n, [src*n + dst] */
+	int *group;                /* n */
+	int ngroups;
+	double *uplink;            /* ngroups */
+	double rank_bw;            /* a rank's own rate (B/s), 0: unknown */
+} rt_probe_result;
+/* Probe (coll_probe's measurements) into res on rank 0; other ranks get
+ * res->n = 0.  Collective; runs with the identity order whatever c's. */
+int rt_probe(coll_comm *c, const coll_probe_config *cfg, rt_probe_result *res);
+void rt_probe_free(rt_probe_result *res);
+/* Broadcast len bytes from rank 0 over the communicator's transport (a
+ * binomial tree plan).  Collective. */
+int rt_probe_bcast(coll_comm *c, void *buf, size_t len);
 
 /* --- reduce.c ------------------------------------------------------------- */
 /* dst[i] = dst[i] OP src[i] (buffers must not overlap). */

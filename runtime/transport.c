@@ -80,6 +80,39 @@ int64_t rt_spin_ns(const coll_comm *c, const char *env)
 	return (int64_t)rt_env_long(env, rt_oversubscribed(c) ? 0 : 50) * 1000;
 }
 
+/* A rank that stops answering is usually dead (the transports see that)
+ * or stopped: SIGSTOP, a debugger, a suspended terminal job.  A stopped
+ * process still holds its sockets and its kernel still acknowledges TCP,
+ * so from the wire it looks like a slow one; only its state in /proc tells.
+ * That is readable for ranks on this kernel in our pid namespace. */
+void rt_stopped_ranks(const coll_comm *c, char *buf, size_t len)
+{
+	if (!c->hosts)
+		return;
+	const rt_hostinfo *me = &c->hosts[c->rank];
+	for (int r = 0; r < c->n; r++) {
+		const rt_hostinfo *h = &c->hosts[r];
+		if (r == c->rank || h->pid <= 0 || h->pidns != me->pidns || strcmp(h->boot_id, me->boot_id) != 0)
+			continue;
+		char path[64], stat[256];
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)h->pid);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t k = fread(stat, 1, sizeof stat - 1, f);
+		fclose(f);
+		stat[k] = 0;
+		const char *paren = strrchr(stat, ')');   /* "pid (comm) S ...": comm may hold spaces */
+		char say[96];
+		snprintf(say, sizeof say, "rank %d (pid %d, this host) is stopped", r, (int)h->pid);
+		if (paren && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't') && !strstr(buf, say)) {
+			size_t o = strlen(buf);   /* (a relayed abort may have said so already) */
+			if (o + 1 < len)
+				snprintf(buf + o, len - o, "; %s (SIGSTOP? a debugger?)", say);
+		}
+	}
+}
+
 /* A plugin transport: the vtable a loaded plugin provides.  mpi comes with
  * the MPI bootstrap (mpiboot.c loaded its plugin); any other PLUGIN row is
  * libcollrt_NAME.so, loaded here on first use, whose entry point returns

@@ -180,16 +180,30 @@ proc python_cmd {} {
     return /usr/bin/python3
 }
 
+# Runs script (in the caller's scope) with the environment variables of the
+# dict vars set, then puts each back as it was.  Variables are restored one
+# by one: `array unset ::env` would cut the env array's link to the process
+# environment, and no later `set ::env(...)` would reach a child process.
+proc with_env {vars script} {
+    set saved {}
+    dict for {v val} $vars {
+        if {[info exists ::env($v)]} { dict set saved $v $::env($v) }
+        set ::env($v) $val
+    }
+    catch {uplevel 1 $script} res opts
+    dict for {v val} $vars {
+        if {[dict exists $saved $v]} { set ::env($v) [dict get $saved $v] } else { unset -nocomplain ::env($v) }
+    }
+    return -options $opts $res
+}
+
 proc py_collrun {np script args} {
-    set saved [array get ::env]
-    set ::env(PYTHONPATH) [file join $::root runtime python]
-    set ::env(COLL_LIBCOLLRT) [file join $::build libcollrt.so]
-    set ::env(COLL_TORCH_EXT) [file join $::build python _coll_torch.so]
-    set ::env(OMP_NUM_THREADS) 1
-    set r [run_cmd [file join $::build collrun] -np $np --timeout 120 [python_cmd] $script {*}$args]
-    array unset ::env
-    array set ::env $saved
-    return $r
+    with_env [list PYTHONPATH [file join $::root runtime python] \
+                  COLL_LIBCOLLRT [file join $::build libcollrt.so] \
+                  COLL_TORCH_EXT [file join $::build python _coll_torch.so] \
+                  OMP_NUM_THREADS 1] {
+        run_cmd [file join $::build collrun] -np $np --timeout 120 [python_cmd] $script {*}$args
+    }
 }
 
 proc py_checks {out name} {

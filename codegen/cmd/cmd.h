@@ -12,6 +12,10 @@
 #ifndef COLL_CMD_H
 #define COLL_CMD_H
 
+#include <stdio.h>
+
+#include "choose.h"
+
 /* cmd_check.c */
 /* collc check FILE... [-a ALGO] [-n N | --n-range A..B] [-D k=v]: evaluate
  * and verify every algorithm (or ALGO) for each n. */
@@ -43,10 +47,20 @@ int cmd_compare(int argc, char **argv);
  * the critical straggler delay of straggler-aware algorithms. */
 int cmd_tune(int argc, char **argv);
 
+/* cmd_reorder.c */
+/* collc reorder FILE... -a ALGO -n N --links MATRIX [-s SIZE] [...]: the
+ * best rank order for ALGO on that network (reorder.h). */
+int cmd_reorder(int argc, char **argv);
+
 /* cmd_build.c */
 /* collc build CLUSTER.coll [FILE.coll...] -o DIR [--cluster NAME] [-v]:
  * generate and compile lib<cluster>. */
 int cmd_build(int argc, char **argv);
+
+/* cmd_build.c, shared with cmd_show.c */
+/* Print the rank order a library uses (collc build, collc show --perm),
+ * each line starting with indent. */
+void cmd_print_order(const libplan *c, const char *indent);
 
 /* collc.c */
 /* Print collc's usage (every subcommand) to out. */

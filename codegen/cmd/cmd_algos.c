@@ -10,6 +10,7 @@
  * commands can evaluate it for every size, model and straggler setting.
  * Also the cost parameters and the model list a command's options mean.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ static void list_algos(drv_prog *p, char *buf, size_t len)
  * the baseline, so it comes along. */
 static int select_algos(drv_prog *p, cmd_opts *o, cmd_algo **out, int *nout)
 {
-	bool one = o->which == CMD_SIM, baseline = o->which & (CMD_COMPARE | CMD_TUNE);
+	bool one = o->which & (CMD_SIM | CMD_REORDER), baseline = o->which & (CMD_COMPARE | CMD_TUNE);
 	char have[1024];
 	list_algos(p, have, sizeof have);
 	cmd_algo *v = calloc((size_t)drv_nalgos(p) + (size_t)o->nalgos + 2, sizeof *v);
@@ -125,7 +126,15 @@ static double delay_of(const cmd_opts *o)
 cost_params cmd_params(const cmd_opts *o, double bytes, int n)
 {
 	return (cost_params){ .bytes = bytes, .links = &o->links, .straggler = cmd_straggler_for(o, n),
-			      .delay = delay_of(o), .segments = o->segments };
+			      .delay = delay_of(o), .segments = o->segments, .perm = o->perm };
+}
+
+int cmd_segments(const cmd_opts *o, const cost_plan *p, double bytes)
+{
+	if (!(o->seg_bytes > 0))
+		return o->segments;
+	double k = ceil(bytes * p->work / p->chunks / o->seg_bytes);
+	return k < 1 ? 1 : k > 4096 ? 4096 : (int)k;
 }
 
 int cmd_models(const cmd_opts *o, const cost_model **m)

@@ -41,6 +41,7 @@
 
 #include "choose.h"
 #include "cluster.h"
+#include "linkmodel.h"
 #include "emit.h"
 #include "cmd.h"
 #include "subproc.h"
@@ -305,6 +306,34 @@ static int build_gpu(const cluster_desc *c, const char *out, const char *lib, co
 }
 
 /* The summary line of `straggler auto`: the critical delay at a few sizes. */
+void cmd_print_order(const libplan *c, const char *indent)
+{
+	const cluster_desc *d = c->d;
+	char a[32], b[32], e[32];
+	if (d->reorder == CLUSTER_REORDER_INIT) {
+		printf("%srank order      probed and chosen at init for %s at %s (cached per host list)\n", indent,
+		       c->algos[c->reorder_algo].label, link_fmt_size((double)c->reorder_bytes, a, sizeof a));
+		return;
+	}
+	if (!c->perm) {
+		printf("%srank order      identity\n", indent);
+		return;
+	}
+	printf("%srank order     ", indent);
+	for (int i = 0; i < d->ranks; i++)
+		printf(" %d", c->perm[i]);
+	printf("  (schedule rank r on physical rank order[r])\n");
+	printf("%s                reorder by cost for %s at %s: predicted %s -> %s, %.2fx", indent,
+	       c->algos[c->reorder_algo].label, link_fmt_size((double)c->reorder_bytes, a, sizeof a),
+	       link_fmt_time(c->t_identity, b, sizeof b), link_fmt_time(c->t_best, e, sizeof e),
+	       c->t_best > 0 ? c->t_identity / c->t_best : 1.0);
+	if (isfinite(c->sim_identity) && isfinite(c->sim_best) && c->sim_best > 0)
+		printf(" (simulated %.2fx)", c->sim_identity / c->sim_best);
+	printf("%s\n", c->optimal ? ", proven optimal" : "");
+}
+
+static void print_order(const libplan *c, const char *indent) { cmd_print_order(c, indent); }
+
 static void print_auto(const libplan *c)
 {
 	static const struct { int k; const char *size; } at[] = {{20, "1 MiB"}, {26, "64 MiB"}, {32, "4 GiB"}};
@@ -469,6 +498,7 @@ int cmd_build(int argc, char **argv)
 		print_auto(&c);
 	else if (d.straggler != CLUSTER_STRAGGLER_NONE)
 		printf("  straggler       rank %-9d swapped into the straggler role\n", d.straggler);
+	print_order(&c, "  ");
 	rc = 0;
 free_cluster:
 	libplan_free(&c);

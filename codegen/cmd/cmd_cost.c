@@ -38,6 +38,7 @@ static int cost_algo(const cmd_opts *o, const cmd_algo *a, const cost_model **mo
 	for (int z = 0; z < o->nsizes; z++)
 		for (int m = 0; m < nm; m++) {
 			cost_params q = cmd_params(o, o->sizes[z], o->n);
+			q.segments = cmd_segments(o, a->plan, o->sizes[z]);
 			cmd_row w = { .algo = a->name, .kind = a->kind, .n = o->n, .bytes = o->sizes[z],
 				      .model = models[m]->name, .speedup = NAN,
 				      .straggler = q.straggler };

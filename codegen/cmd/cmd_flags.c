@@ -37,6 +37,19 @@ int cmd_input_error(const char *fmt, ...)
 	return 1;
 }
 
+int cmd_link_error(const link_error *e)
+{
+	if (e->loc_len > 0) {
+		/* about a file: "path:line: error: text", as diagnostics in
+		 * sources are (DESIGN: file:line for link files) */
+		char loc[512];
+		snprintf(loc, sizeof loc, "%.*s", e->loc_len, e->msg);
+		diag_file_error(loc, "%s", link_error_text(e));
+		return 1;
+	}
+	return cmd_input_error("%s", e->msg);
+}
+
 /* --- help -------------------------------------------------------------------- */
 
 static const char common_help[] =
@@ -47,7 +60,8 @@ static const char common_help[] =
 	"  -f F | -i STEP      sweep factor (default 2) or additive step\n"
 	"  --alpha T           link latency (default 3us)\n"
 	"  --bw BW             link bandwidth (default 450GB/s)\n"
-	"  --links MATRIX      per-pair latency and bandwidth (TSV: src dst alpha bandwidth)\n"
+	"  --links MATRIX      per-pair latency and bandwidth (TSV: src dst alpha bandwidth),\n"
+	"                      and shared segments (group, uplink, segment, rank-bw lines)\n"
 	"  --rank-bw BW|none   a rank's injection bandwidth, shared by the messages it sends\n"
 	"                      (or receives) in one round; default: --bw for uniform links\n"
 	"                      (one connection per rank), none for --links (independent)\n"
@@ -55,6 +69,8 @@ static const char common_help[] =
 	"                      enough to hide all the others can do without it\n"
 	"  --delay D           the straggler's delay (implies --straggler last)\n"
 	"  --segments S        pipeline the buffer in S segments (sim model)\n"
+	"  --seg-bytes X       as many segments as cut each chunk into pieces of at most X,\n"
+	"                      as the runtime does (its TCP messages: 1MiB; cost and sim)\n"
 	"  --max-steps N       evaluation step limit\n"
 	"  --help              this text\n"
 	"units: sizes B KB MB GB (x1000), KiB MiB GiB (x1024), K M G as nccl-tests (x1024);\n"
@@ -66,10 +82,34 @@ static const char table_help[] =
 	"  --model M           sim (default), rounds, or all\n"
 	"  --csv, --json       machine-readable rows (see README: collc compare --json)\n";
 
+/* collc reorder's options (it takes a few of the common ones). */
+static const char reorder_help[] =
+	"  -a ALGO             the algorithm (needed when FILE... holds several)\n"
+	"  -n N                rank count (default: the rank count of --links)\n"
+	"  -D name=value       set a `param` of the algorithm\n"
+	"  -s SIZE             the buffer size the order is chosen for (default 1GiB)\n"
+	"  --links MATRIX      the physical network: per-pair latency and bandwidth, shared\n"
+	"                      segments (what collprobe writes; see README \"Rank reordering\")\n"
+	"  --alpha T --bw BW   uniform links instead (then only segments can tell orders apart)\n"
+	"  --rank-bw BW|none   a rank's injection bandwidth shared by its messages of a round\n"
+	"  --time-limit T      stop searching after T (default 10s; a cut search is reported)\n"
+	"  --seed K            annealing's random seed (default 1): same seed, same answer\n"
+	"  --moves M           annealing moves (default 200 n^2, at least 20000, at most 2e6)\n"
+	"  --exact-max N       branch and bound when n <= N (default 10; -1: never)\n"
+	"  --perm LIST|@FILE   start annealing from this order (schedule rank -> physical rank)\n"
+	"  --sim               also run the event-driven simulation where it is slow\n"
+	"  --exhaustive        try every order instead (n <= 11): the reference for the search\n"
+	"  --json              one JSON object (README: collc reorder --json)\n"
+	"  --help              this text\n";
+
 static void help(const char *usage, int which)
 {
 	fputs(usage, stdout);
 	fputs("options:\n", stdout);
+	if (which == CMD_REORDER) {
+		fputs(reorder_help, stdout);
+		return;
+	}
 	/* a simulation's report (timeline, critical path, --svg) is of one run */
 	if (which == CMD_SIM)
 		fputs("  -a ALGO             the algorithm (needed when FILE... holds several)\n", stdout);
@@ -91,31 +131,39 @@ static const struct {
 	int takes_value;
 	int cmds;
 } flags[] = {
-	{ "-a", 1, CMD_ALL },
-	{ "-n", 1, CMD_ALL },
-	{ "-D", 1, CMD_ALL },
-	{ "-s", 1, CMD_ALL },
+	{ "-a", 1, CMD_ALL | CMD_REORDER },
+	{ "-n", 1, CMD_ALL | CMD_REORDER },
+	{ "-D", 1, CMD_ALL | CMD_REORDER },
+	{ "-s", 1, CMD_ALL | CMD_REORDER },
 	{ "-b", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
 	{ "-e", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
 	{ "-f", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
 	{ "-i", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
-	{ "--alpha", 1, CMD_ALL },
-	{ "--bw", 1, CMD_ALL },
-	{ "--links", 1, CMD_ALL },
-	{ "--rank-bw", 1, CMD_ALL },
+	{ "--alpha", 1, CMD_ALL | CMD_REORDER },
+	{ "--bw", 1, CMD_ALL | CMD_REORDER },
+	{ "--links", 1, CMD_ALL | CMD_REORDER },
+	{ "--rank-bw", 1, CMD_ALL | CMD_REORDER },
+	{ "--perm", 1, CMD_COST | CMD_SIM | CMD_REORDER },
+	{ "--time-limit", 1, CMD_REORDER },
+	{ "--seed", 1, CMD_REORDER },
+	{ "--moves", 1, CMD_REORDER },
+	{ "--exact-max", 1, CMD_REORDER },
+	{ "--sim", 0, CMD_REORDER },
+	{ "--exhaustive", 0, CMD_REORDER },
 	{ "--straggler", 1, CMD_ALL },
 	{ "--delay", 1, CMD_ALL },
 	{ "--segments", 1, CMD_ALL },
+	{ "--seg-bytes", 1, CMD_COST | CMD_SIM },
 	{ "--baseline", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--model", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--csv", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
-	{ "--json", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
+	{ "--json", 0, CMD_COST | CMD_COMPARE | CMD_TUNE | CMD_REORDER },
 	{ "--ranges-only", 0, CMD_TUNE },
 	{ "--svg", 1, CMD_SIM | CMD_COMPARE },
 	{ "--trace", 0, CMD_SIM },
 	{ "--n-range", 1, CMD_COMPARE },
 	{ "--repeat", 1, CMD_SIM },
-	{ "--max-steps", 1, CMD_ALL },
+	{ "--max-steps", 1, CMD_ALL | CMD_REORDER },
 };
 
 static int parse_int(const char *flag, const char *v, long lo, long hi, int *out)
@@ -143,6 +191,7 @@ void cmd_free_opts(cmd_opts *o)
 	free(o->algos);
 	free(o->files);
 	free(o->sizes);
+	free(o->perm);
 	for (int d = 0; d < o->ndefs; d++)
 		free((char *)o->defs[d].name);
 	link_free(&o->links);
@@ -268,6 +317,46 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 			o->have_rank_bw = true;
 		} else if (strcmp(name, "--links") == 0) {
 			o->links_path = v;
+		} else if (strcmp(name, "--perm") == 0) {
+			/* a list, or @FILE holding one (what collc reorder --json or
+			 * collprobe leave lying around) */
+			int k;
+			free(o->perm);
+			o->perm = NULL;
+			if (v[0] == '@') {
+				FILE *pf = fopen(v + 1, "r");
+				char buf[1 << 16];
+				size_t got = pf ? fread(buf, 1, sizeof buf - 1, pf) : 0;
+				if (!pf)
+					return cmd_input_error("--perm: cannot open '%s'", v + 1);
+				fclose(pf);
+				buf[got] = 0;
+				if (reorder_parse_perm(buf, 0, &o->perm, &k, &err))
+					return cmd_input_error("--perm %s: %s", v, err.msg);
+			} else if (reorder_parse_perm(v, 0, &o->perm, &k, &err)) {
+				return cmd_usage_error("--perm: %s", err.msg);
+			}
+			o->nperm = k;
+		} else if (strcmp(name, "--time-limit") == 0) {
+			if (link_parse_time(v, &o->time_limit, &err))
+				return cmd_usage_error("--time-limit: %s", err.msg);
+		} else if (strcmp(name, "--seed") == 0) {
+			char *end;
+			o->seed = strtoull(v, &end, 10);
+			if (end == v || *end)
+				return cmd_usage_error("--seed needs a non-negative integer, found '%s'", v);
+		} else if (strcmp(name, "--moves") == 0) {
+			char *end;
+			o->moves = strtol(v, &end, 10);
+			if (end == v || *end || o->moves < 1)
+				return cmd_usage_error("--moves needs a positive integer, found '%s'", v);
+		} else if (strcmp(name, "--exact-max") == 0) {
+			if (parse_int("--exact-max", v, -1, 16, &o->exact_max))
+				return 2;
+		} else if (strcmp(name, "--sim") == 0) {
+			o->sim = true;
+		} else if (strcmp(name, "--exhaustive") == 0) {
+			o->exhaustive = true;
 		} else if (strcmp(name, "--straggler") == 0) {
 			if (strcmp(v, "last") == 0)
 				o->straggler = -2;
@@ -279,6 +368,9 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 			o->have_delay = true;
 		} else if (strcmp(name, "--segments") == 0) {
 			if (parse_int("--segments", v, 1, 1 << 20, &o->segments))
+				return 2;
+		} else if (strcmp(name, "--seg-bytes") == 0) {
+			if (parse_size_flag("--seg-bytes", v, &o->seg_bytes))
 				return 2;
 		} else if (strcmp(name, "--baseline") == 0) {
 			o->baseline = v;
@@ -343,7 +435,7 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 		if (o->have_nrange)
 			return cmd_usage_error("--n-range needs uniform links (--alpha, --bw), not a matrix");
 		if (link_read_matrix(&o->links, o->links_path, &err))
-			return cmd_input_error("%s", err.msg);
+			return cmd_link_error(&err);
 		if (!o->have_n) {
 			o->n = o->links.n;
 			o->have_n = true;
@@ -356,8 +448,9 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 		return cmd_usage_error("%s", err.msg);
 	}
 	/* One connection per rank (StragglAR's and NCCL's scale-up
-	 * assumption) unless told otherwise; a probed matrix says nothing
-	 * about sharing, so there links stay independent by default. */
+	 * assumption) unless told otherwise; a matrix says what it knows
+	 * about sharing (its rank-bw line, its segments), so there links stay
+	 * as the file has them by default. */
 	if (o->have_rank_bw)
 		link_set_rank_bw(&o->links, o->rank_bw, NULL);
 	else if (!o->links_path)
@@ -406,8 +499,10 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 		o->sizes[0] = 1073741824.0;
 		o->nsizes = 1;
 	}
-	if ((which & CMD_SIM) && o->nsizes != 1)
-		return cmd_usage_error("sim takes one size (-s)");
+	if ((which & (CMD_SIM | CMD_REORDER)) && o->nsizes != 1)
+		return cmd_usage_error("%s takes one size (-s)", o->cmd);
+	if (o->perm && o->nperm != o->n)
+		return cmd_usage_error("--perm lists %d ranks but there are %d", o->nperm, o->n);
 	if (o->have_nrange && o->nsizes != 1)
 		return cmd_usage_error("--n-range takes one size (-s)");
 

@@ -25,11 +25,12 @@
 #include <stdio.h>
 
 #include "cost.h"
+#include "reorder.h"
 #include "driver.h"
 #include "linkmodel.h"
 
 /* Which subcommand is parsing: a flag is accepted by the set it names. */
-enum { CMD_COST = 1, CMD_SIM = 2, CMD_COMPARE = 4, CMD_TUNE = 8, CMD_ALL = 15 };
+enum { CMD_COST = 1, CMD_SIM = 2, CMD_COMPARE = 4, CMD_TUNE = 8, CMD_ALL = 15, CMD_REORDER = 16 };
 
 /* A cost subcommand's options after parsing and checking. */
 typedef struct {
@@ -57,6 +58,7 @@ typedef struct {
 	double delay;
 	bool have_delay;
 	int segments;
+	double seg_bytes;      /* --seg-bytes: pipeline each chunk in pieces of at most this (0: --segments) */
 	const char *baseline;
 	bool baseline_given;
 	const char *model;     /* rounds, sim, all */
@@ -66,6 +68,15 @@ typedef struct {
 	int nlo, nhi, nstep;   /* --n-range A..B:K; nstep 0: powers of 2 and midpoints */
 	bool have_nrange;
 	int repeat;
+	int32_t *perm;         /* --perm: the rank order to cost (schedule rank -> physical), NULL: identity */
+	int nperm;
+	/* reorder */
+	double time_limit;     /* --time-limit, seconds (0: none) */
+	unsigned long long seed;   /* --seed */
+	long moves;            /* --moves (0: the default) */
+	int exact_max;         /* --exact-max (0: the default, -1: never) */
+	bool sim;              /* --sim: also simulate at large n */
+	bool exhaustive;       /* --exhaustive: try every order (n <= 11) */
 } cmd_opts;
 
 /* An algorithm to cost, built for one n at a time. */
@@ -94,6 +105,9 @@ typedef struct {
 /* Print "collc: error: ..." and return 2 (usage) or 1 (input). */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cmd_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print a link model error: "path:line: error: text" when it is about a
+ * file (loc_len > 0), else as cmd_input_error; returns 1. */
+int cmd_link_error(const link_error *e);
 /* Parse argv (argv[0] the subcommand, `which` its CMD_*) into o and check
  * the combination; `usage` is the subcommand's own help, printed before
  * the common options on --help.  Returns 0, 1 (bad link matrix), 2
@@ -120,6 +134,10 @@ int cmd_algo_build(drv_prog *p, const cmd_opts *o, cmd_algo *a, int n, bool quie
 int cmd_teardown(int rc, cmd_opts *o, drv_prog *p, cmd_algo *v, int nv);
 /* The cost parameters of o for one size at n ranks. */
 cost_params cmd_params(const cmd_opts *o, double bytes, int n);
+/* --seg-bytes X: the segments that cut plan p's chunks at `bytes` into
+ * pieces of at most X (what the runtime's executor does with its
+ * COLL_TCP_SEG_BYTES), else --segments. */
+int cmd_segments(const cmd_opts *o, const cost_plan *p, double bytes);
 /* The models --model names, in table order; m holds 4. */
 int cmd_models(const cmd_opts *o, const cost_model **m);
 

@@ -75,6 +75,11 @@ int sel_parse(int argc, char **argv, sel_opts *o, bool show)
 			}
 			o->format = v;
 			i++;
+		} else if (strcmp(a, "--perm") == 0 && show) {
+			o->perm = true;
+		} else if (strcmp(a, "--cluster") == 0 && v && show) {
+			o->cluster = v;
+			i++;
 		} else if (strcmp(a, "--max-steps") == 0 && v) {
 			char *end;
 			long long m = strtoll(v, &end, 10);
@@ -96,7 +101,7 @@ int sel_parse(int argc, char **argv, sel_opts *o, bool show)
 		diag_tool_error("%s needs at least one .coll file", argv[0]);
 		return 2;
 	}
-	if (show && !o->have_n) {
+	if (show && !o->have_n && !o->perm) {
 		diag_tool_error("show needs the rank count: -n N");
 		return 2;
 	}

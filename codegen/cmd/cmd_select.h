@@ -18,6 +18,8 @@ typedef struct {
 	drv_define defs[32];
 	int ndefs;
 	const char *format;
+	bool perm;             /* show --perm: the rank order of a cluster's library */
+	const char *cluster;   /* show --cluster NAME (with --perm) */
 } sel_opts;
 
 /* cmd_select.c */

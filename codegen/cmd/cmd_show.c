@@ -1,15 +1,37 @@
 /*
  * cmd_show.c - `collc show`: one verified schedule as a table of rounds x
  * ranks, as JSON (the stable format, README "The schedule as JSON") or as
- * a Graphviz graph (cmd.h).
+ * a Graphviz graph (cmd.h); and `collc show CLUSTER.coll --perm`, the rank
+ * order the cluster's library would use (the same computation as collc
+ * build's, without generating anything).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "cmd.h"
 #include "cmd_select.h"
 #include "export.h"
+
+/* --perm: the order a cluster's library uses. */
+static int show_perm(drv_prog *p, const sel_opts *o)
+{
+	cluster_desc d;
+	libplan c;
+	if (cluster_check(p, o->cluster, &d) != 0)
+		return 1;
+	int rc = 1;
+	if (libplan_make(&d, &c) == 0) {
+		printf("cluster %s: %d ranks, links %s%s\n", d.name, d.ranks, d.links ? d.links : "uniform",
+		       d.ndecls ? " and segments declared in the cluster" : "");
+		cmd_print_order(&c, "");
+		libplan_free(&c);
+		rc = 0;
+	}
+	cluster_desc_free(&d);
+	return rc;
+}
 
 int cmd_show(int argc, char **argv)
 {
@@ -19,6 +41,12 @@ int cmd_show(int argc, char **argv)
 	if (!p) {
 		sel_free(&o);
 		return rc ? rc : 1;
+	}
+	if (o.perm) {
+		rc = show_perm(p, &o);
+		drv_free(p);
+		sel_free(&o);
+		return rc;
 	}
 	const char *algo = o.algo;
 	for (int i = 0; !algo && i < drv_nalgos(p); i++)

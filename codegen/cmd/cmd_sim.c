@@ -189,6 +189,7 @@ int cmd_sim(int argc, char **argv)
 	cost_sim *sim = NULL;
 	if (rc == 0) {
 		cost_params q = cmd_params(&o, o.sizes[0], o.n);
+		q.segments = o.segments = cmd_segments(&o, v[0].plan, o.sizes[0]);
 		link_error err;
 		sim = cost_simulate(v[0].plan, &q, &err);
 		if (!sim)
@@ -196,7 +197,7 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (rc == 0) {
 		const cost_plan *pl = v[0].plan;
-		cost_params q = cmd_params(&o, o.sizes[0], o.n);
+		cost_params q = cmd_params(&o, o.sizes[0], o.n);   /* o.segments: --seg-bytes applied above */
 		double cb = o.sizes[0] / pl->chunks / o.segments;
 		char a[32], b[32], c[32], d[32], e[32];
 		cmd_describe_sched(&v[0]);

@@ -34,6 +34,7 @@ void cmd_usage(FILE *out)
 	      "  sim FILE -a ALGO -n N -s SIZE [--trace] [--svg F] event-driven simulation\n"
 	      "  compare FILE... -n N [-b -e -f] [--csv|--json|--svg F]  algorithms x sizes\n"
 	      "  tune FILE... -n N [link flags]                   fastest algorithm per size range\n"
+	      "  reorder FILE -a ALGO -n N --links M [-s SIZE]    the best rank order on that network\n"
 	      "  build CLUSTER.coll -o DIR [--cluster NAME]       generate and compile lib<cluster>\n"
 	      "\n"
 	      "common options:\n"
@@ -54,7 +55,7 @@ static const struct {
 	{ "check", cmd_check }, { "show", cmd_show },
 	{ "cost", cmd_cost },   { "sim", cmd_sim },
 	{ "compare", cmd_compare }, { "tune", cmd_tune },
-	{ "build", cmd_build },
+	{ "build", cmd_build }, { "reorder", cmd_reorder },
 };
 
 static double now_ms(void)

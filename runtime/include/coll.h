@@ -130,7 +130,8 @@ typedef struct {
 	int rank;               /* 0 .. nranks-1; -1: COLL_RANK */
 	int nranks;             /* >= 1; 0: COLL_NRANKS */
 	const char *addr;       /* "host:port" of rank 0's rendezvous; NULL: COLL_ADDR */
-	const char *secret;     /* shared secret; NULL: COLL_SECRET (may be empty) */
+	const char *secret;     /* shared secret; NULL: COLL_SECRET (empty: refused with more than one
+	                         * rank unless COLL_INSECURE=1) */
 	const char *transport;  /* "shm", "tcp", "mpi", "ibverbs", "auto"; NULL: COLL_TRANSPORT, else the
 	                         * plan set's transport (the cluster's), else "auto" */
 	double timeout_s;       /* per-call inactivity timeout; 0: COLL_TIMEOUT, else 10; <0: none */
@@ -147,7 +148,11 @@ typedef struct {
  * listens on addr; the others connect; every connection proves knowledge of
  * the secret with a keyed-hash challenge/response, both ways), then open
  * the transport and check that every rank has the same plan set.  Blocks
- * until all ranks joined or the bootstrap timeout (3x timeout, >= 10 s).
+ * until all ranks joined or the bootstrap timeout (COLL_BOOT_TIMEOUT:
+ * 3x timeout, >= 30 s).  A misconfigured job (ranks that disagree on
+ * COLL_NRANKS, a COLL_RANK given twice or out of range) fails at once on
+ * every rank with BOOTSTRAP naming the cause; COLL_AUTH=mac adds a MAC to
+ * every TCP frame (README.md, "Security").
  * Under an MPI launcher (mpirun; OMPI_COMM_WORLD_RANK, PMIX_RANK or
  * PMI_RANK set) with no explicit rank, or with transport "mpi", the
  * rendezvous goes through MPI instead: libcollrt dlopens its MPI plugin
@@ -157,7 +162,8 @@ typedef struct {
  * means shm on one host, else mpi.  Without the plugin: UNSUPPORTED.
  * `plans` is borrowed and must outlive the communicator; it may be NULL
  * (only `_plan` calls are then possible).  Errors: INVALID, BOOTSTRAP,
- * AUTH (wrong secret), TIMEOUT, TRANSPORT, PLAN, NOMEM, SYSTEM, UNSUPPORTED. */
+ * AUTH (wrong or empty secret), TIMEOUT, PEER, TRANSPORT, PLAN, NOMEM, SYSTEM,
+ * UNSUPPORTED. */
 COLL_API coll_result coll_init(coll_comm **comm, const coll_plan_set *plans, const coll_config *cfg);
 
 /* coll_init with every parameter from the environment: COLL_RANK,
@@ -355,6 +361,47 @@ COLL_API coll_result coll_rail_stats(const coll_comm *comm, coll_rail_info *out)
 /* Block until every rank reached the barrier (over the bootstrap links).
  * Errors: PEER, TIMEOUT, ABORTED, SYSTEM. */
 COLL_API coll_result coll_barrier(coll_comm *comm);
+
+/*
+ * Rank reordering.  Which physical rank (coll_rank) plays each rank of
+ * the schedules: the plan set's order (cluster `reorder by cost`), one
+ * probed and chosen when the communicator started (`reorder at init` or
+ * COLL_REORDER=probe; cached per host list), or COLL_PERM=3,1,0,2 from the
+ * environment.  Results are the same whatever the order: it decides who
+ * does what, not what is computed (floating-point sums are combined in
+ * the order the schedule's roles combine them, as with any algorithm).
+ */
+
+/* The order in use: *perm (may be NULL) gets the array perm[r] = the
+ * physical rank that plays schedule rank r (NULL: the identity), valid
+ * until coll_finalize; returns where it came from, e.g. "identity",
+ * "plan set", "COLL_PERM", "probed at init", "cache FILE".  Does not block. */
+COLL_API const char *coll_rank_order(const coll_comm *comm, const int32_t **perm);
+
+/* How coll_probe measures. */
+typedef struct {
+	int pings;          /* ping-pongs per pair for the latency (its 10th percentile); default 20 */
+	size_t bytes;       /* the bandwidth probe's message, each way; default 1 MiB */
+	int reps;           /* bandwidth exchanges per pair, the fastest kept; default 2 */
+	int directions;     /* 1: keep each direction's numbers; 0 (default): symmetrise, a pair's
+	                     * cost the larger of its two directions (the paper's max) */
+	int groups;         /* 1 (default): infer groups of ranks and measure their uplinks */
+} coll_probe_config;
+#define COLL_PROBE_CONFIG_INIT { 20, 1 << 20, 2, 0, 1 }
+
+/* Measure the network between every pair of ranks with the communicator's
+ * own transport: n-1 rounds of a round-robin tournament, each a perfect
+ * matching whose pairs ping-pong a small message `pings` times
+ * (latency: half the 10th percentile of the round trips)
+ * and exchange `bytes` both ways (bandwidth), every rank timing its own
+ * pair; then, with `groups`, ranks that are fast with each other and with
+ * the same others form groups (racks, hosts), and each group's uplink is
+ * measured with concurrent flows to ranks outside it.  Collective: every
+ * rank calls it.  On rank 0, *links (if links is not NULL) receives the
+ * link-matrix file `collc --links` reads (malloc'd; the caller frees it);
+ * elsewhere NULL.  cfg NULL: the defaults.  Blocking; errors as the
+ * collectives, plus NOMEM. */
+COLL_API coll_result coll_probe(coll_comm *comm, const coll_probe_config *cfg, char **links);
 
 #ifdef __cplusplus
 }

@@ -47,8 +47,10 @@
 extern "C" {
 #endif
 
-/* Bumped when the layout of these structures changes. */
-#define COLL_PLAN_ABI 5
+/* Bumped when the layout of these structures changes (4: the plan set's
+ * transport; 5: rank reordering at init, coll_plan_set.reorder*;
+ * 6: rails and their policy). */
+#define COLL_PLAN_ABI 6
 
 typedef enum {
 	COLL_STEP_SEND = 0,         /* send my chunk to peer */
@@ -119,7 +121,13 @@ struct coll_plan_set {
 	int32_t nalgos;
 	const coll_choice *choices;    /* may be NULL: first algo of a kind wins */
 	int32_t nchoices;
-	const int32_t *perm;           /* rank permutation (logical -> physical), NULL = identity */
+	/* The rank order (cluster setting `reorder by cost`): perm[r] is the
+	 * physical rank (the application's, coll_rank) that plays schedule
+	 * rank r of every algorithm; NULL = identity.  The runtime applies it
+	 * where roles meet physical ranks (comm.c, exec.c), so results are the
+	 * identity order's: it changes who does what, never what is computed.
+	 * COLL_PERM and COLL_REORDER in the environment override it. */
+	const int32_t *perm;
 	/* The persistent straggler (cluster setting `straggler`): 1 + its
 	 * physical rank; COLL_STRAGGLER_NONE (0, the default) or
 	 * COLL_STRAGGLER_AUTO (-1: detect it at run time and switch to an
@@ -132,9 +140,19 @@ struct coll_plan_set {
 	 * coll_init uses when neither its config nor COLL_TRANSPORT names one,
 	 * so coll_init_env and NAME_init agree.  Appended in ABI 4. */
 	const char *transport;
+	/* Appended in ABI 5. */
+	/* `reorder at init`: probe the network when a communicator starts,
+	 * choose the order with the cost model in libcollrt, and cache it per
+	 * host list (runtime/reorder.c).  COLL_REORDER_NONE (0, the default)
+	 * or COLL_REORDER_INIT.  The order is chosen for reorder_algo (an
+	 * allreduce of this set; NULL: the size table's choice) at
+	 * reorder_bytes (0: 64 MiB). */
+	int32_t reorder;
+	const char *reorder_algo;
+	uint64_t reorder_bytes;
 	/* The cluster's rails ("tcp:eth0,tcp:eth1": TRANSPORT[:WHERE] each),
 	 * or NULL: one network, the transport above.  COLL_RAILS overrides it.
-	 * Appended in ABI 5. */
+	 * Appended in ABI 6. */
 	const char *rails;
 	/* How messages use the rails (NULL: COLL_RAIL_POLICY_DEFAULT);
 	 * COLL_POLICY overrides its fields. */
@@ -142,19 +160,23 @@ struct coll_plan_set {
 };
 #define COLL_STRAGGLER_NONE 0
 #define COLL_STRAGGLER_AUTO (-1)
+#define COLL_REORDER_NONE 0
+#define COLL_REORDER_INIT 1
 
 #define COLL_PLAN_SET(name, n, algos, choices)                                     \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, NULL, 0, NULL, NULL, NULL }
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, NULL, 0, NULL, \
+	  COLL_REORDER_NONE, NULL, 0, NULL, NULL }
 /* The same with a declared straggler (1 + its rank). */
 #define COLL_PLAN_SET_STRAGGLER(name, n, algos, choices, straggler)              \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
-	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), NULL, 0, NULL, NULL, NULL }
+	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), NULL, 0, NULL, \
+	  COLL_REORDER_NONE, NULL, 0, NULL, NULL }
 /* `straggler auto` with its table of critical delays (a coll_crit array). */
 #define COLL_PLAN_SET_AUTO(name, n, algos, choices, crit)                          \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
 	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_AUTO, \
-	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])), NULL, NULL, NULL }
+	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])), NULL, COLL_REORDER_NONE, NULL, 0, NULL, NULL }
 
 /* --- building plans at run time ------------------------------------------ */
 

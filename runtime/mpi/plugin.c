@@ -16,7 +16,8 @@
  * others instead of a hang.  MPI cannot cancel a collective, so after such
  * a timeout MPI stays inconsistent: the plugin then skips its MPI_Finalize
  * at exit (which could wait on the lost collective) and the launcher
- * reports the job's failure.
+ * reports the job's failure.  The same after a failed collective on the
+ * mpi transport (its peer may be stopped or dead).
  *
  * Transport: a message (the executor's 64-byte header + payload) travels
  * as two MPI messages with one tag, the header and then the payload, sent
@@ -433,6 +434,10 @@ static int mpi_progress(rt_tp *tp, int timeout_ms)
 static void mpi_abort(rt_tp *tp, int code)
 {
 	mpi_tp *t = (mpi_tp *)tp;
+	/* A peer may be stopped or gone: OpenMPI's MPI_Finalize would wait for
+	 * it forever after we reported the error (fault-2.3), so skip it as
+	 * after a lost bootstrap collective and let the launcher end the job. */
+	lost_collective = 1;
 	t->abort_out[0] = t->rank;
 	t->abort_out[1] = code;
 	for (int r = 0; r < t->n; r++)

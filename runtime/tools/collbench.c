@@ -774,6 +774,16 @@ static void print_header(const char *what)
 		printf("[");
 	} else {
 		printf("# collbench: %s\n", what);
+		/* the rank order in use: which physical rank plays each schedule
+		 * rank (a plan set's `reorder by cost`, reorder at init, COLL_PERM) */
+		if (comm) {
+			const int32_t *perm;
+			const char *src = coll_rank_order(comm, &perm);
+			printf("# rank order:");
+			for (int i = 0; i < coll_nranks(comm); i++)
+				printf(" %d", perm ? perm[i] : i);
+			printf(" (%s; schedule rank r runs on rank order[r])\n", src);
+		}
 		printf("# %12s %12s %6s %6s %5s %12s %12s %12s %8s", "size(B)", "count", "type", "redop", "root",
 		       "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
 		if (baseline) {

@@ -39,8 +39,15 @@
  * 12-14 us over six runs), from 452 to 427 us at 1 MiB (medians of six
  * interleaved runs of COLL_SHM_YIELD_US=0 and 2000).  Sleeps are capped
  * at 50 ms; each wake-up without progress polls the peers' pidfds, so a
- * killed peer is seen within ~50 ms (COLL_ERR_PEER).  Aborts set a flag in
- * every peer's header (COLL_ERR_ABORTED there).
+ * killed peer is seen within ~50 ms (COLL_ERR_PEER).  Aborts write a
+ * record (origin rank, code, words) into every peer's header
+ * (COLL_ERR_ABORTED there, naming the origin).  peek shows the executor
+ * the header of a message no receive has taken.
+ *
+ * No MAC here (COLL_AUTH=mac is for TCP): the segments are shared memory
+ * of the job's own user on one kernel, created 0600 and unlinked once
+ * mapped; whoever can write them can as well ptrace the ranks and read
+ * the key, so a MAC would cost a pass over every byte and stop nobody.
  *
  * Tunables: COLL_SHM_SLOT_BYTES (payload per slot, default 256 KiB),
  * COLL_SHM_SLOTS (slots per ring, default 8), COLL_SHM_SPIN_US and
@@ -74,8 +81,11 @@ typedef struct {
 	uint64_t ring_bytes, slot_stride, nslots;
 	_Alignas(CL) _Atomic uint32_t doorbell;
 	_Atomic uint32_t sleeping;
-	_Atomic int32_t abort_from;   /* aborting rank + 1, 0: none */
-	_Atomic int32_t abort_code;
+	_Atomic int32_t abort_from;   /* rank that wrote the abort below + 1, 0: none (set last) */
+	_Atomic int32_t abort_claim;  /* 0 until one aborting rank claims the record */
+	int32_t abort_rank;           /* where the failure started (a relay passes it on) */
+	int32_t abort_code;
+	char abort_text[320];         /* its words */
 	char pad[CL];
 } shm_seghdr;
 
@@ -114,7 +124,9 @@ typedef struct {
 	int64_t last_live_check;
 	int64_t spin_ns;                       /* poll this long before yielding and sleeping */
 	int64_t yield_ns;                      /* then yield this long (at least 8 times) before sleeping */
+	int ab_seen;                           /* an abort was reported: relay it as it came (shm_abort) */
 } shm_tp;
+_Static_assert(sizeof(shm_seghdr) <= 4096, "the segment header fits in its page");
 
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
 {
@@ -222,6 +234,7 @@ static int shm_connect(coll_comm *c, rt_tp **out)
 	t->me->slot_stride = t->stride;
 	t->me->nslots = t->nslots;
 	atomic_store(&t->me->abort_from, 0);
+	atomic_store(&t->me->abort_claim, 0);
 	t->me->magic = SHM_MAGIC;
 
 	/* Everyone created theirs: map the peers', then unlink mine. */
@@ -327,11 +340,19 @@ static void match_recvs(shm_tp *t, shm_peer *p, int *moved)
 
 static int check_abort(shm_tp *t)
 {
-	int from = atomic_load(&t->me->abort_from);
-	if (from)
-		return rt_err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)", from - 1,
-		              coll_strerror((coll_result)atomic_load(&t->me->abort_code)));
-	return COLL_OK;
+	if (!atomic_load(&t->me->abort_from))   /* set after the record below is written */
+		return COLL_OK;
+	shm_seghdr *h = t->me;
+	char text[sizeof h->abort_text];
+	memcpy(text, h->abort_text, sizeof text);
+	text[sizeof text - 1] = 0;
+	for (char *c = text; *c; c++)   /* another process's words, printed on our terminal */
+		if (*c < ' ' || *c > '~')
+			*c = '?';
+	int code = h->abort_code > 0 && h->abort_code <= COLL_ERR_UNSUPPORTED ? h->abort_code : COLL_ERR_ABORTED;
+	t->ab_seen = 1;
+	return rt_err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)%s%s", (int)h->abort_rank,
+	              coll_strerror((coll_result)code), text[0] ? ": " : "", text);
 }
 
 static int pass(shm_tp *t, int *moved)
@@ -485,14 +506,41 @@ static int shm_progress(rt_tp *tp, int timeout_ms)
 static void shm_abort(rt_tp *tp, int code)
 {
 	shm_tp *t = (shm_tp *)tp;
+	/* Relaying an abort we heard: its record as it came; our own failure:
+	 * our rank, code and words (comm->err, exec.c). */
+	const shm_seghdr *heard = t->ab_seen && code == COLL_ERR_ABORTED ? t->me : NULL;
 	for (int r = 0; r < t->n; r++) {
 		if (r == t->rank || !t->segs[r])
 			continue;
-		atomic_store(&t->segs[r]->abort_code, code);
+		shm_seghdr *h = t->segs[r];
 		int32_t zero = 0;
-		atomic_compare_exchange_strong(&t->segs[r]->abort_from, &zero, t->rank + 1);
-		ring_doorbell(t->segs[r]);
+		if (!atomic_compare_exchange_strong(&h->abort_claim, &zero, 1))
+			continue;   /* someone else's abort got there first: the peer hears that one */
+		h->abort_rank = heard ? heard->abort_rank : t->rank;
+		h->abort_code = heard ? heard->abort_code : code;
+		snprintf(h->abort_text, sizeof h->abort_text, "%s", heard ? heard->abort_text : tp->comm->err);
+		atomic_store(&h->abort_from, t->rank + 1);
+		ring_doorbell(h);
 	}
+}
+
+/* The header of peer r's next message, if it is in our ring and no
+ * receive has taken it (exec.c's peek_ranks). */
+static int shm_peek(rt_tp *tp, int r, rt_hdr *hdr, int *have)
+{
+	shm_tp *t = (shm_tp *)tp;
+	*have = 0;
+	if (r < 0 || r >= t->n || r == t->rank || !t->peers[r].in)
+		return COLL_OK;
+	shm_peer *p = &t->peers[r];
+	if (p->next_seq < atomic_load_explicit(&p->in->head, memory_order_acquire)) {
+		shm_slot *s = slot_of(t, p->in, p->next_seq);
+		if (s->len >= sizeof *hdr) {
+			memcpy(hdr, s->data, sizeof *hdr);
+			*have = 1;
+		}
+	}
+	return COLL_OK;
 }
 
 const rt_transport shm_transport = {
@@ -507,4 +555,5 @@ const rt_transport shm_transport = {
 	.close = shm_close,
 	.send_reserve = shm_send_reserve,
 	.send_commit = shm_send_commit,
+	.peek = shm_peek,
 };

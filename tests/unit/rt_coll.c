@@ -7,6 +7,20 @@
  *   rt_coll mismatch         rank n-1 passes a different count
  *   rt_coll badsecret        rank 1 presents the wrong secret
  *   rt_coll bench [MAXMiB]   allreduce busbw table (ring, fp32 sum)
+ *   rt_coll init             coll_init, one small allreduce, finalize: says how coll_init ended
+ *   rt_coll loop             1 MiB allreduces until one fails (at most 120 s), for the fault suite
+ *   rt_coll order            the rank order in use (COLL_PERM, COLL_REORDER=probe, ...): every
+ *                            rank's, allgathered, must be the same; prints it and its source
+ *
+ * Options before the mode, for tests/fault.test:
+ *   -env R NAME=VALUE        set NAME=VALUE in rank R's environment (R: a rank or "all") before
+ *                            anything reads it, so that one rank can be misconfigured without a shell
+ * and in the environment: RT_COLL_ALGO (loop: the allreduce algorithm, default ring),
+ * RT_COLL_STOP=FILE (loop: every rank ends cleanly once FILE exists),
+ * RT_COLL_WAIT=FILE (wait until FILE exists, at most 120 s, before coll_init).
+ * Every rank prints "rank R: pid P" first.  init and loop print their outcome
+ * as "rank R: ... at EPOCH_MS ..." (wall-clock milliseconds) so that a test
+ * can compare it with when it injected the fault.
  *
  * Plans are built in memory for the job's n (rt_plans.c).  Inputs and the
  * reference come from runtime/tools/refdata.c, shared with collbench -c:
@@ -348,6 +362,55 @@ static int mismatch_test(void)
 	return rc ? 0 : 1;
 }
 
+static double epoch_ms(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec * 1e3 + tv.tv_usec / 1e3;
+}
+
+/* The fault suite's victim and witnesses: 1 MiB allreduces (RT_COLL_ALGO,
+ * default ring) until one fails; "running" after the first success, so
+ * the test knows when to strike.  Exit 3: failed (what the test expects
+ * of every live rank), 1: nothing failed within 120 s. */
+static int loop_test(void)
+{
+	const char *algo = getenv("RT_COLL_ALGO") ? getenv("RT_COLL_ALGO") : "ring";
+	size_t count = 256 * 1024;
+	float *b = xmalloc(count * sizeof *b);
+	for (size_t i = 0; i < count; i++)
+		b[i] = 1;
+	const char *stop = getenv("RT_COLL_STOP");
+	double start = now();
+	for (long it = 0; now() - start < 120; it++) {
+		double t0 = now();
+		coll_result rc = coll_allreduce_algo(comm, algo, b, b, count, COLL_FLOAT, COLL_SUM);
+		/* every rank stops at the same call: when the stop file exists on any */
+		int32_t flag = stop && access(stop, F_OK) == 0;
+		if (rc == COLL_OK)
+			rc = coll_allreduce(comm, &flag, &flag, 1, COLL_INT32, COLL_MAX);
+		if (rc == COLL_OK && flag) {
+			printf("rank %d: stopped cleanly after %ld calls\n", rank, it + 1);
+			free(b);
+			return 0;
+		}
+		if (rc != COLL_OK) {
+			printf("rank %d: failed at %.0f after %.3f s in call %ld: %s: %s\n", rank, epoch_ms(), now() - t0,
+			       it + 1, coll_strerror(rc), coll_last_error(comm));
+			free(b);
+			return 3;
+		}
+		if (it == 0)
+			printf("rank %d: running %s\n", rank, algo);
+		if (b[0] > 1e30f)   /* keep the values finite */
+			for (size_t i = 0; i < count; i++)
+				b[i] = 1;
+	}
+	printf("FAIL rank %d: no error in 120 s\n", rank);
+	free(b);
+	return 1;
+}
+
 static void bench(double max_mib)
 {
 	if (rank == 0)
@@ -378,21 +441,76 @@ static void bench(double max_mib)
 	free(r);
 }
 
+/* getenv as an int, or dflt. */
+static int env_int(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? atoi(v) : dflt;
+}
+
+/* Every rank must play in the same order: allgather each rank's view of
+ * it (with the communicator itself) and compare. */
+static int order_test(void)
+{
+	const int32_t *perm;
+	const char *src = coll_rank_order(comm, &perm);
+	int32_t *mine = malloc(sizeof *mine * (size_t)n), *all = malloc(sizeof *all * (size_t)n * n);
+	for (int i = 0; i < n; i++)
+		mine[i] = perm ? perm[i] : i;
+	coll_result rc = coll_allgather(comm, mine, all, (size_t)n, COLL_INT32);
+	int ok = rc == COLL_OK;
+	for (int r = 0; ok && r < n; r++)
+		ok = memcmp(all + (size_t)r * n, mine, sizeof *mine * (size_t)n) == 0;
+	printf("rank %d: order", rank);
+	for (int i = 0; i < n; i++)
+		printf(" %d", mine[i]);
+	printf(" (%s): %s\n", src, ok ? "agreed" : rc ? coll_strerror(rc) : "DIFFERENT on some rank");
+	free(mine), free(all);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 2) {
-		fprintf(stderr, "usage: rt_coll sweep [-quick] | big | kill R | mismatch | badsecret | bench [MiB]\n");
+	/* Under mpirun there is no COLL_RANK: the MPI bootstrap takes rank and
+	 * size from MPI, and so do we, for the plan set. */
+	rank = env_int("COLL_RANK", env_int("OMPI_COMM_WORLD_RANK", 0));
+	int a = 1;
+	for (; a + 2 < argc && !strcmp(argv[a], "-env"); a += 3) {
+		char *eq = strchr(argv[a + 2], '=');
+		if (!eq) {
+			fprintf(stderr, "rt_coll: -env %s %s: want NAME=VALUE\n", argv[a + 1], argv[a + 2]);
+			return 2;
+		}
+		if (strcmp(argv[a + 1], "all") && atoi(argv[a + 1]) != rank)
+			continue;
+		*eq = 0;
+		setenv(argv[a + 2], eq + 1, 1);
+		*eq = '=';
+	}
+	if (a >= argc) {
+		fprintf(stderr, "usage: rt_coll [-env R NAME=VALUE]... sweep [-quick] | big | kill R | mismatch | badsecret | "
+		                "bench [MiB] | init | loop | order\n");
 		return 2;
 	}
-	const char *mode = argv[1];
-	n = atoi(getenv("COLL_NRANKS") ? getenv("COLL_NRANKS") : "1");
-	rank = atoi(getenv("COLL_RANK") ? getenv("COLL_RANK") : "0");
+	const char *mode = argv[a];
+	argc -= a - 1;
+	argv += a - 1;
+	/* after -env: a rank may have been given another COLL_RANK / COLL_NRANKS */
+	n = env_int("COLL_NRANKS", env_int("OMPI_COMM_WORLD_SIZE", 1));
+	rank = env_int("COLL_RANK", env_int("OMPI_COMM_WORLD_RANK", 0));
+	printf("rank %d: pid %d\n", rank, (int)getpid());
+	const char *wait = getenv("RT_COLL_WAIT");
+	for (double t0 = now(); wait && access(wait, F_OK) != 0 && now() - t0 < 120;) {
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
 	if (!strcmp(mode, "badsecret") && rank == 1)
 		setenv("COLL_SECRET", "not-the-secret", 1);
 	coll_algo **algos;
 	int nalgos;
-	coll_plan_set *ps = rtt_plan_set(n, &algos, &nalgos);
+	coll_plan_set *ps = rtt_plan_set(n > 0 ? n : 1, &algos, &nalgos);
+	double t0 = now();
 	coll_result rc = coll_init_env(&comm, ps);
 	if (!strcmp(mode, "badsecret")) {
 		printf("rank %d: coll_init: %s: %s\n", rank, coll_strerror(rc), coll_last_error(NULL));
@@ -401,12 +519,28 @@ int main(int argc, char **argv)
 		rtt_plan_set_free(ps, algos, nalgos);
 		return ok ? 0 : 1;
 	}
+	if (!strcmp(mode, "init")) {
+		/* how coll_init ended, then one allreduce to show the job works */
+		float x = 1;
+		if (rc == COLL_OK)
+			rc = coll_allreduce(comm, &x, &x, 1, COLL_FLOAT, COLL_SUM);
+		if (rc == COLL_OK && x != (float)n)
+			printf("FAIL rank %d: allreduce of ones gave %g, want %d\n", rank, x, n);
+		if (rc == COLL_OK)
+			printf("rank %d: init ok after %.3f s over %s\n", rank, now() - t0, coll_transport_name(comm));
+		else
+			printf("rank %d: init failed at %.0f after %.3f s: %s: %s\n", rank, epoch_ms(), now() - t0,
+			       coll_strerror(rc), comm ? coll_last_error(comm) : coll_last_error(NULL));
+		coll_finalize(comm);
+		rtt_plan_set_free(ps, algos, nalgos);
+		return rc == COLL_OK && x == (float)n ? 0 : 1;
+	}
 	if (rc) {
 		printf("FAIL coll_init: %s: %s\n", coll_strerror(rc), coll_last_error(NULL));
 		rtt_plan_set_free(ps, algos, nalgos);
 		return 1;
 	}
-	double t0 = now();
+	t0 = now();
 	int status = 0;
 	if (!strcmp(mode, "sweep"))
 		sweep(argc > 2 && !strcmp(argv[2], "-quick"));
@@ -418,6 +552,10 @@ int main(int argc, char **argv)
 		status = mismatch_test();
 	else if (!strcmp(mode, "bench"))
 		bench(argc > 2 ? atof(argv[2]) : 64);
+	else if (!strcmp(mode, "loop"))
+		status = loop_test();
+	else if (!strcmp(mode, "order"))
+		status = order_test();
 	else {
 		fprintf(stderr, "rt_coll: unknown mode '%s'\n", mode);
 		status = 2;

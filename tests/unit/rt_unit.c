@@ -1,14 +1,22 @@
 /*
  * rt_unit.c - single-process tests of libcollrt's pieces: fp16/bf16
  * conversions, reduction kernels for every dtype and op and their
- * non-temporal variants, SipHash against its published test vector, plan
- * building and checking, chunk bounds, and the error strings.  Links the runtime's objects directly (internals
- * are local in libcollrt.a).  Prints "N passed, N failed".
+ * non-temporal variants, SipHash against its published test vector (and
+ * incrementally), plan building and checking, chunk bounds, the error
+ * strings, configuration refusals (empty secret, COLL_AUTH), and
+ * COLL_AUTH=mac refusing a frame injected into a link (two processes: the
+ * one place this file forks).  Links the runtime's objects directly
+ * (internals are local in libcollrt.a).  Prints "N passed, N failed".
  */
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rt.h"
 #include "rt_test.h"
@@ -108,6 +116,23 @@ static void t_siphash(void)
 		msg[i] = (uint8_t)i;
 	CHECK(rt_siphash(key, msg, 15) == 0xa129ca6149be45e5ULL, "siphash test vector: %016llx",
 	      (unsigned long long)rt_siphash(key, msg, 15));
+	/* Incremental SipHash (COLL_AUTH=mac seals frames piece by piece)
+	 * equals the one-shot value for every split of every length. */
+	uint8_t buf[70];
+	for (int i = 0; i < 70; i++)
+		buf[i] = (uint8_t)(i * 37 + 1);
+	int bad = 0;
+	for (size_t len = 0; len <= 70; len++)
+		for (size_t a = 0; a <= len; a++)
+			for (size_t b = a; b <= len; b += 3) {
+				rt_sip s;
+				rt_sip_init(&s, key);
+				rt_sip_update(&s, buf, a);
+				rt_sip_update(&s, buf + a, b - a);
+				rt_sip_update(&s, buf + b, len - b);
+				bad += rt_sip_final(&s) != rt_siphash(key, buf, len);
+			}
+	CHECK(bad == 0, "incremental siphash differs from one-shot in %d splits", bad);
 	uint8_t k1[16], k2[16];
 	rt_auth_key("a", k1);
 	rt_auth_key("b", k2);
@@ -278,8 +303,25 @@ static void t_misc(void)
 	cfg.rank = 0;
 	cfg.nranks = 2;
 	cfg.addr = "no-colon";
+	cfg.secret = "s3cret";
 	CHECK(coll_init(&c, NULL, &cfg) == COLL_ERR_BOOTSTRAP && c == NULL && strstr(coll_last_error(NULL), "host:port"),
 	      "bad address: %s", coll_last_error(NULL));
+	/* An empty secret is refused before anything listens, unless asked for. */
+	cfg.secret = "";
+	unsetenv("COLL_INSECURE");
+	CHECK(coll_init(&c, NULL, &cfg) == COLL_ERR_AUTH && c == NULL &&
+	          strstr(coll_last_error(NULL), "COLL_SECRET is empty") && strstr(coll_last_error(NULL), "COLL_INSECURE=1"),
+	      "empty secret: %s", coll_last_error(NULL));
+	setenv("COLL_INSECURE", "1", 1);
+	CHECK(coll_init(&c, NULL, &cfg) == COLL_ERR_BOOTSTRAP && strstr(coll_last_error(NULL), "host:port"),
+	      "empty secret with COLL_INSECURE=1 gets as far as the address: %s", coll_last_error(NULL));
+	unsetenv("COLL_INSECURE");
+	setenv("COLL_AUTH", "hmac", 1);
+	cfg.secret = "s3cret";
+	CHECK(coll_init(&c, NULL, &cfg) == COLL_ERR_BOOTSTRAP && strstr(coll_last_error(NULL), "COLL_AUTH='hmac'"),
+	      "bad COLL_AUTH: %s", coll_last_error(NULL));
+	unsetenv("COLL_AUTH");
+	cfg.secret = NULL;
 	/* n = 1 needs no peers and no plans. */
 	cfg.nranks = 1;
 	CHECK(coll_init(&c, NULL, &cfg) == COLL_OK, "solo init: %s", coll_last_error(NULL));
@@ -288,6 +330,111 @@ static void t_misc(void)
 	CHECK(coll_allreduce(c, in, out, 5, (coll_dtype)99, COLL_SUM) == COLL_ERR_INVALID, "bad dtype");
 	CHECK(coll_broadcast(c, in, out, 5, COLL_FLOAT, 3) == COLL_ERR_INVALID, "bad root");
 	coll_finalize(c);
+}
+
+/* A free TCP port on 127.0.0.1 (0: none found). */
+static int free_port(void)
+{
+	struct sockaddr_in a = {0};
+	socklen_t l = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &l) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* Our socket whose local end is `at` and that is connected: the transport
+ * link a peer opened to our listener (closed by now) at that address. */
+static int link_at(const struct sockaddr_storage *at)
+{
+	for (int fd = 3; fd < 1024; fd++) {
+		struct sockaddr_in l, p;
+		socklen_t ll = sizeof l, pl = sizeof p;
+		if (getsockname(fd, (struct sockaddr *)&l, &ll) == 0 && l.sin_family == AF_INET &&
+		    l.sin_port == ((const struct sockaddr_in *)at)->sin_port && getpeername(fd, (struct sockaddr *)&p, &pl) == 0)
+			return fd;
+	}
+	return -1;
+}
+
+/* COLL_AUTH=mac: a frame written into a TCP link behind the transport's
+ * back (as someone on the path could inject one) is refused as
+ * COLL_ERR_PROTOCOL naming the peer it claims to come from.  Rank 1 is a
+ * child process; rank 0 (here) injects a well-formed DATA frame with a
+ * plausible header and a made-up MAC into its link to rank 1, where rank
+ * 1's first ring receive is waiting.  The frame format ({u32 length, u32
+ * type 1 = DATA}, body, 8-byte MAC) is tcp.c's. */
+static void t_mac(void)
+{
+	char addr[64];
+	int port = free_port();
+	CHECK(port > 0, "no free port");
+	if (!port)
+		return;
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+	setenv("COLL_AUTH", "mac", 1);
+	coll_config cfg = COLL_CONFIG_INIT;
+	cfg.nranks = 2;
+	cfg.addr = addr;
+	cfg.secret = "unit-mac";
+	cfg.transport = "tcp";
+	cfg.timeout_s = 5;
+	coll_algo **algos;
+	int na;
+	coll_plan_set *ps = rtt_plan_set(2, &algos, &na);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		coll_comm *c;
+		cfg.rank = 1;
+		if (coll_init(&c, ps, &cfg) != COLL_OK)
+			_exit(10);
+		float x[64] = {0};
+		coll_result rc = coll_allreduce_algo(c, "ring", x, x, 64, COLL_FLOAT, COLL_SUM);
+		int ok = rc == COLL_ERR_PROTOCOL && strstr(coll_last_error(c), "frame 0 from rank 0 failed its integrity check");
+		if (!ok)
+			printf("rank 1: %s: %s\n", coll_strerror(rc), coll_last_error(c));
+		fflush(stdout);
+		coll_finalize(c);
+		_exit(ok ? 0 : 11);
+	}
+	coll_comm *c = NULL;
+	cfg.rank = 0;
+	coll_result rc = pid > 0 ? coll_init(&c, ps, &cfg) : COLL_ERR_SYSTEM;
+	CHECK(rc == COLL_OK, "mac: rank 0 init: %s", coll_last_error(NULL));
+	int fd = rc == COLL_OK ? link_at(&c->boot.addrs[0]) : -1;
+	CHECK(rc != COLL_OK || fd >= 0, "mac: rank 0's link to rank 1 not found");
+	if (fd >= 0) {
+		struct {
+			uint32_t fh[2];
+			rt_hdr h;
+			float pay[32];
+			uint64_t mac;
+		} f;
+		memset(&f, 0, sizeof f);
+		f.fh[0] = sizeof f.h + sizeof f.pay;
+		f.fh[1] = 1;
+		f.h.magic = RT_HDR_MAGIC;
+		f.h.seq = 1;
+		f.h.count = 64;
+		f.h.algo_hash = rt_algo_hash(algos[0]);
+		f.h.dtype = COLL_FLOAT;
+		f.h.len = sizeof f.pay;
+		f.mac = 0x0123456789abcdefULL;
+		CHECK(write(fd, &f, sizeof f) == (ssize_t)sizeof f, "mac: inject");
+	}
+	int st = 0;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	CHECK(pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "mac: rank 1 did not refuse the injected frame (exit %d)",
+	      WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	coll_finalize(c);
+	rtt_plan_set_free(ps, algos, na);
+	unsetenv("COLL_AUTH");
 }
 
 /* Straggler detection: merging the two latest entries (straggler.c). */
@@ -316,6 +463,7 @@ int main(void)
 	t_plans();
 	t_nt();
 	t_misc();
+	t_mac();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -1,0 +1,117 @@
+/*
+ * reorder.h - rank reordering: which physical rank should play each rank
+ * of a schedule so that the schedule runs fastest on a given network.
+ *
+ * Pipeline position: beside the cost model, whose rounds model it
+ * minimises.  Input: a cost plan (any verified schedule: the search knows
+ * no algorithm), a buffer size and a physical link model (per-pair costs
+ * and shared segments, linkmodel.h: probed by collprobe or declared);
+ * output: a permutation perm, schedule rank r -> physical rank perm[r],
+ * the meaning of cost_params.perm and of the runtime's coll_plan_set.perm.
+ * `collc reorder` (codegen/cmd/cmd_reorder.c), `collc build` for a
+ * cluster with `reorder by cost` (codegen/choose.c) and libcollrt's
+ * `reorder at init` (runtime/reorder.c, the same file compiled into the
+ * library) call it.
+ *
+ * The objective is the rounds model of cost.h with the order applied:
+ * T(perm) = sum over rounds of the round's time, which with shared
+ * segments is the slowest of its messages, each taking alpha + max(bytes
+ * * beta, the drain time of the busiest segment it crosses).  Ties on T
+ * (per-pair costs alone cannot see a trunk: every ring that leaves a rack
+ * has one slow hop per round) are broken by the rank-reordering paper's
+ * sum of hop costs H(perm) = sum over every message of alpha + bytes *
+ * beta, so that on a rack network the answer still crosses racks least.
+ * A last key, S (the seconds shared segments are busy, summed over
+ * rounds), separates what T and H leave tied: on a probed rack network
+ * every pair alone runs at the host rate, so H is flat and T moves only
+ * with the busiest trunk, while S counts every crossing.  Orders compare
+ * lexicographically on (T, H, S), each within a relative 1e-9.
+ *
+ * Search (the paper's two stages, section IV-C):
+ * - a start: the best of the identity, the physical ranks sorted by the
+ *   groups they are in, and a nearest-neighbour chain on pair costs;
+ * - simulated annealing over permutations with swap moves (two ranks
+ *   trade physical ranks) and segment reversals (positions i..j of perm
+ *   reversed: a 2-opt move, the one that straightens a ring), evaluated
+ *   incrementally: rounds with the same messages (src, dst, bytes) are one
+ *   *pattern* counted with its multiplicity (ring: 1 pattern x 2(n-1)
+ *   rounds; rhd: log2 n patterns, each reduce-scatter round matching an
+ *   allgather round), and a move re-costs only the messages of the ranks
+ *   it moves: per pattern the slowest message is kept as a maximum with
+ *   its count, each segment's load as an integer count of chunks;
+ * - then, for n <= exact_max, branch and bound over assignments of
+ *   physical ranks to schedule ranks 0, 1, ..., seeded with the annealing
+ *   result as the incumbent (as the paper seeds its solver with the
+ *   annealing cost), pruning on a lower bound: the costs of messages
+ *   whose ends are both placed, and for the rest the cheapest pair any
+ *   message of their size could get.  When it finishes, the best order is
+ *   proven optimal for the objective.
+ * Deterministic for a given seed and move budget; the time limit only
+ * stops early (reported), so results repeat unless it cuts in.
+ *
+ * Allocation: malloc/calloc with every failure returned as an error
+ * (link_error "out of memory"), never xalloc: this file is also part of
+ * libcollrt, which must not abort on its caller's behalf.
+ */
+#ifndef COLL_REORDER_H
+#define COLL_REORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cost.h"
+#include "linkmodel.h"
+
+#define REORDER_EXACT_MAX 10   /* default: branch and bound up to this many ranks */
+
+typedef struct {
+	double bytes;            /* the buffer size the order is chosen for */
+	uint64_t seed;           /* annealing's random numbers */
+	long moves;              /* annealing moves; 0: a default that grows with n */
+	double time_limit;       /* seconds for the whole search; 0: none */
+	int exact_max;           /* branch and bound when n <= this; 0: REORDER_EXACT_MAX, < 0: never */
+	const int32_t *start;    /* where annealing starts (NULL: the identity order) */
+} reorder_opts;
+
+typedef struct {
+	int n;
+	int32_t *perm;           /* the best order found: schedule rank -> physical rank (owned) */
+	double t_identity, t_best;   /* the objective T (seconds) of the identity and the best order */
+	double h_identity, h_best;   /* their sums of hop costs H (seconds) */
+	double s_identity, s_best;   /* their segment busy times S (seconds; reorder.c) */
+	double lower_bound;      /* a lower bound on T over every order (NaN: none computed) */
+	bool optimal;            /* proven: branch and bound finished (perm minimises (T, H, S)),
+				    or T met the lower bound (bound_met: T is minimal) */
+	bool bound_met;
+	bool exact_ran;          /* branch and bound was tried */
+	bool stopped;            /* the time limit cut the search short */
+	long moves, accepted;    /* annealing moves tried and taken */
+	long nodes;              /* branch-and-bound nodes */
+	int npatterns, nrounds;  /* distinct round patterns, rounds */
+	const char *start;       /* where annealing started: "identity", "by group",
+				    "nearest neighbour" or "given" (the best of them) */
+	double seconds;          /* wall time of the search */
+} reorder_result;
+
+/* reorder.c */
+/* Search for the best order of p's ranks on lm (a physical model of p->n
+ * ranks).  0, or -1 with err set (bad arguments, out of memory); free r
+ * with reorder_result_free in both cases. */
+int reorder_search(const cost_plan *p, const link_model *lm, const reorder_opts *o, reorder_result *r,
+		   link_error *err);
+void reorder_result_free(reorder_result *r);
+/* The objective (T, H) of one order (NULL: identity), as the search
+ * computes it; T equals cost_rounds with cost_params.perm = perm for every
+ * schedule that respects its port model.  0 or -1 with err set. */
+int reorder_eval(const cost_plan *p, const link_model *lm, double bytes, const int32_t *perm, double *t,
+		 double *h, link_error *err);
+/* Every order of p's n <= 11 ranks (Heap's algorithm, one incremental
+ * swap per order): the reference the search is tested against.  r as
+ * reorder_search fills it, optimal always set. */
+int reorder_exhaustive(const cost_plan *p, const link_model *lm, double bytes, reorder_result *r, link_error *err);
+/* Parse an order "3,1,0,2" (or blanks between the ranks) of n ranks
+ * (n <= 0: as many as listed) into a new array (*perm, free()), checked
+ * to be a permutation.  0 or -1 with err set. */
+int reorder_parse_perm(const char *text, int n, int32_t **perm, int *count, link_error *err);
+
+#endif

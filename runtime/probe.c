@@ -1,0 +1,547 @@
+/*
+ * probe.c - measure the network between every pair of ranks (coll_probe):
+ * the per-pair latencies and bandwidths and the shared segments (groups
+ * of ranks and their uplinks) that rank reordering costs orders with.
+ *
+ * Pipeline position: under the public API, over it.  libcollrt has no
+ * point-to-point calls, so a probe round is a plan (coll_algo_build) run
+ * with coll_run_algo over the communicator's own transport, whatever it is
+ * (shm, tcp, mpi): what is measured is what collectives will see,
+ * executor included.  collprobe (runtime/tools/collprobe.c) calls
+ * coll_probe and writes the result as a links file; `reorder at init`
+ * (reorder.c) calls rt_probe and searches the result in memory.
+ *
+ * Protocol.  The ranks play a round-robin tournament (the circle method:
+ * n-1 rounds for even n, n for odd with a bye, each a perfect matching),
+ * so n(n-1)/2 pairs take O(n) rounds instead of O(n^2):
+ *   1. latency: per round, `pings` calls of a plan in which every pair
+ *      ping-pongs a 64-byte message once; each rank times its own calls,
+ *      and half the 10th percentile of those round trips (the paper's
+ *      filter for interference) is the pair's latency as this rank saw it;
+ *   2. bandwidth: per round, `reps` calls (each after a barrier, so the
+ *      pairs start together) in which every pair exchanges `bytes` each
+ *      way at once, and as many with half of it; the rate of the flow a
+ *      rank received is the half it did not send twice over the
+ *      difference of its fastest times (a slope: what is paid per call
+ *      whatever the size, latency, a rate limiter's burst allowance, the
+ *      executor's start, cancels out);
+ *   3. the rows are gathered to rank 0, which symmetrises them (a pair's
+ *      cost the larger of its two directions, as the paper does, unless
+ *      `directions`) and infers groups: two ranks are close when their
+ *      exchange ran near the fastest rate seen (within 25%; concurrent
+ *      flows of a round that share an oversubscribed trunk come out
+ *      slower, which is what gives racks away) and their sets of close
+ *      ranks mostly agree (Jaccard >= 1/2, so one lucky uncontended
+ *      cross-rack exchange does not merge two racks); groups are the
+ *      connected components of that relation;
+ *   4. each group's uplink: a call in which min(|G|, n-|G|) members
+ *      exchange `bytes` with as many ranks outside G (spread over the
+ *      other groups) at once; total bytes over the slowest flow's time is
+ *      what G's uplink carries, and it becomes a segment when that is
+ *      below 80% of what the flows would get on their own links.
+ * Pairs measured concurrently under a shared trunk report less than the
+ * pair gets alone, so a pair between two groups is given the fastest
+ * rate measured between those groups: the segments account for sharing.
+ * Every rank runs the same calls in the same order; only rank 0 decides.
+ * The communicator's rank order is set aside while probing: it measures
+ * physical pairs.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+#define PROBE_SMALL 64   /* bytes of a ping */
+
+/* The circle method: in round t of np players (np even), player np-1
+ * meets t and every other r meets (2t - r) mod (np - 1).  -1: a bye (the
+ * dummy player of an odd n). */
+static int partner(int r, int t, int n)
+{
+	int np = n + (n & 1), m = np - 1, p;
+	if (r == m)
+		p = t;
+	else if (r == t)
+		p = m;
+	else
+		p = ((2 * t - r) % m + m) % m;
+	return p >= n ? -1 : p;
+}
+
+static int nrounds(int n) { return n + (n & 1) - 1; }
+
+/* The fastest of reps calls of an exchange plan moving each way `half`
+ * bytes per chunk (buf holds 2 * half), each after a barrier. */
+static int time_exchange(coll_comm *c, const coll_algo *xch, char *buf, size_t half, int reps, double *best)
+{
+	int rc = COLL_OK;
+	*best = INFINITY;
+	for (int k = 0; k < reps && rc == COLL_OK; k++) {
+		rc = coll_barrier(c);
+		int64_t t0 = rt_now_ns();
+		if (rc == COLL_OK)
+			rc = coll_run_algo(c, xch, buf, buf, 2 * half, COLL_UINT8, COLL_SUM);
+		double dt = (double)(rt_now_ns() - t0) * 1e-9;
+		if (dt < *best)
+			*best = dt;
+	}
+	return rc;
+}
+
+/* Bytes per second from the fastest times of S and S/2 bytes: the slope,
+ * or (when noise makes the difference useless) the whole time. */
+static double slope_rate(size_t S, double t_full, double t_half, double alpha)
+{
+	double d = t_full - t_half;
+	if (d > 0.1 * t_full)
+		return (double)(S - S / 2) / d;
+	return (double)S / (t_full - alpha > 1e-9 ? t_full - alpha : 1e-9);
+}
+
+/* A plan over pairs (a[i], b[i]): ping-pong (pong = 1: a -> b in round 0,
+ * b -> a in round 1, one chunk) or exchange (both ways in round 0, a's
+ * chunk 0 and b's chunk 1).  Broadcast-shaped (any kind would do: the
+ * runtime checks a plan's structure, not its collective), so that probe
+ * calls do not count as allreduces for straggler detection. */
+static coll_algo *pair_plan(const char *name, int n, const int *a, const int *b, int np, int pong)
+{
+	coll_xfer *x = malloc(sizeof *x * (2 * (size_t)np + 1));
+	if (!x)
+		return NULL;
+	int k = 0;
+	for (int i = 0; i < np; i++) {
+		x[k++] = (coll_xfer){ 0, a[i], b[i], 0, 0 };
+		x[k++] = (coll_xfer){ pong ? 1 : 0, b[i], a[i], pong ? 0 : 1, 0 };
+	}
+	coll_algo *al = coll_algo_build(name, COLL_BROADCAST, n, pong ? 1 : 2, 0, x, k);
+	free(x);
+	return al;
+}
+
+/* The pairs of tournament round t. */
+static int round_pairs(int n, int t, int *a, int *b)
+{
+	int np = 0;
+	for (int r = 0; r < n; r++) {
+		int p = partner(r, t, n);
+		if (p > r)
+			a[np] = r, b[np++] = p;
+	}
+	return np;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double u = *(const double *)x, v = *(const double *)y;
+	return (u > v) - (u < v);
+}
+
+/* Gather len bytes from every rank to rank 0 (all[n*len] there): one round
+ * in which every other rank sends its block to rank 0, as an allgather-
+ * shaped plan whose other ranks receive nothing. */
+static int gather0(coll_comm *c, const void *mine, void *all, size_t len)
+{
+	int n = c->n;
+	if (n == 1) {
+		memcpy(all, mine, len);
+		return COLL_OK;
+	}
+	coll_xfer *x = malloc(sizeof *x * (size_t)n);
+	char *sb = malloc(len + 1), *rb = malloc(len * (size_t)n + 1);
+	coll_algo *al = NULL;
+	int rc = COLL_ERR_NOMEM;
+	if (x && sb && rb) {
+		for (int r = 1; r < n; r++)
+			x[r - 1] = (coll_xfer){ 0, r, 0, r, 0 };
+		al = coll_algo_build("probe_gather", COLL_ALLGATHER, n, n, 0, x, n - 1);
+	}
+	if (al) {
+		memcpy(sb, mine, len);
+		rc = coll_run_algo(c, al, sb, rb, len * (size_t)n, COLL_UINT8, COLL_SUM);
+		if (rc == COLL_OK && c->rank == 0)
+			memcpy(all, rb, len * (size_t)n);
+	} else {
+		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	}
+	coll_algo_free(al);
+	free(x), free(sb), free(rb);
+	return rc;
+}
+
+int rt_probe_bcast(coll_comm *c, void *buf, size_t len)
+{
+	int n = c->n;
+	if (n == 1 || len == 0)
+		return COLL_OK;
+	/* binomial tree from rank 0: in round k, ranks below 2^k send to r + 2^k */
+	coll_xfer *x = malloc(sizeof *x * (size_t)n);
+	if (!x)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	int k = 0, nx = 0;
+	for (int d = 1; d < n; d <<= 1, k++)
+		for (int r = 0; r < d && r + d < n; r++)
+			x[nx++] = (coll_xfer){ k, r, r + d, 0, 0 };
+	coll_algo *al = coll_algo_build("probe_bcast", COLL_BROADCAST, n, 1, 0, x, nx);
+	free(x);
+	if (!al)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	int32_t *save = c->perm;   /* rank 0 is physical rank 0 here */
+	c->perm = NULL;
+	int32_t *savi = c->inv;
+	c->inv = NULL;
+	int rc = coll_run_algo(c, al, buf, buf, len, COLL_UINT8, COLL_SUM);
+	c->perm = save, c->inv = savi;
+	coll_algo_free(al);
+	return rc;
+}
+
+void rt_probe_free(rt_probe_result *r)
+{
+	free(r->alpha), free(r->bw), free(r->group), free(r->uplink);
+	memset(r, 0, sizeof *r);
+}
+
+/* Step 3 at rank 0: groups from the symmetrised bandwidths (see above). */
+static int infer_groups(int n, const double *bw, int *group)
+{
+	double *v = malloc(sizeof *v * ((size_t)n * n + 2));
+	unsigned char *close = calloc((size_t)n * n + 1, 1);
+	int *stack = malloc(sizeof *stack * ((size_t)n + 1));
+	if (!v || !close || !stack) {
+		free(v), free(close), free(stack);
+		return -1;
+	}
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			v[k++] = bw[i * n + j];
+	qsort(v, (size_t)k, sizeof *v, cmp_double);
+	double top = k ? v[(k - 1) - (k - 1) / 10] : 0;   /* the 90th percentile: uncontended */
+	for (int i = 0; i < n; i++) {
+		close[i * n + i] = 1;
+		for (int j = 0; j < n; j++)
+			if (i != j && bw[i * n + j] >= 0.75 * top)
+				close[i * n + j] = 1;
+	}
+	for (int i = 0; i < n; i++)
+		group[i] = -1;
+	int ng = 0;
+	for (int s = 0; s < n; s++) {
+		if (group[s] >= 0)
+			continue;
+		int sp = 0;
+		stack[sp++] = s;
+		group[s] = ng;
+		while (sp) {
+			int i = stack[--sp];
+			for (int j = 0; j < n; j++) {
+				if (group[j] >= 0 || !close[i * n + j])
+					continue;
+				int both = 0, either = 0;
+				for (int x = 0; x < n; x++) {
+					both += close[i * n + x] && close[j * n + x];
+					either += close[i * n + x] || close[j * n + x];
+				}
+				if (2 * both >= either) {
+					group[j] = ng;
+					stack[sp++] = j;
+				}
+			}
+		}
+		ng++;
+	}
+	free(close), free(stack);
+	/* groups only where they are plain: the typical exchange inside a
+	 * group at least 1.5x the typical one between groups (noise on a busy
+	 * host makes some pairs slow at random; a trunk makes every crossing
+	 * pair slow).  One group, or nothing but single ranks: no structure. */
+	int ki = 0, kx = 0;
+	double *vx = v + (size_t)n * n / 2 + 1;   /* the second half of v */
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			if (group[i] == group[j])
+				v[ki++] = bw[i * n + j];
+			else
+				vx[kx++] = bw[i * n + j];
+		}
+	qsort(v, (size_t)ki, sizeof *v, cmp_double);
+	qsort(vx, (size_t)kx, sizeof *vx, cmp_double);
+	bool plain = ki > 0 && kx > 0 && v[ki / 2] >= 1.5 * vx[kx / 2];
+	free(v);
+	/* a group of one rank says nothing a per-pair cost does not (its
+	 * uplink is its own link): such ranks stay outside every group */
+	int *size = calloc((size_t)ng + 1, sizeof *size), *renum = calloc((size_t)ng + 1, sizeof *renum);
+	if (!size || !renum) {
+		free(size), free(renum);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		size[group[i]]++;
+	int kept = 0;
+	for (int g = 0; g < ng; g++)
+		renum[g] = size[g] >= 2 ? kept++ : -1;
+	for (int i = 0; i < n; i++)
+		group[i] = renum[group[i]];
+	free(size), free(renum);
+	if (kept < 2 || !plain) {
+		for (int i = 0; i < n; i++)
+			group[i] = -1;
+		return 0;
+	}
+	return kept;
+}
+
+int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
+{
+	static const coll_probe_config dflt = COLL_PROBE_CONFIG_INIT;
+	const coll_probe_config *cfg = cfg0 ? cfg0 : &dflt;
+	memset(res, 0, sizeof *res);
+	int n = c->n, me = c->rank, R = nrounds(n);
+	int pings = cfg->pings > 0 ? cfg->pings : dflt.pings;
+	int reps = cfg->reps > 0 ? cfg->reps : dflt.reps;
+	size_t S = cfg->bytes >= 1024 ? cfg->bytes : dflt.bytes;
+	if (n == 1)
+		return COLL_OK;
+	/* measure physical pairs: the rank order is set aside meanwhile */
+	int32_t *save = c->perm, *savi = c->inv;
+	c->perm = c->inv = NULL;
+	int rc = COLL_OK;
+	int *pa = malloc(sizeof *pa * (size_t)n), *pb = malloc(sizeof *pb * (size_t)n);
+	double *row = calloc(2 * (size_t)n + 1, sizeof *row);   /* my latency to each, bandwidth from each */
+	double *samples = malloc(sizeof *samples * (size_t)pings);
+	char *buf = malloc(2 * S + PROBE_SMALL);
+	double *all = me == 0 ? malloc(sizeof *all * 2 * (size_t)n * n + 1) : NULL;
+	int32_t *grp = malloc(sizeof *grp * (size_t)n);
+	if (!pa || !pb || !row || !samples || !buf || !grp || (me == 0 && !all)) {
+		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	memset(buf, 0, 2 * S + PROBE_SMALL);
+	/* 1, 2: latency and bandwidth, round by round */
+	for (int t = 0; t < R && rc == COLL_OK; t++) {
+		int np = round_pairs(n, t, pa, pb), peer = partner(me, t, n);
+		coll_algo *lat = pair_plan("probe_ping", n, pa, pb, np, 1);
+		coll_algo *xch = pair_plan("probe_bw", n, pa, pb, np, 0);
+		if (!lat || !xch) {
+			coll_algo_free(lat), coll_algo_free(xch);
+			rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+			break;
+		}
+		for (int k = 0; k < pings && rc == COLL_OK; k++) {
+			int64_t t0 = rt_now_ns();
+			rc = coll_run_algo(c, lat, buf, buf, PROBE_SMALL, COLL_UINT8, COLL_SUM);
+			samples[k] = (double)(rt_now_ns() - t0) * 1e-9;
+		}
+		double alpha = 0;
+		if (rc == COLL_OK && peer >= 0) {
+			qsort(samples, (size_t)pings, sizeof *samples, cmp_double);
+			alpha = samples[(pings - 1) / 10] / 2;
+			row[peer] = alpha;
+		}
+		double tf = 0, th = 0;
+		if (rc == COLL_OK)
+			rc = time_exchange(c, xch, buf, S, reps, &tf);
+		if (rc == COLL_OK)
+			rc = time_exchange(c, xch, buf, S / 2, reps, &th);
+		if (rc == COLL_OK && peer >= 0)
+			row[n + peer] = slope_rate(S, tf, th, alpha);
+		coll_algo_free(lat), coll_algo_free(xch);
+	}
+	/* 3: rows to rank 0, which infers the groups and tells everyone */
+	if (rc == COLL_OK)
+		rc = gather0(c, row, all, sizeof *row * 2 * (size_t)n);
+	int ng = 0;
+	if (rc == COLL_OK && me == 0) {
+		res->n = n;
+		res->alpha = malloc(sizeof *res->alpha * (size_t)n * n);
+		res->bw = malloc(sizeof *res->bw * (size_t)n * n);
+		res->group = malloc(sizeof *res->group * (size_t)n);
+		if (!res->alpha || !res->bw || !res->group) {
+			rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		} else {
+			/* all[i*2n + j]: i's latency to j; all[i*2n + n + j]: bandwidth j -> i */
+			for (int i = 0; i < n; i++)
+				for (int j = 0; j < n; j++) {
+					res->alpha[i * n + j] = i == j ? 0 : all[(size_t)i * 2 * n + j];
+					res->bw[i * n + j] = i == j ? INFINITY : all[(size_t)j * 2 * n + n + i];
+				}
+			/* symmetric for the grouping; the paper's max cost */
+			double *sym = malloc(sizeof *sym * (size_t)n * n);
+			if (!sym) {
+				rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+			} else {
+				for (int i = 0; i < n; i++)
+					for (int j = 0; j < n; j++)
+						sym[i * n + j] = fmin(res->bw[i * n + j], res->bw[j * n + i]);
+				/* ranks that all share one host and network namespace
+				 * have no network between them to find groups in (what
+				 * differs between their pairs there is CPU scheduling) */
+				bool one_host = true;
+				for (int r = 1; r < n && c->hosts; r++)
+					one_host &= strcmp(c->hosts[r].boot_id, c->hosts[0].boot_id) == 0 &&
+						    c->hosts[r].netns == c->hosts[0].netns;
+				ng = cfg->groups && !one_host ? infer_groups(n, sym, res->group) : 0;
+				if (ng < 0)
+					rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+				if (!cfg->groups || one_host)
+					for (int i = 0; i < n; i++)
+						res->group[i] = -1;
+				free(sym);
+			}
+		}
+		for (int i = 0; rc == COLL_OK && i < n; i++)
+			grp[i] = res->group[i];
+	}
+	int32_t ngw = ng;
+	if (rc == COLL_OK)
+		rc = rt_probe_bcast(c, &ngw, sizeof ngw);
+	if (rc == COLL_OK && ngw > 0)
+		rc = rt_probe_bcast(c, grp, sizeof *grp * (size_t)n);
+	/* 4: each group's uplink, with concurrent flows out of it */
+	double *times = calloc(2 * (size_t)ngw + 1, sizeof *times), *tall = NULL;   /* per group: S, S/2 */
+	int *msz = calloc((size_t)ngw + 1, sizeof *msz);
+	if (!times || !msz) {
+		free(times), free(msz);
+		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int g = 0; g < ngw && rc == COLL_OK; g++) {
+		/* members in order; outsiders dealt round-robin from the other
+		 * groups so that no single other group's downlink is the limit */
+		int nin = 0, nout = 0;
+		for (int r = 0; r < n; r++)
+			if (grp[r] == g)
+				pa[nin++] = r;
+		{
+			/* key: (index within its own group, group) -- the first of
+			 * every other group, then the second, ...; ranks in no group
+			 * count as one more group */
+			int *idx = calloc((size_t)ngw + 2, sizeof *idx);
+			int64_t *key = malloc(sizeof *key * (size_t)n);
+			if (!idx || !key) {
+				free(idx), free(key);
+				rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+				break;
+			}
+			for (int r = 0; r < n; r++) {
+				if (grp[r] == g)
+					continue;
+				int k = grp[r] < 0 ? ngw : grp[r];
+				key[nout] = ((int64_t)idx[k]++ << 40) | ((int64_t)k << 20) | r;
+				nout++;
+			}
+			for (int i = 1; i < nout; i++)   /* insertion sort: n is small next to the probe */
+				for (int j = i; j > 0 && key[j - 1] > key[j]; j--) {
+					int64_t t = key[j];
+					key[j] = key[j - 1];
+					key[j - 1] = t;
+				}
+			for (int i = 0; i < nout; i++)
+				pb[i] = (int)(key[i] & 0xfffff);
+			free(idx), free(key);
+		}
+		int m = nin < nout ? nin : nout;
+		msz[g] = m;
+		coll_algo *xch = pair_plan("probe_uplink", n, pa, pb, m, 0);
+		if (!xch) {
+			rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+			break;
+		}
+		int mine = 0;
+		for (int i = 0; i < m; i++)
+			mine |= pa[i] == me || pb[i] == me;
+		double tf = 0, th = 0;
+		rc = time_exchange(c, xch, buf, S, reps, &tf);
+		if (rc == COLL_OK)
+			rc = time_exchange(c, xch, buf, S / 2, reps, &th);
+		times[2 * g] = mine ? tf : 0;
+		times[2 * g + 1] = mine ? th : 0;
+		coll_algo_free(xch);
+	}
+	if (rc == COLL_OK && ngw > 0) {
+		tall = me == 0 ? malloc(sizeof *tall * 2 * (size_t)n * ngw + 1) : NULL;
+		if (me == 0 && !tall)
+			rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		else
+			rc = gather0(c, times, tall, sizeof *times * 2 * (size_t)ngw);
+	}
+	if (rc == COLL_OK && me == 0) {
+		res->ngroups = ngw;
+		res->uplink = calloc((size_t)ngw + 1, sizeof *res->uplink);
+		double *v = malloc(sizeof *v * (size_t)n + 1);
+		if (!res->uplink || !v) {
+			free(v);
+			rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+			goto times_out;
+		}
+		/* a rank's own rate: its fastest exchange (the median over ranks) */
+		for (int i = 0; i < n; i++) {
+			v[i] = 0;
+			for (int j = 0; j < n; j++)
+				if (i != j && res->bw[j * n + i] > v[i])
+					v[i] = res->bw[j * n + i];
+		}
+		qsort(v, (size_t)n, sizeof *v, cmp_double);
+		res->rank_bw = v[n / 2];
+		for (int g = 0; g < ngw; g++) {
+			/* the slowest flow's times, S and S/2: total bytes over them */
+			double slow = 0, slowh = 0, a = 0;
+			for (int r = 0; r < n; r++) {
+				if (tall[(size_t)r * 2 * ngw + 2 * g] > slow)
+					slow = tall[(size_t)r * 2 * ngw + 2 * g];
+				if (tall[(size_t)r * 2 * ngw + 2 * g + 1] > slowh)
+					slowh = tall[(size_t)r * 2 * ngw + 2 * g + 1];
+			}
+			for (int r = 0; r < n; r++)
+				for (int q = 0; q < n; q++)
+					if (r != q && res->alpha[r * n + q] > a)
+						a = res->alpha[r * n + q];
+			double cap = msz[g] * slope_rate(S, slow, slowh, a);
+			res->uplink[g] = cap < 0.8 * msz[g] * res->rank_bw ? cap : 0;
+		}
+		free(v);
+		/* pairs between two groups: what one flow alone would get, the
+		 * least of a rank's own rate and the two uplinks (the segments
+		 * charge the sharing), or the fastest rate measured between the
+		 * groups if that is more (the others shared a trunk while
+		 * measured, so they say less than a pair gets alone) */
+		for (int g = 0; g < ngw; g++)
+			for (int h = 0; h < ngw; h++) {
+				if (g == h)
+					continue;
+				double top = res->rank_bw;
+				if (res->uplink[g] > 0 && res->uplink[g] < top)
+					top = res->uplink[g];
+				if (res->uplink[h] > 0 && res->uplink[h] < top)
+					top = res->uplink[h];
+				for (int i = 0; i < n; i++)
+					for (int j = 0; j < n; j++)
+						if (res->group[i] == g && res->group[j] == h && res->bw[i * n + j] > top)
+							top = res->bw[i * n + j];
+				for (int i = 0; i < n; i++)
+					for (int j = 0; j < n; j++)
+						if (res->group[i] == g && res->group[j] == h)
+							res->bw[i * n + j] = top;
+			}
+		/* symmetrise: a pair costs the larger of its two directions */
+		if (!cfg->directions)
+			for (int i = 0; i < n; i++)
+				for (int j = i + 1; j < n; j++) {
+					double al = fmax(res->alpha[i * n + j], res->alpha[j * n + i]);
+					double b = fmin(res->bw[i * n + j], res->bw[j * n + i]);
+					res->alpha[i * n + j] = res->alpha[j * n + i] = al;
+					res->bw[i * n + j] = res->bw[j * n + i] = b;
+				}
+	}
+times_out:
+	free(times), free(tall), free(msz);
+out:
+	c->perm = save, c->inv = savi;
+	free(pa), free(pb), free(row), free(samples), free(buf), free(all), free(grp);
+	if (rc)
+		rt_probe_free(res);
+	return rc;
+}

@@ -1,0 +1,539 @@
+/*
+ * reorder.c - the communicator's rank order: which physical rank plays
+ * each schedule rank (coll_rank_order), settled at the end of coll_init.
+ *
+ * Pipeline position: the runtime's end of rank reordering.  The compiler
+ * bakes an order into a plan set (`reorder by cost`, coll_plan_set.perm);
+ * this file applies it, or one from the environment, or chooses one when
+ * the communicator starts (`reorder at init`, COLL_REORDER=probe): probe
+ * the network (probe.c), turn the target algorithm's plan back into
+ * rounds of transfers, cost orders with the compiler's own model and
+ * search (lang/linkmodel.c, codegen/cost.c, codegen/reorder.c, linked into
+ * libcollrt with hidden symbols: one model, not two), agree on the result
+ * and cache it.  comm.c and exec.c then use c->perm / c->inv where roles
+ * meet physical ranks.
+ *
+ * Where the order comes from, first match wins:
+ *   COLL_PERM=3,1,0,2 (or @FILE)   that order
+ *   COLL_REORDER=off               the identity, whatever the plan set says
+ *   COLL_REORDER=probe             reorder at init (below), cache allowed
+ *   COLL_REORDER=reprobe           reorder at init, the cache ignored and rewritten
+ *   the plan set's `reorder at init`, else its perm, else the identity.
+ * These settings must be the same on every rank (collrun and mpirun pass
+ * one environment; ranks compare a hash of them, COLL_ERR_MISMATCH).
+ *
+ * Reorder at init: rank 0 looks for a cached order for this host list (a
+ * file named by a hash of every rank's host identity, network namespace
+ * and address, in rank order, with the plan set, algorithm and size) and
+ * broadcasts what it found; on a miss every rank probes, rank 0 searches
+ * (time limit COLL_REORDER_TIME, default 1 s) and broadcasts the order,
+ * then writes the cache.  One rank decides, so every rank agrees.  The
+ * target: COLL_REORDER_ALGO, else the plan set's reorder_algo, else the
+ * allreduce the size table picks at COLL_REORDER_BYTES (else the plan
+ * set's reorder_bytes, else 64 MiB).  The probe: COLL_PROBE_PINGS (10)
+ * ping-pongs, COLL_PROBE_BYTES (256 KiB) exchanges, one each, to stay
+ * within a few seconds.  COLL_REORDER_CACHE is the cache directory
+ * ("off": none; default $XDG_CACHE_HOME/coll, else ~/.cache/coll).
+ * COLL_REORDER_VERBOSE=1 makes rank 0 report what it did on stderr.
+ *
+ * Out of memory in the model or the search comes back as an error
+ * (runtime/xalloc_rt.c says how), here COLL_ERR_NOMEM.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt.h"
+#include "cost.h"
+#include "linkmodel.h"
+#include "reorder.h"
+
+/* --- plans back to rounds ------------------------------------------------------ */
+
+/* A coll_algo as the cost model's input: one transfer per receive step
+ * (its op from the receive), rounds in order.  Phases are not in plans,
+ * so there are no precondition rounds (no straggler is costed here), and
+ * the port model is the widest (n - 1): the search uses the rounds model,
+ * which a schedule within its own ports costs the same either way. */
+typedef struct {
+	ir_sched s;
+	char *phase;
+} rt_sched;
+
+static void sched_free(rt_sched *x)
+{
+	free(x->s.xfers);
+	free(x->s.rounds);
+	memset(x, 0, sizeof *x);
+}
+
+static int sched_from_algo(const coll_algo *a, rt_sched *x)
+{
+	memset(x, 0, sizeof *x);
+	int n = a->nranks, nx = 0, R = 0;
+	for (int r = 0; r < n; r++)
+		for (int i = 0; i < a->ranks[r].nsteps; i++) {
+			const coll_step *st = &a->ranks[r].steps[i];
+			if (st->kind != COLL_STEP_SEND)
+				nx++;
+			if (st->round + 1 > R)
+				R = st->round + 1;
+		}
+	ir_sched *s = &x->s;
+	static char main_phase[] = "main";
+	static char *phases[] = { main_phase };
+	s->kind = (ir_kind)a->kind;
+	s->algo = (char *)a->name;
+	s->n = n;
+	s->chunks = a->chunks;
+	s->root = a->root;
+	s->ports_send = s->ports_recv = n > 1 ? n - 1 : 1;
+	s->phases = phases;
+	s->nphases = 1;
+	s->xfers = malloc(sizeof *s->xfers * ((size_t)nx + 1));
+	s->rounds = calloc((size_t)R + 1, sizeof *s->rounds);
+	int *fill = calloc((size_t)R + 2, sizeof *fill);
+	if (!s->xfers || !s->rounds || !fill) {
+		free(fill);
+		sched_free(x);
+		return -1;
+	}
+	for (int r = 0; r < n; r++)
+		for (int i = 0; i < a->ranks[r].nsteps; i++)
+			if (a->ranks[r].steps[i].kind != COLL_STEP_SEND)
+				fill[a->ranks[r].steps[i].round + 1]++;
+	for (int k = 0; k < R; k++)
+		fill[k + 1] += fill[k];
+	for (int k = 0; k < R; k++)
+		s->rounds[k] = (ir_round){ .first = fill[k], .count = fill[k + 1] - fill[k], .phase = 0 };
+	for (int r = 0; r < n; r++)
+		for (int i = 0; i < a->ranks[r].nsteps; i++) {
+			const coll_step *st = &a->ranks[r].steps[i];
+			if (st->kind == COLL_STEP_SEND)
+				continue;
+			s->xfers[fill[st->round]++] = (ir_xfer){ .src = st->peer, .dst = r, .chunk = st->chunk,
+								 .op = st->kind == COLL_STEP_RECV_REDUCE ? IR_REDUCE_OP : IR_COPY };
+		}
+	free(fill);
+	s->nxfers = s->capxfers = nx;
+	s->nrounds = s->caprounds = R;
+	return 0;
+}
+
+/* --- probe results as a link model --------------------------------------------- */
+
+static int model_from_probe(const rt_probe_result *p, link_model *lm, link_error *err)
+{
+	int n = p->n;
+	if (link_matrix(lm, n, 0, 1, err))
+		return -1;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (i != j)
+				link_set(lm, i, j, p->alpha[i * n + j], p->bw[i * n + j] > 0 ? p->bw[i * n + j] : 1);
+	size_t cap = 64 + 8 * (size_t)n;
+	char *line = malloc(cap);
+	if (!line)
+		return link_errorf(err, "out of memory");
+	int rc = 0;
+	if (p->rank_bw > 0) {
+		snprintf(line, cap, "rank-bw %.6gB/s", p->rank_bw);
+		rc = link_declare(lm, line, err) < 0;
+	}
+	for (int g = 0; g < p->ngroups && !rc; g++) {
+		size_t at = (size_t)snprintf(line, cap, "group group%d", g);
+		for (int r = 0; r < n; r++)
+			if (p->group[r] == g)
+				at += (size_t)snprintf(line + at, cap - at, " %d", r);
+		rc = link_declare(lm, line, err) < 0;
+	}
+	for (int g = 0; g < p->ngroups && !rc; g++)
+		if (p->uplink[g] > 0) {
+			snprintf(line, cap, "uplink group%d %.6gB/s", g, p->uplink[g]);
+			rc = link_declare(lm, line, err) < 0;
+		}
+	free(line);
+	if (rc)
+		return -1;
+	free(lm->source);
+	lm->source = strdup("probed");
+	return 0;
+}
+
+coll_result coll_probe(coll_comm *c, const coll_probe_config *cfg, char **links)
+{
+	if (links)
+		*links = NULL;
+	if (!c)
+		return COLL_ERR_INVALID;
+	if (c->broken)
+		return rt_err(c, COLL_ERR_ABORTED, "communicator failed earlier");
+	rt_probe_result pr;
+	int64_t t0 = rt_now_ns();
+	int rc = rt_probe(c, cfg, &pr);
+	if (rc || c->rank != 0 || !links)
+		goto out;
+	if (c->n == 1) {
+		pr.n = 1;   /* nothing to measure: a one-rank matrix */
+		pr.alpha = calloc(1, sizeof *pr.alpha);
+		pr.bw = calloc(1, sizeof *pr.bw);
+		pr.group = calloc(1, sizeof *pr.group);
+		if (!pr.alpha || !pr.bw || !pr.group) {
+			rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+	}
+	link_model lm;
+	link_error err;
+	if (model_from_probe(&pr, &lm, &err)) {
+		link_free(&lm);
+		rc = rt_err(c, COLL_ERR_NOMEM, "%s", err.msg);
+		goto out;
+	}
+	static const coll_probe_config dflt = COLL_PROBE_CONFIG_INIT;
+	const coll_probe_config *k = cfg ? cfg : &dflt;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f) {
+		link_free(&lm);
+		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	fprintf(f, "# probed by coll_probe: %d ranks over transport %s in %.2f s\n", c->n, coll_transport_name(c),
+		(double)(rt_now_ns() - t0) * 1e-9);
+	fprintf(f, "# latency: half the 10th percentile of %d round trips; bandwidth: %zu-byte exchanges,\n"
+		"# %d per pair, in %d matchings; %s; %d group%s found\n",
+		k->pings > 0 ? k->pings : dflt.pings, k->bytes >= 1024 ? k->bytes : dflt.bytes,
+		k->reps > 0 ? k->reps : dflt.reps, c->n + (c->n & 1) - 1,
+		k->directions ? "each direction as measured" : "symmetric (a pair's cost: the larger direction's)",
+		pr.ngroups, pr.ngroups == 1 ? "" : "s");
+	link_write_matrix(f, &lm, c->n);
+	link_free(&lm);
+	if (fclose(f) != 0 || !text) {
+		free(text);
+		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	*links = text;
+out:
+	rt_probe_free(&pr);
+	return rc;
+}
+
+/* --- the order ------------------------------------------------------------------ */
+
+static int set_order(coll_comm *c, const int32_t *perm, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int set_order(coll_comm *c, const int32_t *perm, const char *fmt, ...)
+{
+	int n = c->n;
+	free(c->perm);
+	free(c->inv);
+	c->perm = c->inv = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->order_src, sizeof c->order_src, fmt, ap);
+	va_end(ap);
+	bool ident = true;
+	for (int i = 0; perm && i < n; i++)
+		ident &= perm[i] == i;
+	if (!perm || ident)
+		return COLL_OK;   /* the identity: nothing to map */
+	c->perm = malloc(sizeof *c->perm * (size_t)n);
+	c->inv = malloc(sizeof *c->inv * (size_t)n);
+	if (!c->perm || !c->inv)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < n; i++) {
+		c->perm[i] = perm[i];
+		c->inv[perm[i]] = i;
+	}
+	return COLL_OK;
+}
+
+/* The algorithm to order for, or NULL. */
+static const coll_algo *target_algo(const coll_comm *c, uint64_t *bytes)
+{
+	const coll_plan_set *s = c->plans;
+	if (!s)
+		return NULL;
+	uint64_t b = (uint64_t)rt_env_double("COLL_REORDER_BYTES", s->reorder_bytes ? (double)s->reorder_bytes : 64.0 * 1048576);
+	*bytes = b ? b : 64 << 20;
+	const char *name = getenv("COLL_REORDER_ALGO");
+	if (!name || !*name)
+		name = s->reorder_algo;
+	if (!name)
+		name = coll_choose_algo(c, COLL_ALLREDUCE, *bytes);
+	for (int i = 0; i < s->nalgos; i++)
+		if (s->algos[i]->nranks == c->n && (!name || strcmp(s->algos[i]->name, name) == 0) &&
+		    (name || s->algos[i]->kind == COLL_ALLREDUCE))
+			return s->algos[i];
+	for (int i = 0; !name && i < s->nalgos; i++)
+		if (s->algos[i]->nranks == c->n)
+			return s->algos[i];
+	return NULL;
+}
+
+/* The cache file for this host list, plan set and target. */
+static int cache_path(const coll_comm *c, const coll_algo *a, uint64_t bytes, char *path, size_t len)
+{
+	const char *dir = getenv("COLL_REORDER_CACHE");
+	if (dir && strcmp(dir, "off") == 0)
+		return -1;
+	char buf[1024];
+	if (!dir || !*dir) {
+		const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+		if (xdg && *xdg)
+			snprintf(buf, sizeof buf, "%s/coll", xdg);
+		else if (home && *home)
+			snprintf(buf, sizeof buf, "%s/.cache/coll", home);
+		else
+			snprintf(buf, sizeof buf, "/tmp/coll-cache-%d", (int)getuid());
+		dir = buf;
+	}
+	/* the key: every rank's host, network namespace and address, in
+	 * rank order (the host list), then what the order is for */
+	static const uint8_t key[16] = "coll-reorder-key";
+	uint64_t h = rt_siphash(key, &c->n, sizeof c->n);
+	for (int r = 0; r < c->n; r++) {
+		const rt_hostinfo *hi = &c->hosts[r];
+		h = h * 31 + rt_siphash(key, hi->boot_id, strnlen(hi->boot_id, sizeof hi->boot_id));
+		h = h * 31 + hi->netns;
+		if (c->boot.addrs) {
+			char ip[INET6_ADDRSTRLEN] = "";
+			const struct sockaddr_storage *ss = &c->boot.addrs[r];
+			if (ss->ss_family == AF_INET)
+				inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, ip, sizeof ip);
+			else if (ss->ss_family == AF_INET6)
+				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, ip, sizeof ip);
+			h = h * 31 + rt_siphash(key, ip, strlen(ip));
+		}
+	}
+	h = h * 31 + rt_planset_hash(c->plans);
+	h = h * 31 + rt_siphash(key, a->name, strlen(a->name)) + bytes;
+	/* make the directory (and its parent: ~/.cache may not exist yet) */
+	char parent[1024];
+	snprintf(parent, sizeof parent, "%s", dir);
+	char *slash = strrchr(parent, '/');
+	if (slash && slash != parent) {
+		*slash = 0;
+		mkdir(parent, 0700);
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return -1;
+	snprintf(path, len, "%s/order-%016llx.txt", dir, (unsigned long long)h);
+	return 0;
+}
+
+static int read_cache(const char *path, int n, int32_t *perm)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[1 << 16];
+	int rc = -1;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "perm ", 5) == 0) {
+			int32_t *v;
+			int k;
+			link_error err;
+			if (reorder_parse_perm(line + 5, n, &v, &k, &err) == 0) {
+				memcpy(perm, v, sizeof *perm * (size_t)n);
+				free(v);
+				rc = 0;
+			}
+			break;
+		}
+	fclose(f);
+	return rc;
+}
+
+static void write_cache(const coll_comm *c, const char *path, const coll_algo *a, uint64_t bytes, const int32_t *perm,
+			double t_id, double t_best)
+{
+	char tmp[1100];
+	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "# coll rank order for plan set %s, %s at %llu bytes, %d ranks (keyed by the host list)\n",
+		c->plans->name, a->name, (unsigned long long)bytes, c->n);
+	fprintf(f, "# predicted %.6g s in the identity order, %.6g s in this one\nperm", t_id, t_best);
+	for (int i = 0; i < c->n; i++)
+		fprintf(f, " %d", perm[i]);
+	fprintf(f, "\n");
+	if (fclose(f) == 0)
+		rename(tmp, path);
+	else
+		unlink(tmp);
+}
+
+/* Rank 0: search the probe for a's best order. */
+static int choose(coll_comm *c, const coll_algo *a, uint64_t bytes, const rt_probe_result *pr, int32_t *perm,
+		  double *t_id, double *t_best)
+{
+	rt_sched rs;
+	link_model lm;
+	link_error err;
+	memset(&lm, 0, sizeof lm);
+	cost_plan *p = NULL;
+	reorder_result res;
+	memset(&res, 0, sizeof res);
+	int rc = COLL_OK;
+	if (sched_from_algo(a, &rs) || model_from_probe(pr, &lm, &err) || !(p = cost_plan_new(&rs.s, &err))) {
+		rc = rt_err(c, COLL_ERR_NOMEM, "reorder at init: out of memory");
+		goto out;
+	}
+	reorder_opts o = { .bytes = (double)bytes, .seed = 1, .time_limit = rt_env_double("COLL_REORDER_TIME", 1.0),
+			   .exact_max = 8 };
+	if (reorder_search(p, &lm, &o, &res, &err)) {
+		rc = rt_err(c, strstr(err.msg, "memory") ? COLL_ERR_NOMEM : COLL_ERR_INVALID, "reorder at init: %s",
+			    err.msg);
+		goto out;
+	}
+	memcpy(perm, res.perm, sizeof *perm * (size_t)c->n);
+	*t_id = res.t_identity;
+	*t_best = res.t_best;
+out:
+	reorder_result_free(&res);
+	cost_plan_free(p);
+	link_free(&lm);
+	sched_free(&rs);
+	return rc;
+}
+
+/* Reorder at init (see the top of the file). */
+static int at_init(coll_comm *c, bool reprobe)
+{
+	int n = c->n;
+	uint64_t bytes = 0;
+	const coll_algo *a = target_algo(c, &bytes);
+	if (!a)
+		return set_order(c, NULL, "identity (reorder at init: no algorithm for %d ranks to order for)", n);
+	bool verbose = rt_env_long("COLL_REORDER_VERBOSE", 0) != 0 && c->rank == 0;
+	int64_t t0 = rt_now_ns();
+	/* rank 0 decides: [0] 1 when an order follows from the cache */
+	int32_t *msg = calloc((size_t)n + 1, sizeof *msg);
+	if (!msg)
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	char path[1100] = "";
+	int have_path = 0;
+	if (c->rank == 0) {
+		have_path = cache_path(c, a, bytes, path, sizeof path) == 0;
+		if (have_path && !reprobe && read_cache(path, n, msg + 1) == 0)
+			msg[0] = 1;
+	}
+	int rc = rt_probe_bcast(c, msg, sizeof *msg * ((size_t)n + 1));
+	if (rc == COLL_OK && msg[0]) {
+		if (verbose)
+			fprintf(stderr, "coll: reorder at init: %s for %s from the cache %s (%.3f s)\n", c->plans->name,
+				a->name, path, (double)(rt_now_ns() - t0) * 1e-9);
+		rc = set_order(c, msg + 1, "cache %s", c->rank == 0 ? path : "(rank 0's)");
+		free(msg);
+		return rc;
+	}
+	/* a miss: probe, rank 0 searches and tells everyone */
+	coll_probe_config cfg = COLL_PROBE_CONFIG_INIT;
+	cfg.pings = (int)rt_env_long("COLL_PROBE_PINGS", 10);
+	cfg.bytes = (size_t)rt_env_long("COLL_PROBE_BYTES", 256 << 10);
+	cfg.reps = 1;
+	rt_probe_result pr;
+	memset(&pr, 0, sizeof pr);
+	double t_id = 0, t_best = 0, t_probe = 0;
+	if (rc == COLL_OK)
+		rc = rt_probe(c, &cfg, &pr);
+	t_probe = (double)(rt_now_ns() - t0) * 1e-9;
+	if (rc == COLL_OK && c->rank == 0) {
+		rc = choose(c, a, bytes, &pr, msg + 1, &t_id, &t_best);
+		msg[0] = rc == COLL_OK;
+	}
+	rt_probe_free(&pr);
+	/* even a failed search is broadcast (msg[0] = 0), so nobody waits */
+	int brc = rc == COLL_OK || c->rank == 0 ? rt_probe_bcast(c, msg, sizeof *msg * ((size_t)n + 1)) : rc;
+	if (rc == COLL_OK)
+		rc = brc;
+	if (rc == COLL_OK && !msg[0])
+		rc = rt_err(c, COLL_ERR_ABORTED, "reorder at init: rank 0 could not choose an order");
+	if (rc == COLL_OK) {
+		if (c->rank == 0 && have_path)
+			write_cache(c, path, a, bytes, msg + 1, t_id, t_best);
+		rc = set_order(c, msg + 1, "probed at init%s%s", have_path && c->rank == 0 ? ", cached in " : "",
+			       have_path && c->rank == 0 ? path : "");
+		if (verbose) {
+			fprintf(stderr, "coll: reorder at init: %s for %s at %llu bytes: probed in %.3f s, chose in %.3f s; "
+				"predicted %.4g s -> %.4g s; order", c->plans->name, a->name, (unsigned long long)bytes,
+				t_probe, (double)(rt_now_ns() - t0) * 1e-9 - t_probe, t_id, t_best);
+			for (int i = 0; i < n; i++)
+				fprintf(stderr, " %d", msg[1 + i]);
+			fprintf(stderr, "\n");
+		}
+	}
+	free(msg);
+	return rc;
+}
+
+uint64_t rt_reorder_env_hash(void)
+{
+	static const uint8_t key[16] = "coll-reorder-env";
+	const char *names[] = { "COLL_PERM", "COLL_REORDER", "COLL_REORDER_ALGO", "COLL_REORDER_BYTES" };
+	uint64_t h = 0;
+	for (int i = 0; i < 4; i++) {
+		const char *v = getenv(names[i]);
+		h = h * 31 + (v ? rt_siphash(key, v, strlen(v)) + 1 : 0);
+	}
+	return h;
+}
+
+int rt_reorder_init(coll_comm *c)
+{
+	int n = c->n;
+	const coll_plan_set *s = c->plans;
+	const char *perm_env = getenv("COLL_PERM"), *mode = getenv("COLL_REORDER");
+	/* the settings must agree: they decide which collective steps follow
+	 * (the hashes came with the host identities, so every rank sees the
+	 * same and all refuse together) */
+	for (int r = 0; c->hosts && r < n; r++)
+		if (c->hosts[r].reorder_env != c->hosts[c->rank].reorder_env)
+			return rt_err(c, COLL_ERR_MISMATCH, "rank %d has other COLL_PERM / COLL_REORDER* settings than rank %d",
+				      r, c->rank);
+	bool any = (perm_env && *perm_env) || (mode && *mode) || (s && (s->perm || s->reorder));
+	if (!any)
+		return set_order(c, NULL, "identity");
+	int rc;
+	if (perm_env && *perm_env) {
+		int32_t *perm;
+		int k;
+		link_error err;
+		char buf[1 << 16];
+		const char *text = perm_env;
+		if (perm_env[0] == '@') {
+			FILE *f = fopen(perm_env + 1, "r");
+			size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+			if (!f)
+				return rt_err(c, COLL_ERR_INVALID, "COLL_PERM=%s: cannot open: %s", perm_env, strerror(errno));
+			fclose(f);
+			buf[got] = 0;
+			/* a file may hold a "perm ..." line among comments (the cache's format) */
+			char *p = strstr(buf, "perm ");
+			text = p ? p + 5 : buf;
+		}
+		if (reorder_parse_perm(text, n, &perm, &k, &err))
+			return rt_err(c, COLL_ERR_INVALID, "COLL_PERM: %s", err.msg);
+		rc = set_order(c, perm, "COLL_PERM");
+		free(perm);
+		return rc;
+	}
+	if (mode && strcmp(mode, "off") == 0)
+		return set_order(c, NULL, "identity (COLL_REORDER=off)");
+	if (mode && *mode && strcmp(mode, "probe") && strcmp(mode, "reprobe"))
+		return rt_err(c, COLL_ERR_INVALID, "COLL_REORDER=%s: expected off, probe or reprobe", mode);
+	if ((mode && *mode) || (s && s->reorder == COLL_REORDER_INIT))
+		return at_init(c, mode && strcmp(mode, "reprobe") == 0);
+	if (s && s->perm)
+		return set_order(c, s->perm, "plan set");
+	return set_order(c, NULL, "identity");
+}

@@ -1,0 +1,230 @@
+#!/bin/bash
+# netns_reorder.sh - rank reordering on the emulated cluster: probe, search,
+# and measure orders against their predictions (`make bench-reorder`).
+#
+#   tests/bench/netns_reorder.sh [-build DIR] [-configs "8:2:11 8:4:12 16:2:13 16:4:14"]
+#                                [-algos "ring rhd dbt"] [-size 16M] [-random 10] [-iters 2]
+#                                [-rate 100mbit] [-oversub 4] [-out DIR] [-summary]
+#
+# Each config N:K:SEED is a testbed (tests/netns/testbed.sh) of N hosts in
+# K racks joined by trunks oversubscribed OVERSUB:1, the hosts dealt to
+# racks by `--shuffle SEED` (a scrambled placement, as a cloud's random IP
+# list gives), host links shaped at RATE each way, one rank per host over
+# TCP with the socket buffers netns_stragglar.sh explains (128 / 256 KiB).
+# In it:
+#   1. collprobe measures the network (2 MiB exchanges) into probe.tsv; its
+#      time is the probe time;
+#   2. reorder at init is timed (COLL_REORDER=reprobe, then a second start
+#      that reads the cache);
+#   3. per algorithm: `collc reorder` on probe.tsv gives the reordered
+#      order; with the identity and RANDOM random orders (seeded) each order
+#      is measured (collbench under COLL_PERM, SIZE bytes, 1 warm-up + ITERS
+#      calls);
+#   4. afterwards every measured order is predicted (collc cost --perm,
+#      event-driven simulation pipelined in 1 MiB pieces as the executor's
+#      TCP messages are, --seg-bytes 1MiB) on probe.tsv, and on the
+#      testbed's declared network, truth.tsv, to tell probe errors from
+#      model errors.  -summary redoes only this step and the summary from
+#      OUT/results.csv (the model can change without measuring again).
+# Then, per config and algorithm: best vs worst measured, reordered vs the
+# median random order, Spearman's rank correlation of predicted and
+# measured time over the orders (as computed, and with predictions equal
+# to 3 significant digits counted as ties: orders that cross the trunks
+# alike are the same order to the model, and the probe's pair-to-pair
+# scatter of a fraction of a percent would otherwise rank them at random),
+# and measured / predicted per order.  Also
+# `collc reorder`'s search time at N = 512 (ring) and 64 (rhd, dbt) on a
+# scrambled 8-rack network.  Raw rows: OUT/results.csv; summary on stdout
+# and in OUT/summary.txt.  Targets (printed at the end): ring reordered >=
+# 2x faster than the median random order at >= 16 MiB on 2 racks; Spearman
+# >= 0.9 per algorithm; predicted within 15% of measured; probe n = 16 <
+# 30 s; reorder at init n = 16 < 3 s; search times < 10 s.
+[ -z "${BASH_VERSION:-}" ] && exec bash "$0" "$@"
+set -u
+cd "$(dirname "$0")/../.."
+B=build CONFIGS="8:2:11 8:4:12 16:2:13 16:4:14" ALGOS="ring rhd dbt" SIZE=16M RANDOM_N=10 ITERS=2 RATE=100mbit
+OVERSUB=4 OUT=
+inner=0 summary=0
+args=("$@")
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-build) B=$2; shift ;;
+	-configs) CONFIGS=$2; shift ;;
+	-algos) ALGOS=$2; shift ;;
+	-size) SIZE=$2; shift ;;
+	-random) RANDOM_N=$2; shift ;;
+	-iters) ITERS=$2; shift ;;
+	-rate) RATE=$2; shift ;;
+	-oversub) OVERSUB=$2; shift ;;
+	-out) OUT=$2; shift ;;
+	-inner) inner=1 ;;
+	-summary) summary=1 ;;
+	-h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "netns_reorder.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+[ -n "$OUT" ] || OUT=$B/bench-reorder
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+export COLL_TCP_SNDBUF=131072 COLL_TCP_RCVBUF=262144
+
+# A random order of 0..n-1 (awk's generator, seeded: the same list every run).
+rand_perm() {
+	awk -v n="$1" -v seed="$2" 'BEGIN { srand(seed); for (i = 0; i < n; i++) p[i] = i;
+		for (i = n - 1; i > 0; i--) { j = int(rand() * (i + 1)); t = p[i]; p[i] = p[j]; p[j] = t }
+		s = p[0]; for (i = 1; i < n; i++) s = s "," p[i]; print s }'
+}
+
+# --- inside a testbed -----------------------------------------------------
+if [ $inner = 1 ]; then
+	: "${TESTBED_NETNS:?run by netns_reorder.sh}"
+	n=$TESTBED_HOSTS
+	tag=$CFG
+	log() { echo "[$tag] $*"; }
+	# the declared network: racks from the testbed, rates from its options
+	{
+		echo "ranks $n"
+		echo "* * 100us ${TESTBED_RATE_BPS}bit/s"
+		echo "rank-bw ${TESTBED_RATE_BPS}bit/s"
+		for k in $(echo "$TESTBED_RACK_OF" | tr , '\n' | sort -un); do
+			echo "group rack$k $(echo "$TESTBED_RACK_OF" | tr , '\n' | awk -v k="$k" '$1 == k { printf "%s ", NR - 1 }')"
+			echo "uplink rack$k ${TESTBED_TRUNK_RATE_BPS}bit/s"
+		done
+	} > "$OUT/truth-$tag.tsv"
+	log "racks $TESTBED_RACK_OF, hosts $TESTBED_RATE, trunks $TESTBED_TRUNK_RATE"
+	# 1. probe
+	t0=$(date +%s.%N)
+	$B/collrun -np "$n" --netns "$TESTBED_NETNS" $B/collprobe --bytes 2M -o "$OUT/probe-$tag.tsv" 2> "$OUT/probe-$tag.log" \
+		|| { cat "$OUT/probe-$tag.log"; exit 1; }
+	t1=$(date +%s.%N)
+	log "probe: $(grep 'probed in' "$OUT/probe-$tag.log" | sed 's/.*collprobe: //') (wall $(echo "$t1 - $t0" | bc) s)"
+	grep -E 'group|uplink|rank-bw' "$OUT/probe-$tag.log" | sed "s/^.*collprobe:   /[$tag]   /"
+	echo "$tag,probe,$(grep -o 'probed in [0-9.]*' "$OUT/probe-$tag.log" | awk '{print $3}')" >> "$OUT/times.csv"
+	# 2. reorder at init, then from the cache
+	rm -rf "$OUT/cache-$tag"
+	for mode in reprobe probe; do
+		line=$(COLL_REORDER=$mode COLL_REORDER_VERBOSE=1 COLL_REORDER_CACHE="$OUT/cache-$tag" COLL_REORDER_ALGO=ring \
+			$B/collrun -np "$n" --netns "$TESTBED_NETNS" $B/collbench -f stdlib/ring.coll -a ring -b 1K -e 1K -n 1 -w 0 2>&1 \
+			| grep 'reorder at init' | head -1)
+		log "init ($mode): ${line#*reorder at init: }"
+		if [ $mode = reprobe ]; then
+			pt=$(echo "$line" | sed -n 's/.*probed in \([0-9.]*\) s, chose in \([0-9.]*\) s.*/\1 \2/p')
+			echo "$tag,init_probe,$(echo "$pt" | awk '{print $1}')" >> "$OUT/times.csv"
+			echo "$tag,init_total,$(echo "$pt" | awk '{print $1 + $2}')" >> "$OUT/times.csv"
+		else
+			echo "$tag,init_cached,$(echo "$line" | sed -n 's/.*cache .* (\([0-9.]*\) s).*/\1/p')" >> "$OUT/times.csv"
+		fi
+	done
+	# 3. orders
+	ai=0
+	for algo in $ALGOS; do
+		ai=$((ai + 1))
+		f=stdlib/$algo.coll
+		js=$(./collc reorder "$f" -a "$algo" --links "$OUT/probe-$tag.tsv" -s "$SIZE" --json) || exit 1
+		best=$(echo "$js" | sed -n 's/.*"perm": \[\([^]]*\)\].*/\1/p' | tr -d ' ')
+		echo "$tag,search_$algo,$(echo "$js" | sed -n 's/.*"seconds": \([0-9.]*\).*/\1/p')" >> "$OUT/times.csv"
+		ident=$(seq -s, 0 $((n - 1)))
+		orders="reordered:$best identity:$ident"
+		for r in $(seq 1 "$RANDOM_N"); do
+			orders="$orders random$r:$(rand_perm "$n" $((SEED * 1000 + ai * 100 + r)))"
+		done
+		for o in $orders; do
+			kind=${o%%:*} perm=${o#*:}
+			meas=$(COLL_PERM=$perm $B/collrun -np "$n" --netns "$TESTBED_NETNS" --no-prefix $B/collbench -f "$f" -a "$algo" \
+				-b "$SIZE" -e "$SIZE" -n "$ITERS" -w 1 --csv 2>/dev/null | awk -F, 'NR > 1 && $12 != "" {print $12 / 1e6; exit}')
+			[ -n "$meas" ] || meas=nan
+			echo "$tag,$algo,$kind,$(echo "$perm" | tr , ' '),,,$meas" >> "$OUT/results.csv"
+			log "$algo $kind $perm: measured $meas s"
+		done
+	done
+	exit 0
+fi
+
+# --- the driver ------------------------------------------------------------
+[ -x $B/collprobe ] && [ -x $B/collbench ] && [ -x ./collc ] || { echo "build first: make all"; exit 2; }
+status=0
+if [ $summary = 0 ]; then
+tests/netns/testbed.sh check >/dev/null 2>&1 || { echo "netns_reorder.sh: $(tests/netns/testbed.sh check 2>&1)"; exit 2; }
+echo "config,algo,order,perm (blank-separated),pred_s,pred_declared_s,meas_s" > "$OUT/results.csv"
+: > "$OUT/times.csv"
+i=0
+for cfg in $CONFIGS; do
+	i=$((i + 1))
+	n=${cfg%%:*} rest=${cfg#*:} k=${rest%%:*} seed=${rest#*:}
+	tag="n${n}r${k}"
+	CFG=$tag SEED=$seed tests/netns/testbed.sh run --hosts "$n" --rate "$RATE" --racks "$k" --shuffle "$seed" \
+		--oversub "$OVERSUB" --prefix "rb$$x$i" -- \
+		env CFG=$tag SEED=$seed bash "$0" -inner -build "$B" -algos "$ALGOS" -size "$SIZE" -random "$RANDOM_N" \
+		-iters "$ITERS" -out "$OUT" || status=1
+done
+
+# search times at scale (no testbed): scrambled 8-rack networks
+awk -v n=512 -v k=8 -v seed=5 -v up=1600Mbit/s 'BEGIN { srand(seed); for (i = 0; i < n; i++) r[i] = int(i * k / n);
+	for (i = n - 1; i > 0; i--) { j = int(rand() * (i + 1)); t = r[i]; r[i] = r[j]; r[j] = t }
+	print "ranks " n; print "* * 100us 100Mbit/s"; print "rank-bw 100Mbit/s"
+	for (g = 0; g < k; g++) { s = "group rack" g; for (i = 0; i < n; i++) if (r[i] == g) s = s " " i; print s; print "uplink rack" g " " up } }' \
+	> "$OUT/scale512.tsv"
+awk -v n=64 -v k=4 -v seed=6 -v up=400Mbit/s 'BEGIN { srand(seed); for (i = 0; i < n; i++) r[i] = int(i * k / n);
+	for (i = n - 1; i > 0; i--) { j = int(rand() * (i + 1)); t = r[i]; r[i] = r[j]; r[j] = t }
+	print "ranks " n; print "* * 100us 100Mbit/s"; print "rank-bw 100Mbit/s"
+	for (g = 0; g < k; g++) { s = "group rack" g; for (i = 0; i < n; i++) if (r[i] == g) s = s " " i; print s; print "uplink rack" g " " up } }' \
+	> "$OUT/scale64.tsv"
+for x in ring:512 rhd:64 dbt:64; do
+	a=${x%%:*} nn=${x#*:}
+	s0=$(date +%s.%N)
+	js=$(./collc reorder stdlib/$a.coll -a "$a" --links "$OUT/scale$nn.tsv" -s 64MiB --json)
+	s1=$(date +%s.%N)
+	idb=$(echo "$js" | sed -n 's/.*"rounds_s": \([0-9.e+-]*\).*/\1/p' | tr '\n' ' ')
+	echo "scale,search_${a}_$nn,$(echo "$s1 - $s0" | bc),$idb,$(echo "$js" | sed -n 's/.*"lower_bound_s": \([0-9.e+-]*\).*/\1/p')" >> "$OUT/times.csv"
+done
+fi
+
+# --- predictions -------------------------------------------------------------
+# every measured order, on the probed and on the declared network
+predict() {   # links algo perm
+	./collc cost "stdlib/$2.coll" -a "$2" --links "$1" -s "$SIZE" --seg-bytes 1MiB --perm "$3" --csv | awk -F, '$5 == "sim" {print $6}'
+}
+{
+	head -1 "$OUT/results.csv"
+	tail -n +2 "$OUT/results.csv" | while IFS=, read -r cfg algo kind perm p1 p2 meas; do
+		pc=$(echo "$perm" | tr ' ' ,)
+		echo "$cfg,$algo,$kind,$perm,$(predict "$OUT/probe-$cfg.tsv" "$algo" "$pc"),$(predict "$OUT/truth-$cfg.tsv" "$algo" "$pc"),$meas"
+	done
+} > "$OUT/results.tmp" && mv "$OUT/results.tmp" "$OUT/results.csv"
+
+# --- summary ---------------------------------------------------------------
+awk -F, -v size="$SIZE" '
+function spearman(x, y, m,    i, j, rx, ry, mx, my, sxy, sxx, syy) {
+	for (i = 1; i <= m; i++) { rx[i] = 1; ry[i] = 1
+		for (j = 1; j <= m; j++) { if (x[j] < x[i]) rx[i]++; if (x[j] == x[i] && j != i) rx[i] += 0.5
+					   if (y[j] < y[i]) ry[i]++; if (y[j] == y[i] && j != i) ry[i] += 0.5 } }
+	mx = 0; my = 0; for (i = 1; i <= m; i++) { mx += rx[i]; my += ry[i] } mx /= m; my /= m
+	sxy = sxx = syy = 0
+	for (i = 1; i <= m; i++) { sxy += (rx[i] - mx) * (ry[i] - my); sxx += (rx[i] - mx)^2; syy += (ry[i] - my)^2 }
+	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0
+}
+function median(v, m,    i, j, t) {
+	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+	return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+}
+function sig3(v,    e) { if (v <= 0) return v; e = int(log(v) / log(10)); if (v < 1) e--; return sprintf("%.2f", v / 10^e) * 10^e }
+NR > 1 && $7 != "nan" { key = $1 "," $2; if (!(key in cnt)) keys[++nk] = key
+	c = ++cnt[key]; P[key, c] = $5; T[key, c] = $6; M[key, c] = $7; K[key, c] = $3 }
+END {
+	printf "%-6s %-5s %6s %8s %8s %8s %8s %8s %6s %8s %8s %8s %13s %13s\n", "config", "algo", "orders", "reord(s)", "medrand",
+		"x median", "best(s)", "worst(s)", "w/b", "spearman", "ties3", "declared", "meas/pred", "meas/declared"
+	for (q = 1; q <= nk; q++) { key = keys[q]; m = cnt[key]; nr = 0; best = 1e300; worst = 0; lo = 1e9; hi = 0; lo2 = 1e9; hi2 = 0
+		for (i = 1; i <= m; i++) { x[i] = P[key, i]; y[i] = M[key, i]; x3[i] = sig3(P[key, i]); xt[i] = T[key, i]
+			if (K[key, i] ~ /^random/) r[++nr] = M[key, i]; if (K[key, i] == "reordered") ro = M[key, i]
+			if (M[key, i] < best) best = M[key, i]; if (M[key, i] > worst) worst = M[key, i]
+			e = M[key, i] / P[key, i]; if (e < lo) lo = e; if (e > hi) hi = e
+			e = M[key, i] / T[key, i]; if (e < lo2) lo2 = e; if (e > hi2) hi2 = e }
+		med = median(r, nr); split(key, kk, ",")
+		printf "%-6s %-5s %6d %8.3f %8.3f %8.2f %8.3f %8.3f %6.2f %8.3f %8.3f %8.3f %6.2f-%-6.2f %6.2f-%-6.2f\n", kk[1], kk[2], m, ro,
+			med, med / ro, best, worst, worst / best, spearman(x, y, m), spearman(x3, y, m), spearman(xt, y, m), lo, hi, lo2, hi2 }
+}' "$OUT/results.csv" | tee "$OUT/summary.txt"
+echo | tee -a "$OUT/summary.txt"
+echo "times (s): config,what,value[,identity best][,lower bound]" | tee -a "$OUT/summary.txt"
+tee -a "$OUT/summary.txt" < "$OUT/times.csv"
+exit $status
