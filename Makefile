@@ -8,6 +8,7 @@
 #   make bench      benchmarks; print ratios against baselines measured in the same run
 #   make bench-cluster  the same on an emulated multi-host cluster (network namespaces)
 #   make bench-reorder  rank reordering on emulated rack networks (probe, search, orders measured)
+#   make bench-rails    two rails at once: split, balance and failover on emulated hosts
 #   make fuzz FUZZ_SECONDS=N  AFL++ on every harness of tests/fuzz for N seconds each
 #   make install    [PREFIX=/usr/local] [DESTDIR=...]: tools, libraries, headers, stdlib,
 #                   MPI and ibverbs plugins, PMPI library, coll.pc, the Python package
@@ -52,7 +53,7 @@ DEPS := re2c:re2c bison:bison tclsh:tcl mpicc:libopenmpi-dev mpirun:openmpi-bin 
 	/usr/include/infiniband/verbs.h:libibverbs-dev pkg-config:pkgconf \
 	/usr/lib/python3/dist-packages/mpi4py/__init__.py:python3-mpi4py
 
-.PHONY: all deps demo test quicktest bench bench-cluster bench-reorder clean san fuzz
+.PHONY: all deps demo test quicktest bench bench-cluster bench-reorder bench-rails clean san fuzz
 all: deps $(B)/collc $(B)/libcollrt.a $(B)/libcollrt.so $(B)/collrun $(B)/collbench $(B)/collprobe rt-mpi py pmpi
 
 # Install missing build tools once; a stamp keeps later builds quiet (and
@@ -151,6 +152,12 @@ bench-cluster: all rt-tests
 # (about 40 minutes; README "Rank reordering").
 bench-reorder: all rt-tests
 	bash tests/bench/netns_reorder.sh -build $(B)
+
+# Two rails at once on the emulated cluster: homogeneous and heterogeneous
+# rails, n = 4 and 8, the balancer, failover under flapping (about 25
+# minutes; README "Rails"; QUICK=1: n = 4 only, a few minutes).
+bench-rails: all rt-tests
+	bash tests/bench/netns_rails.sh -build $(B) $(if $(QUICK),-quick)
 
 san:
 	$(MAKE) --no-print-directory SAN=1 build-san/collc

@@ -45,9 +45,10 @@
  * again) and hands whole messages to the executor in order.  Small
  * messages (<= RL_COPY_BYTES) are copied at the sender, so the executor's
  * send completes at once; larger ones complete when every piece is
- * acknowledged (on TCP "written" only means the kernel took it).  Pieces
- * of small messages are acknowledged lazily (cumulatively, within
- * RL_ACK_DELAY_NS) unless the sender may be waiting for credit.
+ * acknowledged (on TCP "written" only means the kernel took it), so their
+ * pieces are acknowledged as they arrive.  Small messages are acknowledged
+ * lazily (cumulatively, within RL_ACK_DELAY_NS) unless the sender may be
+ * waiting for credit.
  *
  * Failover.  A link (peer, rail) whose oldest unacknowledged piece has seen
  * no acknowledgement for half the policy's failover bound, while another
@@ -82,7 +83,6 @@
 #define RL_RWIN 4                     /* child receives kept posted per link */
 #define RL_MAXPIECES 64               /* pieces per message (the receiver's bit mask) */
 #define RL_COPY_BYTES (16 << 10)      /* messages this small are copied at the sender */
-#define RL_ACK_NOW_BYTES (64 << 10)   /* pieces of messages this large are acknowledged at once */
 #define RL_ACK_DELAY_NS 2000000       /* other acknowledgements wait at most this long */
 #define RL_MIN_PIECE (4 << 10)        /* a rail's part of a split is at least this, or nothing */
 #define RL_COLD_DEFAULT (64 << 10)    /* `auto` cold threshold before throughputs are measured */
@@ -208,6 +208,7 @@ typedef struct {
 typedef struct rl_new {
 	struct rl_new *next;
 	int peer, rail, fd;
+	uint8_t sess[16];   /* the handshake's session key, for adopt */
 } rl_new;
 
 typedef struct {
@@ -224,6 +225,8 @@ typedef struct {
 	char *discard;
 	int64_t spin_ns, next_check_ns;
 	int fatal;
+	int aborted;              /* rl_abort ran: close without flushing */
+	int connected;            /* every rail connected: close flushes */
 	/* statistics */
 	uint64_t failovers, rejoins;
 	double last_detect_ms, last_reroute_ms, max_reroute_ms;
@@ -794,7 +797,7 @@ static int piece_in(rails_tp *t, int p, int r, int si, int slice)
 		advance_cum(pr);
 		deliver(t, p);
 	}
-	if (s->nslices > 1 || s->total >= RL_ACK_NOW_BYTES)
+	if (s->nslices > 1 || s->total > RL_COPY_BYTES)   /* its sender waits for this to complete it */
 		return send_ack(t, p, r, seq, slice);
 	if (!pr->ack_owed) {
 		pr->ack_owed = 1;
@@ -889,6 +892,7 @@ static int link_recv(rails_tp *t, int p, int r, int *moved)
 				break;
 			case RH_ACK:
 				on_ack(t, p, r, h);
+				rc = pump(t, p);   /* it may bring credit for messages waiting */
 				break;
 			case RH_PROBE: {
 				rl_hdr a = {0};
@@ -1089,17 +1093,19 @@ static void *rejoin_main(void *arg)
 			if (!(pf[i].revents & POLLIN))
 				continue;
 			int r = lrail[i], peer = -1, fd = -1;
+			uint8_t sess[16];
 			rt_tp *c = t->rail[r].tp;
 			/* One handshake at a time, each bounded: a stranger costs a
 			 * rejoin at most that long and never the job's traffic. */
-			if (c->ops->rail->reaccept(c, rt_now_ms() + 1000, &peer, &fd) != COLL_OK)
+			if (c->ops->rail->reaccept(c, rt_now_ms() + 1000, &peer, &fd, sess) != COLL_OK)
 				continue;
 			rl_new *nw = malloc(sizeof *nw);
 			if (!nw) {
 				close(fd);
 				continue;
 			}
-			*nw = (rl_new){NULL, peer, r, fd};
+			*nw = (rl_new){NULL, peer, r, fd, {0}};
+			memcpy(nw->sess, sess, sizeof sess);
 			pthread_mutex_lock(&t->mu);
 			nw->next = t->news;
 			t->news = nw;
@@ -1118,15 +1124,17 @@ static void *rejoin_main(void *arg)
 				if (!want)
 					continue;
 				int fd = -1;
+				uint8_t sess[16];
 				rt_tp *c = t->rail[r].tp;
-				if (c->ops->rail->redial(c, p, rt_now_ms() + RL_REJOIN_MS / 2, &fd) != COLL_OK)
+				if (c->ops->rail->redial(c, p, rt_now_ms() + RL_REJOIN_MS / 2, &fd, sess) != COLL_OK)
 					continue;
 				rl_new *nw = malloc(sizeof *nw);
 				if (!nw) {
 					close(fd);
 					continue;
 				}
-				*nw = (rl_new){NULL, p, r, fd};
+				*nw = (rl_new){NULL, p, r, fd, {0}};
+				memcpy(nw->sess, sess, sizeof sess);
 				pthread_mutex_lock(&t->mu);
 				t->want[p * t->nrails + r] = 0;
 				nw->next = t->news;
@@ -1160,7 +1168,7 @@ static int adopt_news(rails_tp *t)
 		if (L->up)
 			rc = link_down(t, p, r, 0, "rank %d reconnected it", p);
 		rt_tp *c = t->rail[r].tp;
-		if (!rc && c->ops->rail->adopt(c, p, nw->fd) == COLL_OK) {
+		if (!rc && c->ops->rail->adopt(c, p, nw->fd, nw->sess) == COLL_OK) {
 			L->up = 1;
 			L->last_ack_ns = rt_now_ns();
 			L->rhead = 0;
@@ -1276,7 +1284,7 @@ static int rl_progress(rt_tp *tp, int timeout_ms)
 			return rc;
 	/* Wake for our own timers: delayed acknowledgements, failover checks,
 	 * and links the rejoin thread made. */
-	int wait = timeout_ms < 10 ? timeout_ms : 10;
+	int wait = timeout_ms < RL_ACK_DELAY_NS / 1000000 ? timeout_ms : RL_ACK_DELAY_NS / 1000000;
 	if ((rc = wait_children(t, wait)))
 		return rc;
 	return pass(t, &moved);
@@ -1357,9 +1365,58 @@ static void rl_release(rt_tp *tp, rt_req *req)
 static void rl_abort(rt_tp *tp, int code)
 {
 	rails_tp *t = (rails_tp *)tp;
+	t->aborted = 1;
 	for (int r = 0; r < t->nrails; r++)
 		if (t->rail[r].tp)
 			t->rail[r].tp->ops->abort(t->rail[r].tp, code);
+}
+
+/* COLL_RAIL_DEBUG=1: the state of every peer, printed at close. */
+static void rl_dump(rails_tp *t)
+{
+	for (int p = 0; p < t->n; p++) {
+		if (p == t->rank)
+			continue;
+		rl_peer *pr = &t->peer[p];
+		int nm = 0, ns = 0;
+		for (rl_msg *m = pr->head; m; m = m->next)
+			nm++, ns += m->started;
+		fprintf(stderr, "rails %d->%d: next_seq %u credit %u msgs %d started %d | expect %u freed %u cum %u "
+		        "highest %u credit_sent %u ack_owed %d xrq %d\n", t->rank, p, pr->next_seq, pr->credit, nm, ns,
+		        pr->expect, pr->freed, pr->cum, pr->highest, pr->credit_sent, pr->ack_owed, pr->xrq.head != NULL);
+		for (int r = 0; r < t->nrails; r++) {
+			rl_link *L = lk(t, p, r);
+			int no = 0, na = 0;
+			for (rl_piece *pc = L->out; pc; pc = pc->lnext)
+				no++, na += pc->acked;
+			fprintf(stderr, "  rail %d: up %d out %d acked %d busy %d rhead %d done %d%d%d%d\n", r, L->up, no, na,
+			        L->busy, L->rhead, L->rq[0].done, L->rq[1].done, L->rq[2].done, L->rq[3].done);
+		}
+		for (int i = 0; i < RL_WINDOW; i++)
+			fprintf(stderr, "  slot %d: state %d seq %u have %llx/%u\n", i, pr->slot[i].state, pr->slot[i].seq,
+			        (unsigned long long)pr->slot[i].have, pr->slot[i].nslices);
+	}
+}
+
+/* A message the executor sent is ours until it is acknowledged (small
+ * ones complete at once, in our queue), so before the links close they
+ * keep going until every message is acknowledged, every rail to its peer
+ * is down, or the communicator's timeout (10 s without one) passes: a
+ * rank that finishes first must not take its last messages with it. */
+static void flush(rails_tp *t)
+{
+	int64_t ms = t->base.comm->timeout_ms > 0 ? t->base.comm->timeout_ms : 10000;
+	int64_t end = rt_now_ms() + ms;
+	while (!t->fatal && !t->aborted && rt_now_ms() < end) {
+		int pending = 0;
+		for (int p = 0; p < t->n && !pending; p++)
+			pending = t->peer[p].head && alive_rails(t, p);
+		if (!pending)
+			break;
+		int moved = 0;
+		if (pass(t, &moved) || (!moved && wait_children(t, 1)))
+			break;
+	}
 }
 
 static void rl_close(rt_tp *tp)
@@ -1367,6 +1424,10 @@ static void rl_close(rt_tp *tp)
 	rails_tp *t = (rails_tp *)tp;
 	if (!t)
 		return;
+	if (t->connected)
+		flush(t);
+	if (t->peer && getenv("COLL_RAIL_DEBUG"))
+		rl_dump(t);
 	if (t->thr_on) {
 		pthread_mutex_lock(&t->mu);
 		t->stop = 1;
@@ -1693,6 +1754,7 @@ int rt_rails_open(coll_comm *c, int nrails, const rt_transport *const *tr, const
 			return rt_err(c, COLL_ERR_SYSTEM, "rails: cannot start the rejoin thread");
 		t->thr_on = 1;
 	}
+	t->connected = 1;
 	return COLL_OK;
 }
 

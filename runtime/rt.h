@@ -120,16 +120,16 @@ typedef struct rt_rail_ops {
 	 * that peer's requests (receives that completed before are still the
 	 * caller's to release).  Never fails. */
 	void (*drop)(rt_tp *tp, int peer);
-	/* Take a link made by redial or reaccept (an fd) as the link to peer.
-	 * Errors: SYSTEM. */
-	int (*adopt)(rt_tp *tp, int peer, int fd);
+	/* Take a link made by redial or reaccept (an fd, and the session key
+	 * its handshake derived) as the link to peer.  Errors: INVALID. */
+	int (*adopt)(rt_tp *tp, int peer, int fd, const uint8_t sess[16]);
 	/* Make a fresh authenticated link to peer / accept one on this rail's
-	 * listener (listen_fd), blocking until deadline_ms at most.  Called
-	 * from another thread than the other ops: they read only what connect
-	 * set up, and record errors with rt_err(NULL, ...).  Optional (NULL:
-	 * a dropped link stays down). */
-	int (*redial)(rt_tp *tp, int peer, int64_t deadline_ms, int *fd);
-	int (*reaccept)(rt_tp *tp, int64_t deadline_ms, int *peer, int *fd);
+	 * listener (listen_fd), blocking until deadline_ms at most; *fd and
+	 * sess are for adopt.  Called from another thread than the other ops:
+	 * they read only what connect set up, and record errors with
+	 * rt_err(NULL, ...).  Optional (NULL: a dropped link stays down). */
+	int (*redial)(rt_tp *tp, int peer, int64_t deadline_ms, int *fd, uint8_t sess[16]);
+	int (*reaccept)(rt_tp *tp, int64_t deadline_ms, int *peer, int *fd, uint8_t sess[16]);
 	int (*listen_fd)(rt_tp *tp);
 	/* Optional: the fds (and events) progress() would wait on, so that a
 	 * caller can wait on several transports at once; fills up to max,

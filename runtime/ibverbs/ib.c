@@ -183,6 +183,7 @@ typedef struct {
 typedef struct {
 	rt_tp base;
 	int rank, n;
+	const char *hca;             /* the device to open ("dev[:port]"; NULL: COLL_IB_HCA, else the first) */
 	char dev[64];
 	int port;
 	struct ibv_context *ctx;
@@ -406,8 +407,10 @@ static int check_send(ib_tp *t, rt_req *q, size_t len)
 	    q->peer == t->rank)
 		return H->err(t->base.comm, COLL_ERR_INVALID, "ibverbs: bad send (%zu bytes to rank %d)", len, q->peer);
 	ib_peer *p = &t->peers[q->peer];
-	if (p->gone)
+	if (p->gone) {
+		t->base.err_peer = q->peer;
 		return H->err(t->base.comm, p->gone_code, "%s", p->gone_why);
+	}
 	return COLL_OK;
 }
 
@@ -499,8 +502,10 @@ static int ib_post_recv(rt_tp *tp, rt_req *req)
 		p->arr_count--;
 		return COLL_OK;
 	}
-	if (p->gone)
+	if (p->gone) {
+		tp->err_peer = req->peer;
 		return H->err(tp->comm, p->gone_code, "%s", p->gone_why);
+	}
 	rt_reqq_push(&p->rq, req);
 	return COLL_OK;
 }
@@ -688,8 +693,10 @@ static int pass(ib_tp *t, int idle, int *moved)
 		if (r == t->rank)
 			continue;
 		if (p->gone) {
-			if (peer_needed(p))
+			if (peer_needed(p)) {
+				t->base.err_peer = r;
 				return H->err(t->base.comm, p->gone_code, "%s", p->gone_why);
+			}
 			continue;
 		}
 		if ((rc = drain_sends(t, p, moved)))
@@ -894,7 +901,7 @@ static int open_device(ib_tp *t)
 		return H->err(c, COLL_ERR_TRANSPORT, "ibverbs: no RDMA device: ibv_get_device_list found none%s%s%s",
 		              e ? " (" : "", e ? strerror(e) : "", e ? ")" : "");
 	}
-	const char *hca = env_str("COLL_IB_HCA", NULL);
+	const char *hca = t->hca ? t->hca : env_str("COLL_IB_HCA", NULL);
 	char want[64] = "";
 	int want_port = 0;
 	if (hca) {
@@ -1177,13 +1184,15 @@ static int check_record(ib_tp *t, int r, const uint8_t *in, ib_conn *k)
 	return COLL_OK;
 }
 
-static int ib_connect(coll_comm *c, rt_tp **out)
+static int ib_open(coll_comm *c, const char *hca, rt_tp **out)
 {
 	ib_tp *t = calloc(1, sizeof *t);
 	if (!t)
 		return H->err(c, COLL_ERR_NOMEM, "out of memory");
 	t->base.comm = c;
 	t->base.ops = &ib_transport;
+	t->base.err_peer = -1;
+	t->hca = hca;
 	t->rank = c->rank;
 	t->n = c->n;
 	*out = &t->base;
@@ -1284,6 +1293,56 @@ static int ib_connect(coll_comm *c, rt_tp **out)
 	return rc;
 }
 
+static int ib_connect(coll_comm *c, rt_tp **out) { return ib_open(c, NULL, out); }
+
+/* --- As a rail (rails.c) -----------------------------------------------------
+ * Rail `where` is "dev[:port]" as COLL_IB_HCA takes it (NULL: COLL_IB_HCA,
+ * else the first active port).  Connection records go through the
+ * bootstrap as at connect.  A link that rails.c drops is put in the error
+ * state and stays down for the rest of the job: making a queue pair again
+ * needs both ends to exchange records while the job runs, which this
+ * transport does not do yet (no redial/reaccept), so the other rails carry
+ * that peer's traffic from then on. */
+static int ib_rail_connect(coll_comm *c, int index, const char *where, rt_tp **out)
+{
+	(void)index;
+	return ib_open(c, where && *where ? where : NULL, out);
+}
+
+static void ib_drop(rt_tp *tp, int r)
+{
+	ib_tp *t = (ib_tp *)tp;
+	if (r < 0 || r >= t->n || r == t->rank || !t->peers)
+		return;
+	ib_peer *p = &t->peers[r];
+	peer_fail(t, p, COLL_ERR_PEER, "ibverbs: the link to rank %d was dropped", r);
+	if (p->qp) {
+		struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+		ibv_modify_qp(p->qp, &a, IBV_QP_STATE);   /* outstanding work completes as flushed */
+	}
+	/* The requests are the caller's again; completions still to come for
+	 * them (flushes) must not touch them. */
+	for (uint32_t i = 0; p->sent && i < p->sent_count; i++)
+		p->sent[(p->sent_head + i) % t->sent_cap].req = NULL;
+	p->sq = (rt_reqq){0};
+	p->wait = (rt_reqq){0};
+	p->rq = (rt_reqq){0};
+	p->reserved = NULL;
+}
+
+static int ib_adopt(rt_tp *tp, int r, int fd, const uint8_t sess[16])
+{
+	(void)sess;
+	close(fd);
+	return H->err(tp->comm, COLL_ERR_UNSUPPORTED, "ibverbs: cannot take a new link to rank %d while running", r);
+}
+
+static const rt_rail_ops ib_rail = {
+	.connect = ib_rail_connect,
+	.drop = ib_drop,
+	.adopt = ib_adopt,
+};
+
 static const rt_transport ib_transport = {
 	.name = "ibverbs",
 	.size = sizeof(rt_transport),
@@ -1296,6 +1355,7 @@ static const rt_transport ib_transport = {
 	.close = ib_close,
 	.send_reserve = ib_send_reserve,
 	.send_commit = ib_send_commit,
+	.rail = &ib_rail,
 };
 
 /* The plugin's one export: the transport, or NULL when `host` was built

@@ -73,6 +73,7 @@ static struct {
 	coll_op ops[MAXLIST];
 	int ndts, nops;
 	double timeout;
+	const char *rails, *policy;   /* --rails, --policy: COLL_RAILS, COLL_POLICY for this run */
 	int straggler, trace_straggler;  /* emulated straggler rank (-1: none) */
 	double delay_ms;
 	long straggler_move;             /* move it to the next rank every this many calls (0: never) */
@@ -146,6 +147,12 @@ static void usage(FILE *f)
 	        "  --iter-bytes B   fewer iterations for big sizes: at most B/size (at least 2)\n"
 	        "  -c               check every element against a reference reduction (#wrong column)\n"
 	        "  --timeout S      the communicator's inactivity timeout\n"
+	        "rails (several networks at once; README \"Rails\"):\n"
+	        "  --rails SPEC     run on these rails, e.g. tcp:eth0,tcp:eth1 (as COLL_RAILS); rank 0 then\n"
+	        "                   prints each rail's share of the bytes, its latency and measured rate,\n"
+	        "                   failovers and rejoins, and the data-length table\n"
+	        "  --policy SPEC    how messages use them, e.g. cold=auto,split=throughput,failover=200\n"
+	        "                   (as COLL_POLICY; over the plan set's policy)\n"
 	        "stragglers:\n"
 	        "  --straggler R    rank R sleeps --delay MS before every collective (emulated straggler) and,\n"
 	        "                   unless the plan set says `straggler auto`, is declared the straggler, so\n"
@@ -380,6 +387,10 @@ static void parse_args(int argc, char **argv)
 			opt.json = 1;
 		} else if (strcmp(a, "--memcpy") == 0) {
 			opt.do_memcpy = 1;
+		} else if (strcmp(a, "--rails") == 0) {
+			opt.rails = NEXT();
+		} else if (strcmp(a, "--policy") == 0) {
+			opt.policy = NEXT();
 		} else if (strcmp(a, "--timeout") == 0) {
 			const char *v = NEXT();
 			if (!is_number(v))
@@ -1248,6 +1259,37 @@ failed:
 	return total_wrong ? 1 : 0;
 }
 
+/* On rails: what each rail carried (this rank's sends), what the balancer
+ * measured, the failovers, and the data-length table. */
+static void print_rails(coll_comm *comm)
+{
+	coll_rail_info ri;
+	if (coll_rail_stats(comm, &ri) != COLL_OK)
+		return;
+	char cold[32];
+	if (ri.cold_bytes == UINT64_MAX)
+		snprintf(cold, sizeof cold, "every size");
+	else
+		snprintf(cold, sizeof cold, "%llu bytes", (unsigned long long)ri.cold_bytes);
+	printf("# rails: %d, one rail below %s, failovers %llu (detected in %.1f ms, rerouted in %.1f ms, "
+	       "at most %.1f ms), rejoins %llu\n", ri.nrails, cold, (unsigned long long)ri.failovers, ri.last_detect_ms, ri.last_reroute_ms, ri.max_reroute_ms,
+	       (unsigned long long)ri.rejoins);
+	for (int r = 0; r < ri.nrails; r++) {
+		const coll_rail_stat *s = &ri.rail[r];
+		printf("# rail %d %-16s share %5.1f%%  bytes %llu  resent %llu  latency %.1f us  measured %.1f MB/s  "
+		       "failovers %llu  rejoins %llu  peers down %d\n", r, s->name, 100 * s->share,
+		       (unsigned long long)s->bytes, (unsigned long long)s->resent_bytes, s->latency_us, s->mbytes_s,
+		       (unsigned long long)s->failovers, (unsigned long long)s->rejoins, s->peers_down);
+	}
+	for (int i = 0; i < ri.nsizes; i++) {
+		printf("# rail table %12llu B %s rebalanced %4llu  shares", (unsigned long long)ri.size[i].bytes,
+		       ri.size[i].cold ? "cold" : "hot ", (unsigned long long)ri.size[i].rebalanced);
+		for (int r = 0; r < ri.nrails; r++)
+			printf(" %5.1f%%", 100 * ri.size[i].share[r]);
+		printf("\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	rank = env_int("COLL_RANK", env_int("OMPI_COMM_WORLD_RANK", env_int("PMIX_RANK", env_int("PMI_RANK", 0))));
@@ -1286,6 +1328,12 @@ int main(int argc, char **argv)
 	if (opt.root >= nranks)
 		usage_error("--root %d is out of range for %d ranks", opt.root, nranks);
 
+	/* through the environment, as collrun would pass them, so that every
+	 * way of giving rails (cluster, COLL_RAILS, --rails) meets in coll_init */
+	if (opt.rails)
+		setenv("COLL_RAILS", opt.rails, 1);
+	if (opt.policy)
+		setenv("COLL_POLICY", opt.policy, 1);
 	coll_result rc = coll_init_env(&comm, plans);
 	if (rc) {
 		fprintf(stderr, "collbench: rank %d: coll_init: %s: %s\n", rank, coll_strerror(rc), coll_last_error(NULL));
@@ -1454,6 +1502,8 @@ failed:
 			else
 				printf("# straggler: none detected\n");
 		}
+		if (!opt.csv && !opt.json)
+			print_rails(comm);
 	}
 	coll_barrier(comm);
 	coll_finalize(comm);

@@ -44,8 +44,16 @@
  * (a fixed 256 KiB halved ring's busbw there), but on slow shared links it
  * lets a rank that runs ahead park MiBs in a busy peer's link: the
  * emulated-cluster benchmarks fix it at 256 KiB (tests/bench/netns_stragglar.sh).
+ *
+ * As one rail of several (rails.c, "As a rail" at the end): the same links
+ * over one network, named by an interface or a local address, with a
+ * listener of their own that stays open so that a link which failed can be
+ * made again while the job runs.
  */
 #include <errno.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -99,6 +107,17 @@ typedef struct {
 	 * so that every rank names where a failure started. */
 	int ab_from, ab_code;
 	char ab_text[ABORT_TEXT];
+	/* Socket settings every link gets (tune), new ones too. */
+	int sndbuf, rcvbuf;
+	unsigned user_timeout;
+	/* As a rail (else rail = -1, lfd = -1): this rail's listener, every
+	 * rank's address on it, and what a handshake needs once the bootstrap
+	 * is gone. */
+	int rail, lfd;
+	struct sockaddr_storage *raddr;
+	socklen_t *rlen;
+	uint8_t key[16];
+	uint64_t jobid;
 } tcp_tp;
 
 static void tcp_close(rt_tp *tp)
@@ -116,9 +135,13 @@ static void tcp_close(rt_tp *tp)
 		t->free_bufs = b->next;
 		free(b);
 	}
+	if (t->lfd >= 0)
+		close(t->lfd);
 	free(t->peers);
 	free(t->pfd);
 	free(t->pfd_peer);
+	free(t->raddr);
+	free(t->rlen);
 	free(t);
 }
 
@@ -142,9 +165,11 @@ static void link_up(tcp_tp *t, int r, int fd, const uint8_t sess[16])
 	dir_key(sess, r, t->rank, t->peers[r].rxk);
 }
 
-static int tcp_connect(coll_comm *c, rt_tp **out)
+/* A transport with no links yet. */
+static int tcp_new(coll_comm *c, tcp_tp **out)
 {
 	tcp_tp *t = calloc(1, sizeof *t);
+	*out = t;
 	if (!t)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
 	long seg = rt_env_long("COLL_TCP_SEG_BYTES", 1024 * 1024);
@@ -156,18 +181,52 @@ static int tcp_connect(coll_comm *c, rt_tp **out)
 	t->base.send_window = 4;
 	t->base.recv_window = 4;
 	t->base.round_order = 1;   /* hosts share links: see exec.c */
+	t->base.err_peer = -1;
 	t->rank = c->rank;
 	t->n = c->n;
 	t->mac = c->mac;
 	t->ab_from = -1;
+	t->rail = -1;
+	t->lfd = -1;
+	memcpy(t->key, c->boot.key, sizeof t->key);
+	t->jobid = c->boot.jobid;
 	t->peers = calloc((size_t)t->n, sizeof *t->peers);
 	t->pfd = calloc((size_t)t->n, sizeof *t->pfd);
 	t->pfd_peer = calloc((size_t)t->n, sizeof *t->pfd_peer);
-	*out = &t->base;
 	if (!t->peers || !t->pfd || !t->pfd_peer)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
 	for (int r = 0; r < t->n; r++)
 		t->peers[r].fd = -1;
+	t->spin_ns = rt_spin_ns(c, "COLL_TCP_SPIN_US");
+	t->sndbuf = (int)rt_env_long("COLL_TCP_SNDBUF", 512 << 10);
+	t->rcvbuf = (int)rt_env_long("COLL_TCP_RCVBUF", 0);
+	/* A link whose data goes unacknowledged as long as the inactivity
+	 * timeout (a cable pulled, a veth taken down) fails with ETIMEDOUT
+	 * naming the peer, instead of after TCP's ~15 minutes of retries.  A
+	 * stopped peer's kernel still acknowledges (and answers zero-window
+	 * probes), so this never fires on a slow or stopped rank.  A rail
+	 * gives up sooner than that on its own (rails.c), and says so. */
+	t->user_timeout = c->timeout_ms > 0 && c->timeout_ms < 0x7fffffff ? (unsigned)c->timeout_ms : 0;
+	return COLL_OK;
+}
+
+/* The socket settings of a link, then non-blocking. */
+static void tune(const tcp_tp *t, int fd)
+{
+	if (t->sndbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &t->sndbuf, sizeof t->sndbuf);
+	if (t->rcvbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t->rcvbuf, sizeof t->rcvbuf);
+	if (t->user_timeout)
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &t->user_timeout, sizeof t->user_timeout);
+	rt_set_nonblock(fd, 1);
+}
+
+/* Links to every other rank: dial the lower ranks' addresses, accept the
+ * higher ones on lfd, each proving the key for purpose. */
+static int mesh(tcp_tp *t, const struct sockaddr_storage *addrs, const socklen_t *lens, int lfd, int purpose)
+{
+	coll_comm *c = t->base.comm;
 	int64_t dl = c->boot.deadline_ms;
 	int rc = COLL_OK;
 	uint8_t sess[16];
@@ -176,12 +235,12 @@ static int tcp_connect(coll_comm *c, rt_tp **out)
 	 * long as the bootstrap lasts; if it dropped our handshake, dial again. */
 	for (int r = 0; r < t->rank; r++) {
 		char a[80], who[112];
-		snprintf(who, sizeof who, "rank %d at %s", r, rt_addr_str(&c->boot.addrs[r], a, sizeof a));
+		snprintf(who, sizeof who, "rank %d at %s", r, rt_addr_str(&addrs[r], a, sizeof a));
 		for (;;) {
 			int fd;
-			if ((rc = rt_connect(c, &c->boot.addrs[r], c->boot.addrlens[r], dl, &fd)))
+			if ((rc = rt_connect(c, &addrs[r], lens[r], dl, &fd)))
 				return rc;
-			rc = rt_auth_client(c, fd, c->boot.key, t->rank, RT_PURPOSE_TCP, 0, c->boot.jobid, dl, who, sess);
+			rc = rt_auth_client(c, fd, t->key, t->rank, purpose, 0, t->jobid, dl, who, sess);
 			if (rc == COLL_OK) {
 				link_up(t, r, fd, sess);
 				break;
@@ -196,7 +255,7 @@ static int tcp_connect(coll_comm *c, rt_tp **out)
 	/* Every handshake on our listener at once, each with its own short
 	 * deadline (auth.c), so that strangers there delay nobody. */
 	rt_hs_server hs;
-	rt_hs_start(&hs, c, c->boot.listen_fd, c->boot.key, RT_PURPOSE_TCP, c->boot.jobid);
+	rt_hs_start(&hs, c, lfd, t->key, purpose, t->jobid);
 	for (int got = 0; got < t->n - 1 - t->rank;) {
 		int ev;
 		rt_hs_peer pr;
@@ -225,29 +284,27 @@ static int tcp_connect(coll_comm *c, rt_tp **out)
 	rt_hs_stop(&hs);
 	if (rc)
 		return rc;
-	t->spin_ns = rt_spin_ns(c, "COLL_TCP_SPIN_US");
-	int sndbuf = (int)rt_env_long("COLL_TCP_SNDBUF", 512 << 10), rcvbuf = (int)rt_env_long("COLL_TCP_RCVBUF", 0);
-	/* A link whose data goes unacknowledged as long as the inactivity
-	 * timeout (a cable pulled, a veth taken down) fails with ETIMEDOUT
-	 * naming the peer, instead of after TCP's ~15 minutes of retries.  A
-	 * stopped peer's kernel still acknowledges (and answers zero-window
-	 * probes), so this never fires on a slow or stopped rank. */
-	unsigned user_timeout = c->timeout_ms > 0 && c->timeout_ms < 0x7fffffff ? (unsigned)c->timeout_ms : 0;
 	for (int r = 0; r < t->n; r++)
-		if (t->peers[r].fd >= 0) {
-			if (sndbuf > 0)
-				setsockopt(t->peers[r].fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
-			if (rcvbuf > 0)
-				setsockopt(t->peers[r].fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-			if (user_timeout)
-				setsockopt(t->peers[r].fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
-			rt_set_nonblock(t->peers[r].fd, 1);
-		}
+		if (t->peers[r].fd >= 0)
+			tune(t, t->peers[r].fd);
+	return COLL_OK;
+}
+
+static int tcp_connect(coll_comm *c, rt_tp **out)
+{
+	tcp_tp *t;
+	int rc = tcp_new(c, &t);
+	*out = t ? &t->base : NULL;
+	if (rc || (rc = mesh(t, c->boot.addrs, c->boot.addrlens, c->boot.listen_fd, RT_PURPOSE_TCP)))
+		return rc;
 	return rt_boot_barrier(c);
 }
 
+/* A link's failure; it names the peer (rt_tp.err_peer) so that rails.c
+ * can fail over from that link alone. */
 static int peer_err(tcp_tp *t, int r, int err)
 {
+	t->base.err_peer = r;
 	if (err == 0 || err == ECONNRESET || err == EPIPE)
 		return rt_err(t->base.comm, COLL_ERR_PEER, "rank %d closed its connection (process died?)", r);
 	if (err == ETIMEDOUT)
@@ -627,11 +684,13 @@ static void tcp_release(rt_tp *tp, rt_req *req)
 
 /* One poll() over the links that have work, then reads and writes.  *ready:
  * some link had an event (it may be a payload only the executor takes). */
-static int io_pass(tcp_tp *t, int timeout_ms, int *moved, int *ready)
+/* The links that have work and what to wait for on each: pfd[i] is
+ * peer who[i]'s link.  Returns how many, at most max (-1: more). */
+static int want_fds(const tcp_tp *t, struct pollfd *pfd, int *who, int max)
 {
-	int np = 0, rc;
+	int np = 0;
 	for (int r = 0; r < t->n; r++) {
-		tcp_peer *p = &t->peers[r];
+		const tcp_peer *p = &t->peers[r];
 		if (p->fd < 0)
 			continue;
 		short ev = 0;
@@ -645,9 +704,19 @@ static int io_pass(tcp_tp *t, int timeout_ms, int *moved, int *ready)
 			ev |= POLLRDHUP;
 		if (!ev)
 			continue;
-		t->pfd[np] = (struct pollfd){p->fd, ev, 0};
-		t->pfd_peer[np++] = r;
+		if (np == max)
+			return -1;
+		pfd[np] = (struct pollfd){p->fd, ev, 0};
+		if (who)
+			who[np] = r;
+		np++;
 	}
+	return np;
+}
+
+static int io_pass(tcp_tp *t, int timeout_ms, int *moved, int *ready)
+{
+	int rc, np = want_fds(t, t->pfd, t->pfd_peer, t->n);
 	int k = poll(t->pfd, (nfds_t)np, timeout_ms);
 	*ready = k > 0;
 	if (k < 0)
@@ -757,6 +826,204 @@ static int tcp_peek(rt_tp *tp, int r, rt_hdr *h, int *have)
 	return COLL_OK;
 }
 
+/* --- As a rail (rails.c) ----------------------------------------------------
+ * A rail is named by an interface ("eth1": its first IPv4 address, else
+ * its first global IPv6 one) or by a local address ("10.0.1.5"); without
+ * a name, the address the bootstrap listens on.  The rail listens there on
+ * a port of its own, every rank learns every other's through the
+ * bootstrap, and the links are made as at connect, proving the key for
+ * RT_PURPOSE_RAIL + the rail's index, so that a link of one rail can never
+ * be taken for another's.  Outgoing links are not bound to the interface:
+ * the peer's address on the rail's network routes them there, which holds
+ * when each rail is its own subnet (the usual multi-rail layout, and the
+ * emulated cluster's). */
+
+/* This rank's address on the rail named where. */
+static int rail_local(coll_comm *c, int index, const char *where, struct sockaddr_storage *ss, socklen_t *len)
+{
+	memset(ss, 0, sizeof *ss);
+	if (!where || !*where) {
+		*len = sizeof *ss;
+		if (c->boot.listen_fd < 0 || getsockname(c->boot.listen_fd, (struct sockaddr *)ss, len) < 0)
+			return rt_err(c, COLL_ERR_INVALID, "rail %d: no interface named and no bootstrap address to use "
+			              "(name one: tcp:eth0)", index);
+	} else if (inet_pton(AF_INET, where, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
+		ss->ss_family = AF_INET;
+	} else if (inet_pton(AF_INET6, where, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		ss->ss_family = AF_INET6;
+	} else {
+		struct ifaddrs *ifs, *best = NULL;
+		if (getifaddrs(&ifs) < 0)
+			return rt_err(c, COLL_ERR_SYSTEM, "rail %d: getifaddrs: %s", index, strerror(errno));
+		int seen = 0;
+		for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+			if (!i->ifa_addr || strcmp(i->ifa_name, where) != 0)
+				continue;
+			seen = 1;
+			if (i->ifa_addr->sa_family == AF_INET) {
+				best = i;
+				break;
+			}
+			if (i->ifa_addr->sa_family == AF_INET6 && !best &&
+			    !IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr))
+				best = i;
+		}
+		if (best)
+			memcpy(ss, best->ifa_addr, best->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+			                                                                : sizeof(struct sockaddr_in6));
+		freeifaddrs(ifs);
+		if (!best)
+			return rt_err(c, COLL_ERR_INVALID, "rail %d: %s '%s' on this host (rank %d)", index,
+			              seen ? "no IPv4 or global IPv6 address on interface" : "no interface or address", where,
+			              c->rank);
+	}
+	if (ss->ss_family == AF_INET6) {
+		((struct sockaddr_in6 *)ss)->sin6_port = 0;
+		*len = sizeof(struct sockaddr_in6);
+	} else {
+		((struct sockaddr_in *)ss)->sin_port = 0;
+		*len = sizeof(struct sockaddr_in);
+	}
+	return COLL_OK;
+}
+
+static int tcp_rail_connect(coll_comm *c, int index, const char *where, rt_tp **out)
+{
+	tcp_tp *t;
+	int rc = tcp_new(c, &t);
+	*out = t ? &t->base : NULL;
+	if (rc)
+		return rc;
+	t->rail = index;
+	struct { struct sockaddr_storage ss; uint32_t len, pad; } mine, *all;
+	memset(&mine, 0, sizeof mine);
+	socklen_t len;
+	if ((rc = rail_local(c, index, where, &mine.ss, &len)) || (rc = rt_listen(c, &mine.ss, len, &t->lfd)))
+		return rc;
+	len = sizeof mine.ss;
+	if (getsockname(t->lfd, (struct sockaddr *)&mine.ss, &len) < 0)
+		return rt_err(c, COLL_ERR_SYSTEM, "rail %d: getsockname: %s", index, strerror(errno));
+	mine.len = len;
+	all = calloc((size_t)t->n, sizeof *all);
+	t->raddr = calloc((size_t)t->n, sizeof *t->raddr);
+	t->rlen = calloc((size_t)t->n, sizeof *t->rlen);
+	if (!all || !t->raddr || !t->rlen) {
+		free(all);
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	}
+	if ((rc = rt_boot_allgather(c, &mine, all, sizeof mine))) {
+		free(all);
+		return rc;
+	}
+	for (int r = 0; r < t->n; r++) {
+		t->raddr[r] = all[r].ss;
+		t->rlen[r] = all[r].len <= sizeof all[r].ss ? all[r].len : sizeof all[r].ss;
+	}
+	free(all);
+	if ((rc = mesh(t, t->raddr, t->rlen, t->lfd, RT_PURPOSE_RAIL + index)))
+		return rc;
+	return rt_boot_barrier(c);
+}
+
+/* Forget the link to r and everything queued on it (the requests are the
+ * caller's; completed receives keep their buffers until released). */
+static void tcp_drop(rt_tp *tp, int r)
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	if (r < 0 || r >= t->n || r == t->rank)
+		return;
+	tcp_peer *p = &t->peers[r];
+	if (p->fd >= 0)
+		close(p->fd);
+	if (p->rbuf) {
+		tcp_buf *b = (tcp_buf *)p->rbuf;
+		b->next = t->free_bufs;
+		t->free_bufs = b;
+	}
+	memset(p, 0, sizeof *p);
+	p->fd = -1;
+	p->rstate = RD_HDR;
+}
+
+static int tcp_adopt(rt_tp *tp, int r, int fd, const uint8_t sess[16])
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	if (r < 0 || r >= t->n || r == t->rank)
+		return rt_err(tp->comm, COLL_ERR_INVALID, "tcp: a link for rank %d of %d", r, t->n);
+	tcp_drop(tp, r);
+	tune(t, fd);
+	link_up(t, r, fd, sess);
+	return COLL_OK;
+}
+
+static int tcp_redial(rt_tp *tp, int r, int64_t deadline_ms, int *fd, uint8_t sess[16])
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	char a[80], who[112];
+	if (r < 0 || r >= t->n || r == t->rank || !t->raddr)
+		return rt_err(NULL, COLL_ERR_INVALID, "tcp: no rail address for rank %d", r);
+	snprintf(who, sizeof who, "rank %d at %s", r, rt_addr_str(&t->raddr[r], a, sizeof a));
+	int rc = rt_connect(NULL, &t->raddr[r], t->rlen[r], deadline_ms, fd);
+	if (rc)
+		return rc;
+	if ((rc = rt_auth_client(NULL, *fd, t->key, t->rank, RT_PURPOSE_RAIL + t->rail, 0, t->jobid, deadline_ms, who,
+	                         sess))) {
+		close(*fd);
+		*fd = -1;
+	}
+	return rc;
+}
+
+/* Serve the rail's listener until one rank of the job has proved itself
+ * (strangers and failed proofs are dropped, each within its handshake
+ * deadline) or deadline_ms passes. */
+static int tcp_reaccept(rt_tp *tp, int64_t deadline_ms, int *peer, int *fd, uint8_t sess[16])
+{
+	tcp_tp *t = (tcp_tp *)tp;
+	rt_hs_server hs;
+	int rc;
+	rt_hs_start(&hs, NULL, t->lfd, t->key, RT_PURPOSE_RAIL + t->rail, t->jobid);
+	for (;;) {
+		int ev;
+		rt_hs_peer pr;
+		if ((rc = rt_hs_wait(&hs, deadline_ms, NULL, 0, &ev, &pr)))
+			break;
+		if (ev == RT_HS_TIME) {
+			rc = rt_err(NULL, COLL_ERR_TIMEOUT, "tcp: nobody rejoined rail %d", t->rail);
+			break;
+		}
+		if (ev != RT_HS_PEER)
+			continue;
+		if (pr.rank >= (uint32_t)t->n || pr.rank == (uint32_t)t->rank) {
+			close(pr.fd);
+			continue;
+		}
+		*peer = (int)pr.rank;
+		*fd = pr.fd;
+		memcpy(sess, pr.sess, 16);
+		break;
+	}
+	rt_hs_stop(&hs);
+	return rc;
+}
+
+static int tcp_listen_fd(rt_tp *tp) { return ((tcp_tp *)tp)->lfd; }
+
+static int tcp_pollfds(rt_tp *tp, struct pollfd *pfd, int max)
+{
+	return want_fds((tcp_tp *)tp, pfd, NULL, max);
+}
+
+static const rt_rail_ops tcp_rail = {
+	.connect = tcp_rail_connect,
+	.drop = tcp_drop,
+	.adopt = tcp_adopt,
+	.redial = tcp_redial,
+	.reaccept = tcp_reaccept,
+	.listen_fd = tcp_listen_fd,
+	.pollfds = tcp_pollfds,
+};
+
 const rt_transport tcp_transport = {
 	.name = "tcp",
 	.size = sizeof(rt_transport),
@@ -769,4 +1036,5 @@ const rt_transport tcp_transport = {
 	.close = tcp_close,
 	.read = tcp_read,
 	.peek = tcp_peek,
+	.rail = &tcp_rail,
 };

@@ -1,0 +1,152 @@
+#!/bin/bash
+# netns_rails.sh - two rails at once on emulated hosts (make bench-rails).
+#
+#   tests/bench/netns_rails.sh [-build DIR] [-n "4 8"] [-max 64M] [-iters 6] [-quick]
+#                              [-calls 1000] [-flaps 10]
+#
+# For each network -- two homogeneous rails (2 x 200 Mbit/s) and two
+# heterogeneous ones (200 + 60 Mbit/s), every host link shaped with tc tbf
+# (tests/netns/testbed.sh) -- and each n, ring allreduce (fp32 sum) from
+# 1 KiB to MAX over: rail 0 alone, rail 1 alone (rails with one rail:
+# tcp:eth0, tcp:eth1), both rails with the nezha policy (the default) and
+# both with `equal` (split=equal), one rank per namespace.  Per size it
+# prints each run's time and:
+#   x best   the best single rail's time / the two rails' time (targets:
+#            >= 1.85 from 4 MiB on the homogeneous network; >= 1/1.05 at
+#            1 KiB: a small message must not pay for the second rail)
+#   of sum   ring busbw over the two rails' summed rate (the heterogeneous
+#            target: >= 0.95 from 4 MiB; busbw is what every host link
+#            carries, size * 2(n-1)/n / time)
+# Then, on the homogeneous network with n = 4: the balancer (shares of
+# 4 MiB messages after 100 calls against after 300, heterogeneous network;
+# target within 5 points), and failover: CALLS checked 1 MiB allreduces
+# (-c) while rail 0 of host 1 goes down and up FLAPS times at random
+# moments (testbed.sh flap, 300 ms down / 1500 ms up on average): wrong
+# elements (target 0), failovers and rejoins, the longest time from a
+# rail's last sign of life to the first acknowledgement of its data on
+# the survivor (target < 200 ms), and the run's throughput against a run
+# of the same calls without flaps.  memcpy's rate is printed first as the
+# machine's physical reference.  Exit status 0 when every target is met,
+# 1 when one is not, 2 when it cannot run (not root, no namespaces,
+# nothing built).  -quick: n = 4, up to 16 MiB, 200 calls, 3 flaps.
+[ -z "${BASH_VERSION:-}" ] && exec bash "$0" "$@"
+set -u
+cd "$(dirname "$0")/../.."
+B=build NS="4 8" MAX=64M ITERS=6 CALLS=1000 FLAPS=10
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-build) B=$2; shift ;;
+	-n) NS=$2; shift ;;
+	-max) MAX=$2; shift ;;
+	-iters) ITERS=$2; shift ;;
+	-calls) CALLS=$2; shift ;;
+	-flaps) FLAPS=$2; shift ;;
+	-quick) NS=4 MAX=16M CALLS=200 FLAPS=3 ;;
+	*) echo "netns_rails.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+TB=tests/netns/testbed.sh
+CB="$B/collbench"
+CRUN="$B/collrun"
+for p in "$CRUN" "$CB"; do
+	[ -x "$p" ] || { echo "netns_rails.sh: $p not built (make all)" >&2; exit 2; }
+done
+if ! why=$($TB check 2>&1 >/dev/null); then
+	echo "netns_rails.sh: skipped: $why" >&2
+	exit 2
+fi
+PFX="rb$$"
+PFX=${PFX:0:9}
+trap '$TB down --prefix $PFX >/dev/null 2>&1' EXIT INT TERM
+fail=0
+
+echo "# memcpy (physical reference, one process):"
+"$CB" --memcpy -b 64M -e 64M -n 5 | grep -v '^#' | sed 's/^/#   /'
+
+# One collbench run on the testbed: prints its CSV rows (size,time_us).
+run() {   # n rails policy extra...
+	local n=$1 rails=$2 pol=$3
+	shift 3
+	"$CRUN" -np "$n" --timeout 900 --no-prefix --netns "${PFX}h%d" "$CB" --rails "$rails" --policy "$pol" \
+		-f stdlib/ring.coll -a ring "$@" --csv 2>&1 | awk -F, '/^allreduce,/ { print $5 "," $12 }'
+}
+
+for net in homogeneous heterogeneous; do
+	if [ $net = homogeneous ]; then rates=200mbit,200mbit; r0=200; r1=200; else rates=200mbit,60mbit; r0=200; r1=60; fi
+	for n in $NS; do
+		$TB down --prefix "$PFX" >/dev/null 2>&1
+		if ! $TB up -q --hosts "$n" --rails 2 --rate $rates --prefix "$PFX" >/dev/null; then
+			echo "netns_rails.sh: testbed.sh up failed" >&2
+			exit 2
+		fi
+		args=(-b 1K -e "$MAX" -f 4 -n "$ITERS" -w 1 --iter-bytes 64M)
+		a=$(run "$n" tcp:eth0 cold=always "${args[@]}")
+		b=$(run "$n" tcp:eth1 cold=always "${args[@]}")
+		c=$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=throughput "${args[@]}")
+		d=$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=equal "${args[@]}")
+		echo
+		echo "# $net rails ($r0 + $r1 Mbit/s each way), n = $n, ring allreduce fp32; times in ms"
+		paste -d, <(echo "$a") <(echo "$b") <(echo "$c") <(echo "$d") | awk -F, -v n="$n" -v net=$net \
+			-v cap=$(( (r0 + r1) * 125000 )) '
+		BEGIN { printf "%12s %10s %10s %10s %10s %8s %8s %8s %8s\n", "bytes", "rail0", "rail1", "nezha", "equal",
+			"nezha", "equal", "nezha", "equal"
+			printf "%12s %10s %10s %10s %10s %8s %8s %8s %8s\n", "", "", "", "", "", "x best", "x best", "of sum", "of sum" }
+		{ s = $1; ta = $2 / 1e3; tb = $4 / 1e3; tc = $6 / 1e3; td = $8 / 1e3
+		  best = ta < tb ? ta : tb
+		  bw = s * 2 * (n - 1) / n
+		  printf "%12d %10.3f %10.3f %10.3f %10.3f %8.2f %8.2f %8.2f %8.2f\n", s, ta, tb, tc, td, best / tc, best / td,
+			bw / (tc / 1e3) / cap, bw / (td / 1e3) / cap
+		  if (s == 1024 && best / tc < 1 / 1.05) { bad = bad " 1KiB:" best / tc }
+		  if (s >= 4194304 && net == "homogeneous" && best / tc < 1.85) { bad = bad " " s ":" best / tc "x" }
+		  if (s >= 4194304 && net == "heterogeneous" && bw / (tc / 1e3) / cap < 0.95) { bad = bad " " s ":" bw / (tc / 1e3) / cap }
+		}
+		END { if (bad != "") { print "# target missed:" bad; exit 1 } print "# targets met" }' || fail=1
+	done
+done
+
+# --- the balancer: 4 MiB shares after 100 and after 300 calls (heterogeneous) ---
+$TB down --prefix "$PFX" >/dev/null 2>&1
+$TB up -q --hosts 4 --rails 2 --rate 200mbit,60mbit --prefix "$PFX" >/dev/null || exit 2
+shares() {   # calls -> the rail-0 share of the 1 MiB class (4 MiB ring, n = 4: 1 MiB messages)
+	"$CRUN" -np 4 --timeout 900 --no-prefix --netns "${PFX}h%d" "$CB" --rails tcp:eth0,tcp:eth1 \
+		-f stdlib/ring.coll -a ring -b 4M -e 4M -n "$1" -w 0 2>&1 |
+		awk '/# rail table +1048576 B/ { print $(NF-1) }' | tr -d %
+}
+s100=$(shares 100)
+s300=$(shares 300)
+echo
+echo "# balancer (200 + 60 Mbit/s, 1 MiB messages): rail 0 share after 100 calls ${s100:-?}%, after 300 calls ${s300:-?}% (rates: $((20000 / 260))%)"
+awk -v a="${s100:-0}" -v b="${s300:-100}" 'BEGIN { d = a - b; if (d < 0) d = -d
+	if (d > 5) { print "# target missed: more than 5 points apart"; exit 1 } print "# target met" }' || fail=1
+
+# --- failover ---------------------------------------------------------------------
+$TB down --prefix "$PFX" >/dev/null 2>&1
+$TB up -q --hosts 4 --rails 2 --rate 200mbit,200mbit --prefix "$PFX" >/dev/null || exit 2
+fo() {
+	"$CRUN" -np 4 --timeout 1800 --no-prefix --netns "${PFX}h%d" "$CB" --rails tcp:eth0,tcp:eth1 \
+		-f stdlib/ring.coll -a ring -b 1M -e 1M -n "$CALLS" -w 0 -c
+}
+calm=$(fo)
+out=$(mktemp)
+fo >"$out" 2>&1 &
+job=$!
+sleep 2
+TESTBED_PREFIX=$PFX $TB flap --host 1 --rail 0 --count "$FLAPS" --down-ms 300 --up-ms 1500 --seed 7 >/dev/null
+wait $job
+echo
+echo "# failover: $CALLS checked 1 MiB ring allreduces, n = 4, rail 0 of host 1 down and up $FLAPS times"
+t_calm=$(printf '%s\n' "$calm" | awk '$1 == 1048576 { print $6 }')
+t_flap=$(awk '$1 == 1048576 { print $6 }' "$out")
+grep -E '^# (checked|rails:)' "$out" | sed 's/^/  /'
+echo "  time per call: ${t_calm:-?} us without flaps, ${t_flap:-?} us with them"
+awk -v f="$out" 'BEGIN { bad = ""
+	while ((getline l < f) > 0) {
+		if (l ~ /# checked: /) { split(l, w, " "); if (w[3] != 0) bad = bad " wrong:" w[3] }
+		if (l ~ /# rails: /) { match(l, /at most [0-9.]+ ms/); m = substr(l, RSTART + 8, RLENGTH - 11) + 0
+			if (m >= 200) bad = bad " reroute:" m "ms"
+			match(l, /failovers [0-9]+/); if (substr(l, RSTART + 10, RLENGTH - 10) + 0 < 1) bad = bad " no-failover" }
+	}
+	if (bad != "") { print "# target missed:" bad; exit 1 } print "# targets met" }' || fail=1
+rm -f "$out"
+exit $fail
