@@ -305,18 +305,22 @@ static int build_gpu(const cluster_desc *c, const char *out, const char *lib, co
 	return rc;
 }
 
-/* The summary line of `straggler auto`: the critical delay at a few sizes. */
+/* The summary lines of a cluster that reorders: the order chosen and what
+ * it gains, or that it is chosen at init.  Nothing for one that does not
+ * (its order is the identity, as it always was). */
 void cmd_print_order(const libplan *c, const char *indent)
 {
 	const cluster_desc *d = c->d;
 	char a[32], b[32], e[32];
+	if (d->reorder == CLUSTER_REORDER_NONE)
+		return;
 	if (d->reorder == CLUSTER_REORDER_INIT) {
 		printf("%srank order      probed and chosen at init for %s at %s (cached per host list)\n", indent,
 		       c->algos[c->reorder_algo].label, link_fmt_size((double)c->reorder_bytes, a, sizeof a));
 		return;
 	}
 	if (!c->perm) {
-		printf("%srank order      identity\n", indent);
+		printf("%srank order      identity (no order beats it)\n", indent);
 		return;
 	}
 	printf("%srank order     ", indent);
