@@ -66,6 +66,10 @@
  * its links closed after its last call) is no error until needed.  When
  * no rail gives evidence (the peer is silent on all of them), nothing is
  * declared: that is the executor's COLL_TIMEOUT.
+ *
+ * Tunables: COLL_RAIL_SLICE (most bytes of a piece, default 128 KiB);
+ * COLL_RAIL_DEBUG=1 prints every peer's sequence numbers, credit, slots
+ * and links at close (what a hang looked like from here).
  */
 #include <errno.h>
 #include <poll.h>
@@ -1059,6 +1063,27 @@ static int rebalance(rails_tp *t)
 
 /* --- rejoining ------------------------------------------------------------ */
 
+/* The rejoin thread's new link (peer, rail) goes to the main thread, which
+ * adopts it at its next progress (adopt_news).  Out of memory: dropped,
+ * the next round dials again. */
+static void hand_over(rails_tp *t, int peer, int r, int fd, const uint8_t sess[16])
+{
+	rl_new *nw = malloc(sizeof *nw);
+	if (!nw) {
+		close(fd);
+		return;
+	}
+	*nw = (rl_new){NULL, peer, r, fd, {0}};
+	memcpy(nw->sess, sess, sizeof nw->sess);
+	pthread_mutex_lock(&t->mu);
+	if (peer >= 0 && peer < t->n)
+		t->want[peer * t->nrails + r] = 0;
+	nw->next = t->news;
+	t->news = nw;
+	t->have_news = 1;
+	pthread_mutex_unlock(&t->mu);
+}
+
 static void *rejoin_main(void *arg)
 {
 	rails_tp *t = arg;
@@ -1099,18 +1124,7 @@ static void *rejoin_main(void *arg)
 			 * rejoin at most that long and never the job's traffic. */
 			if (c->ops->rail->reaccept(c, rt_now_ms() + 1000, &peer, &fd, sess) != COLL_OK)
 				continue;
-			rl_new *nw = malloc(sizeof *nw);
-			if (!nw) {
-				close(fd);
-				continue;
-			}
-			*nw = (rl_new){NULL, peer, r, fd, {0}};
-			memcpy(nw->sess, sess, sizeof sess);
-			pthread_mutex_lock(&t->mu);
-			nw->next = t->news;
-			t->news = nw;
-			t->have_news = 1;
-			pthread_mutex_unlock(&t->mu);
+			hand_over(t, peer, r, fd, sess);
 		}
 		int64_t now = rt_now_ms();
 		if (now < next_dial)
@@ -1128,19 +1142,7 @@ static void *rejoin_main(void *arg)
 				rt_tp *c = t->rail[r].tp;
 				if (c->ops->rail->redial(c, p, rt_now_ms() + RL_REJOIN_MS / 2, &fd, sess) != COLL_OK)
 					continue;
-				rl_new *nw = malloc(sizeof *nw);
-				if (!nw) {
-					close(fd);
-					continue;
-				}
-				*nw = (rl_new){NULL, p, r, fd, {0}};
-				memcpy(nw->sess, sess, sizeof sess);
-				pthread_mutex_lock(&t->mu);
-				t->want[p * t->nrails + r] = 0;
-				nw->next = t->news;
-				t->news = nw;
-				t->have_news = 1;
-				pthread_mutex_unlock(&t->mu);
+				hand_over(t, p, r, fd, sess);
 			}
 	}
 }
