@@ -44,7 +44,8 @@
  * slot (a bit per piece), drops pieces it already has (acknowledging them
  * again) and hands whole messages to the executor in order.  Small
  * messages (<= RL_COPY_BYTES) are copied at the sender, so the executor's
- * send completes at once; larger ones complete when every piece is
+ * send completes as soon as the child has written them (copied_out);
+ * larger ones complete when every piece is
  * acknowledged (on TCP "written" only means the kernel took it), so their
  * pieces are acknowledged as they arrive.  Small messages are acknowledged
  * lazily (cumulatively, within RL_ACK_DELAY_NS) unless the sender may be
@@ -230,6 +231,8 @@ typedef struct {
 	int64_t spin_ns, next_check_ns;
 	int fatal;
 	int aborted;              /* rl_abort ran: close without flushing */
+	uint64_t npass, nchecks;  /* for COLL_RAIL_DEBUG */
+	int64_t last_pass_ns, max_gap_ns;
 	int connected;            /* every rail connected: close flushes */
 	/* statistics */
 	uint64_t failovers, rejoins;
@@ -557,6 +560,30 @@ static void reap(rails_tp *t, int p, int r)
 			msg_unlink(&t->peer[p], m);
 		}
 	}
+}
+
+/* A copied message is done for the executor once the child has written
+ * every piece (or it was acknowledged): TCP's "sent".  Not sooner, so that
+ * the executor keeps the rails moving until then: a rank that goes on to
+ * a barrier outside the transport (coll_barrier) or to compute must not
+ * leave a message waiting for credit in our queue.  Its acknowledgements
+ * are still awaited, for failover.  Returns whether one completed. */
+static int copied_out(rails_tp *t, int p)
+{
+	int moved = 0;
+	for (rl_msg *m = t->peer[p].head; m && m->started; m = m->next) {
+		if (!m->copy || !m->req)
+			continue;
+		int out = 1;
+		for (int i = 0; i < m->npieces && out; i++)
+			out = m->p[i].acked || (m->p[i].rail >= 0 && m->p[i].creq.done);
+		if (out) {
+			m->req->done = 1;
+			m->req = NULL;
+			moved = 1;
+		}
+	}
+	return moved;
 }
 
 static void piece_acked(rails_tp *t, int p, int r, rl_piece *pc, int64_t now)
@@ -1210,6 +1237,11 @@ static int child_error(rails_tp *t, int r, int rc)
 static int pass(rails_tp *t, int *moved)
 {
 	int rc;
+	t->npass++;
+	int64_t now0 = rt_now_ns();
+	if (t->last_pass_ns && now0 - t->last_pass_ns > t->max_gap_ns)
+		t->max_gap_ns = now0 - t->last_pass_ns;
+	t->last_pass_ns = now0;
 	if (t->have_news && (rc = adopt_news(t)))
 		return rc;
 	for (int r = 0; r < t->nrails; r++) {
@@ -1234,11 +1266,13 @@ static int pass(rails_tp *t, int *moved)
 				*moved |= before && !t->peer[p].head;
 			}
 		}
+		*moved |= copied_out(t, p);
 	}
 	int64_t now = rt_now_ns();
 	if (now < t->next_check_ns)
 		return COLL_OK;
 	t->next_check_ns = now + 2000000;
+	t->nchecks++;
 	for (int p = 0; p < t->n; p++) {
 		rl_peer *pr = &t->peer[p];
 		if (pr->ack_owed && now - pr->ack_owed_ns >= RL_ACK_DELAY_NS && (rc = send_ack(t, p, pr->ack_rail, 0, -1)))
@@ -1320,7 +1354,8 @@ static int rl_post_send(rt_tp *tp, rt_req *req)
 			memcpy(m->copy + at, req->iov[i].iov_base, req->iov[i].iov_len);
 			at += req->iov[i].iov_len;
 		}
-		req->done = 1;   /* the bytes are ours now */
+		m->req = req;    /* done once the child has written every piece (copied_out) */
+		req->done = 0;
 	} else {
 		m->req = req;
 		req->done = 0;
@@ -1331,6 +1366,8 @@ static int rl_post_send(rt_tp *tp, rt_req *req)
 		pr->head = m;
 	pr->tail = m;
 	int rc = pump(t, p);
+	if (!rc)
+		copied_out(t, p);
 	return rc ? rc : need(t, p);
 }
 
@@ -1376,6 +1413,8 @@ static void rl_abort(rt_tp *tp, int code)
 /* COLL_RAIL_DEBUG=1: the state of every peer, printed at close. */
 static void rl_dump(rails_tp *t)
 {
+	fprintf(stderr, "rails %d: %llu passes, %llu checks, longest gap between passes %.1f ms, fatal %d\n", t->rank,
+	        (unsigned long long)t->npass, (unsigned long long)t->nchecks, t->max_gap_ns / 1e6, t->fatal);
 	for (int p = 0; p < t->n; p++) {
 		if (p == t->rank)
 			continue;

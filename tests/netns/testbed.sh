@@ -647,7 +647,15 @@ cmd_link() {
 
 # MS = a uniform draw from [M/2, 3M/2] ms.
 draw_ms() { rng_next; MS=$(( $1 / 2 + RNG % ($1 + 1) )); }
-sleep_ms() { sleep "$(($1 / 1000)).$(printf %03d $(($1 % 1000)))"; }
+# In the background and waited for: bash runs a trap only once the
+# foreground command ends, so a plain `sleep 20` would hold flap's TERM
+# (and the link's coming back up) for up to 20 s; `wait` is interrupted.
+sleep_ms() {
+    sleep "$(($1 / 1000)).$(printf %03d $(($1 % 1000)))" &
+    SLEEP_PID=$!
+    wait "$SLEEP_PID"
+    SLEEP_PID=
+}
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 sleep_until() { local d=$(( $1 - $(now_ms) )); [ "$d" -le 0 ] || sleep_ms "$d"; }
 
@@ -661,7 +669,7 @@ cmd_flap() {
     # Whatever happens, the link is left up.
     trap 'link_set up >/dev/null 2>&1' EXIT
     flap_stop() {
-        trap '' INT TERM; link_set up >/dev/null 2>&1
+        trap '' INT TERM; [ -n "${SLEEP_PID:-}" ] && kill "$SLEEP_PID" 2>/dev/null; link_set up >/dev/null 2>&1
         echo "flap: interrupted; $what left up" >&2; trap - EXIT; exit "$1"
     }
     trap 'flap_stop 130' INT

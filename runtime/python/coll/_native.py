@@ -125,7 +125,9 @@ def _declare(lib):
 class Config(ctypes.Structure):
     """coll_config (coll.h): zero/NULL fields mean "from the environment"."""
     _fields_ = [("rank", ctypes.c_int), ("nranks", ctypes.c_int), ("addr", ctypes.c_char_p),
-                ("secret", ctypes.c_char_p), ("transport", ctypes.c_char_p), ("timeout_s", ctypes.c_double)]
+                ("secret", ctypes.c_char_p), ("transport", ctypes.c_char_p), ("timeout_s", ctypes.c_double),
+                ("rails", ctypes.c_char_p),     # NULL: COLL_RAILS, else the plan set's
+                ("policy", ctypes.c_void_p)]    # a coll_rail_policy *; NULL: the plan set's (COLL_POLICY overrides)
 
 
 _runtimes = {}
