@@ -91,6 +91,8 @@
 #define RL_ACK_DELAY_NS 2000000       /* other acknowledgements wait at most this long */
 #define RL_MIN_PIECE (4 << 10)        /* a rail's part of a split is at least this, or nothing */
 #define RL_COLD_DEFAULT (64 << 10)    /* `auto` cold threshold before throughputs are measured */
+#define RL_RATE_BYTES (256 << 10)     /* messages from this size measure a rail's bandwidth; smaller ones
+                                       * mostly its buffers (a switch's, tc tbf's burst), far above it */
 #define RL_REJOIN_MS 500
 #define RL_NCLASS 40
 #define RL_PROBES 3                   /* latency probes per link at connect */
@@ -289,8 +291,8 @@ static double rail_rate(rails_tp *t, int r)
 {
 	double best = 0;
 	for (int c = 0; c < RL_NCLASS; c++)
-		if (t->cls[c].rate[r] > 0)
-			best = t->cls[c].rate[r];   /* the largest measured class */
+		if (t->cls[c].rate[r] > 0 && (1ull << c) >= RL_RATE_BYTES)
+			best = t->cls[c].rate[r];   /* the largest measured class; 0: none big enough yet */
 	return best;
 }
 
@@ -1030,9 +1032,16 @@ static void shares(rails_tp *t, rl_class *k)
 			w[r] = 1;
 		best = 1;
 	}
+	/* A rail this class has not measured yet gets the best one's weight,
+	 * so that it is measured; one too far behind the best gets none (it
+	 * would only hold the others back), judged only where messages are
+	 * large enough to measure bandwidth. */
+	int judge = (1ull << (k - t->cls)) >= RL_RATE_BYTES;
 	for (int r = 0; r < t->nrails; r++) {
-		if (t->pol.split != COLL_SPLIT_EQUAL && t->pol.tolerance > 0 && w[r] > 0 && best / w[r] > t->pol.tolerance)
-			w[r] = 0;   /* too far behind the best: it would only hold the others back */
+		if (w[r] <= 0)
+			w[r] = best;
+		else if (judge && t->pol.split != COLL_SPLIT_EQUAL && t->pol.tolerance > 0 && best / w[r] > t->pol.tolerance)
+			w[r] = 0;
 		sum += w[r];
 	}
 	for (int r = 0; r < t->nrails; r++)
@@ -1054,7 +1063,7 @@ static int rebalance(rails_tp *t)
 				k->samples++;
 			}
 			k->sb[r] = 0, k->sns[r] = 0;
-			if (k->rate[r] > 0)
+			if (k->rate[r] > 0 && (1ull << c) >= RL_RATE_BYTES)
 				beta[r] = k->rate[r];   /* the largest class measured: the closest to bandwidth */
 		}
 		/* A class never measured starts from the rails' bandwidths. */
@@ -1073,14 +1082,19 @@ static int rebalance(rails_tp *t)
 		if (beta[r] > bmax)
 			bmax = beta[r];
 	for (int r = 0; r < t->nrails; r++) {
-		if (beta[r] <= 0 || (t->pol.tolerance > 0 && bmax / beta[r] > t->pol.tolerance))
+		if (beta[r] <= 0 ||
+		    (t->pol.split != COLL_SPLIT_EQUAL && t->pol.tolerance > 0 && bmax / beta[r] > t->pol.tolerance))
 			continue;
 		bsum += beta[r];
 		if (t->rail[r].lat_ns > amax)
 			amax = t->rail[r].lat_ns;
 	}
+	/* Nothing measured yet, or one rail within the tolerance (splits then
+	 * give the others nothing where it matters): the default threshold.
+	 * Never `always`: smaller classes must still be split, and measured,
+	 * for a rail to come back. */
 	if (bmax <= 0 || bsum <= bmax) {
-		t->cold = bmax > 0 ? UINT64_MAX : RL_COLD_DEFAULT;   /* one usable rail: never split */
+		t->cold = RL_COLD_DEFAULT;
 		return COLL_OK;
 	}
 	double s = amax / (1 / bmax - 1 / bsum);
