@@ -40,6 +40,7 @@ int sel_parse(int argc, char **argv, sel_opts *o, bool show)
 	memset(o, 0, sizeof *o);
 	o->files = calloc(argc, sizeof *o->files);
 	o->format = "table";
+	o->kind = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -74,6 +75,13 @@ int sel_parse(int argc, char **argv, sel_opts *o, bool show)
 				return 2;
 			}
 			o->format = v;
+			i++;
+		} else if (strcmp(a, "-t") == 0 && v && show) {
+			if ((o->kind = ir_kind_from_name(v)) < 0) {
+				diag_tool_error("-t needs a collective (allreduce, reduce_scatter, allgather, broadcast, reduce, "
+						"alltoall), found '%s'", v);
+				return 2;
+			}
 			i++;
 		} else if (strcmp(a, "--perm") == 0 && show) {
 			o->perm = true;

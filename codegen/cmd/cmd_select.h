@@ -20,6 +20,7 @@ typedef struct {
 	const char *format;
 	bool perm;             /* show --perm: the rank order of a cluster's library */
 	const char *cluster;   /* show --cluster NAME (with --perm) */
+	int kind;              /* show -t COLL: the first algorithm of that collective (-1: any) */
 } sel_opts;
 
 /* cmd_select.c */

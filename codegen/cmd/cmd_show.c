@@ -48,13 +48,15 @@ int cmd_show(int argc, char **argv)
 		sel_free(&o);
 		return rc;
 	}
+	/* default: the first algorithm of the files (of collective -t) */
 	const char *algo = o.algo;
 	for (int i = 0; !algo && i < drv_nalgos(p); i++)
-		if (drv_algo_named(p, i))
+		if (drv_algo_named(p, i) && (o.kind < 0 || (int)drv_algo_kind(p, i) == o.kind))
 			algo = drv_algo_name(p, i);
 	rc = 1;
 	if (!algo) {
-		diag_file_error(o.files[0], "declares no algorithm%s (nothing to show)",
+		diag_file_error(o.files[0], "declares no %s%salgorithm%s (nothing to show)",
+				o.kind < 0 ? "" : ir_kind_info((ir_kind)o.kind)->name, o.kind < 0 ? "" : " ",
 				o.nfiles > 1 ? ", nor do the other files given" : "");
 	} else if (sel_check_defines(p, &o) == 0) {
 		ir_sched *s = drv_run(p, algo, o.nlo, o.defs, o.ndefs, true);

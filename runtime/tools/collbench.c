@@ -132,7 +132,7 @@ static void usage(FILE *f)
 	        "  --memcpy         time plain memcpy (the physical reference; one process)\n"
 	        "what:\n"
 	        "  -t COLL          allreduce (default, or the file's collective), reduce_scatter, allgather,\n"
-	        "                   broadcast, reduce\n"
+	        "                   broadcast, reduce, alltoall; without -a, the files' first algorithm of COLL\n"
 	        "  -d DTYPE         int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 fp64, a comma list, or all\n"
 	        "                   (default fp32)\n"
 	        "  -o OP            sum prod min max, a comma list, or all (default sum)\n"
@@ -623,6 +623,8 @@ static char *collc_show(size_t *outlen)
 		argv[a++] = opt.files[i];
 	if (opt.algo)
 		argv[a++] = "-a", argv[a++] = opt.algo;
+	else if (opt.kind_set)   /* the first algorithm of that collective, not of the files */
+		argv[a++] = "-t", argv[a++] = coll_kind_name(opt.kind);
 	snprintf(nbuf, sizeof nbuf, "%d", nranks);
 	argv[a++] = "-n", argv[a++] = nbuf;
 	argv[a++] = "--format", argv[a++] = "json";
@@ -644,6 +646,39 @@ static char *collc_show(size_t *outlen)
 	}
 	free(err);
 	return out;
+}
+
+/* The -f file that declares algorithm name (for the header): the first
+ * whose text has "algorithm NAME" followed by ':' (collc has already
+ * accepted the files, so this is only for the reader), else the first. */
+static const char *defining_file(const char *name)
+{
+	for (int i = 0; i < opt.nfiles; i++) {
+		FILE *f = fopen(opt.files[i], "r");
+		if (!f)
+			continue;
+		char line[1024];
+		int found = 0;
+		size_t nl = strlen(name);
+		while (!found && fgets(line, sizeof line, f)) {
+			const char *p = strstr(line, "algorithm");
+			if (!p)
+				continue;
+			p += 9;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (strncmp(p, name, nl) == 0) {
+				p += nl;
+				while (*p == ' ' || *p == '\t')
+					p++;
+				found = *p == ':';
+			}
+		}
+		fclose(f);
+		if (found)
+			return opt.files[i];
+	}
+	return opt.files[0];
 }
 
 /* The algorithm of the schedule JSON, checked against the job and -t. */
@@ -1322,7 +1357,7 @@ int main(int argc, char **argv)
 		if (!(built = coll_plan_set_build("collbench", nranks, one, 1, NULL, 0)))
 			usage_error("out of memory");
 		plans = built;
-		source = opt.files[0];
+		source = defining_file(algo->name);
 	}
 	coll_kind kind = opt.kind;
 	if (opt.root >= nranks)
@@ -1355,6 +1390,12 @@ int main(int argc, char **argv)
 		coll_emulate_straggler(comm, emu_rank, opt.delay_ms);
 		if (declare)
 			coll_set_straggler(comm, emu_rank);
+	} else {
+		/* emulated from the environment (straggler.c reads the same
+		 * variable), so that --trace-straggler names it too */
+		const char *e = getenv("COLL_STRAGGLER_RANK");
+		if (e && *e && is_number(e) && atoi(e) >= 0 && atoi(e) < nranks)
+			emu_rank = atoi(e);
 	}
 	{
 		int nx;
