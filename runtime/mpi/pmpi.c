@@ -455,6 +455,25 @@ static int reduction(MPI_Datatype datatype, MPI_Op mop, coll_dtype *dt, coll_op 
 	return why >= 0 ? why : map_op(mop, op);
 }
 
+/* Gathers and exchanges (allgather, alltoall): the send side must be the
+ * receive side's type and count (or MPI_IN_PLACE), the type one coll
+ * moves; *count is then in coll elements.  -1 when served, else the
+ * reason. */
+static int exchange(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const void *recvbuf, int recvcount,
+                    MPI_Datatype recvtype, coll_dtype *dt, size_t *count)
+{
+	size_t scale;
+	int why;
+	if (sendbuf != MPI_IN_PLACE && (sendtype != recvtype || sendcount != recvcount))
+		return PM_MIXED;
+	if ((why = map_type(recvtype, 0, dt, &scale)) >= 0)
+		return why;
+	if (recvcount && !recvbuf)
+		return PM_INVALID;
+	*count = (size_t)recvcount * scale;
+	return -1;
+}
+
 /* --- the interposed collectives ---------------------------------------------------------
  * Each has MPI's contract: it serves the call with coll when the header's
  * rules allow, else hands it to PMPI_ unchanged; it blocks as the MPI call
@@ -542,19 +561,14 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
 	pm_comm *e = common(COLL_ALLGATHER, comm, recvcount);
 	coll_dtype dt;
-	size_t scale;
+	size_t count;
 	int why;
 	if (!e)
 		goto pmpi;
-	if (sendbuf != MPI_IN_PLACE && (sendtype != recvtype || sendcount != recvcount)) {
-		pass(PM_MIXED);
-		goto pmpi;
-	}
-	if ((why = map_type(recvtype, 0, &dt, &scale)) >= 0 || (recvcount && !recvbuf && (why = PM_INVALID))) {
+	if ((why = exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &dt, &count)) >= 0) {
 		pass(why);
 		goto pmpi;
 	}
-	size_t count = (size_t)recvcount * scale;
 	const void *sb = sendbuf == MPI_IN_PLACE ? (char *)recvbuf + (size_t)G.rank * count : sendbuf;
 	return run(e, comm, PM_ALLGATHER, COLL_ALLGATHER, sb, recvbuf, count, dt, COLL_SUM, 0);
 pmpi:
@@ -607,20 +621,16 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
 	pm_comm *e = common(COLL_ALLTOALL, comm, recvcount);
 	coll_dtype dt;
-	size_t scale;
+	size_t count;
 	int why;
 	if (!e)
 		goto pmpi;
-	if (sendbuf != MPI_IN_PLACE && (sendtype != recvtype || sendcount != recvcount)) {
-		pass(PM_MIXED);
-		goto pmpi;
-	}
-	if ((why = map_type(recvtype, 0, &dt, &scale)) >= 0 || (recvcount && !recvbuf && (why = PM_INVALID))) {
+	if ((why = exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &dt, &count)) >= 0) {
 		pass(why);
 		goto pmpi;
 	}
-	return run(e, comm, PM_ALLTOALL, COLL_ALLTOALL, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf,
-	           (size_t)recvcount * scale, dt, COLL_SUM, 0);
+	return run(e, comm, PM_ALLTOALL, COLL_ALLTOALL, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf, count,
+	           dt, COLL_SUM, 0);
 pmpi:
 	return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
