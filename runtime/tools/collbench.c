@@ -1141,6 +1141,252 @@ static coll_result time_device(dev *d, int nccl, const void *sb, void *rb, uint6
 	return COLL_OK;
 }
 
+/* --- one sweep over dtypes, ops and sizes, for host and device buffers ---------- */
+
+/* One row of the sweep: the call's shape and the data to check it by. */
+typedef struct {
+	coll_kind kind;
+	const coll_kind_info *ki;
+	coll_dtype dt;
+	coll_op op;
+	uint64_t bytes, cnt;   /* the row's size (full buffer) and the call's count */
+	const char *vals;      /* the inputs per residue */
+	const refs *R;         /* the reduction per residue (with -c, on reducing collectives) */
+	const char *what;      /* the call, for messages */
+} sweep_row;
+
+/* How the sweep reaches the collective: host buffers through libcollrt's
+ * communicator, or device buffers through a GPU library (--device).  The
+ * loop over dtypes, ops and sizes, the iteration counts, the gathering of
+ * every rank's result and the rows are the same for both (sweep()); what
+ * differs is here.  Calls that can fail return COLL_OK or the failure,
+ * with the details in error(). */
+typedef struct {
+	const char *transport;   /* the rows' transport column */
+	const char *where;       /* in messages, after the algorithm: where the buffers are */
+	/* Write the row's inputs (with -c, after poisoning what the call must write). */
+	void (*load)(const sweep_row *r);
+	/* One call whose result is checked; *wrong := the wrong elements. */
+	coll_result (*check)(const sweep_row *r, long *wrong);
+	/* Warm up, then time `it` calls: w->t, and where they apply
+	 * w->t_others, w->t_strag (straggler) and w->t_base (the baseline). */
+	coll_result (*time)(const sweep_row *r, long it, row *w);
+	/* Every rank's k values into all (rank-major). */
+	coll_result (*gather)(const uint64_t *mine, uint64_t *all, int k);
+	/* The algorithm chosen by size (rows of a sweep without -a). */
+	const char *(*choose)(coll_kind kind, uint64_t bytes);
+	const char *(*error)(void);
+} sweep_ops;
+
+/* The sweep's host buffers: the call's own (host), or the inputs and the
+ * results copied back (device).  sweep_alloc sizes them for the largest
+ * row of collective ki (*len := their size, which --device gives its
+ * device buffers too). */
+static char *sbuf, *rbuf;
+
+static int sweep_alloc(const coll_kind_info *ki, size_t *len)
+{
+	uint64_t per_count = coll_kind_units(ki, nranks) / (uint64_t)coll_kind_work_per_size(ki, nranks);
+	uint64_t sz[512], maxb = 0;
+	for (int d = 0; d < opt.ndts; d++) {
+		int ns = sizes(sz, 512, coll_dtype_size(opt.dts[d]), per_count);
+		for (int i = 0; i < ns; i++)
+			maxb = sz[i] > maxb ? sz[i] : maxb;
+	}
+	maxb += 64;
+	sbuf = malloc(maxb), rbuf = malloc(maxb);
+	if (!sbuf || !rbuf) {
+		fprintf(stderr, "collbench: rank %d: out of memory for %llu-byte buffers\n", rank, (unsigned long long)maxb);
+		return -1;
+	}
+	memset(sbuf, 0, maxb);
+	memset(rbuf, 0, maxb);
+	*len = maxb;
+	return 0;
+}
+
+/* The rows of collective `kind`: what the collective is (coll_kinds.h) decides
+ * how a size becomes the call's count, which buffers hold what and what to
+ * check.  Returns the wrong elements summed over the job, or -1 when a call
+ * failed (said on stderr). */
+static long sweep(const sweep_ops *ops, coll_kind kind)
+{
+	const coll_kind_info *ki = coll_kind_get(kind);
+	int reduces = ki->reduces;
+	uint64_t units = coll_kind_units(ki, nranks), work = (uint64_t)coll_kind_work_per_size(ki, nranks);
+	uint64_t per_count = units / work;   /* elements of size per unit of the call's count */
+	int nops = reduces ? opt.nops : 1;
+	char *vals = malloc(REF_M * 8);
+	refs *R = malloc(sizeof *R);
+	uint64_t *all = malloc(sizeof(uint64_t) * RESULT_WORDS * (size_t)nranks);
+	if (!vals || !R || !all)
+		usage_error("out of memory");
+	long total_wrong = 0;
+	uint64_t sz[512];
+	for (int d = 0; d < opt.ndts; d++) {
+		coll_dtype dt = opt.dts[d];
+		size_t es = coll_dtype_size(dt);
+		int ns = sizes(sz, 512, es, per_count);
+		for (int o = 0; o < nops; o++) {
+			coll_op op = reduces ? opt.ops[o] : COLL_SUM;
+			/* Input values per residue for this (dtype, op); copies use the sum inputs. */
+			for (int k = 0; k < REF_M; k++)
+				ref_store(dt, vals, (size_t)k, ref_value(dt, op, k));
+			if (opt.check && reduces)
+				make_reduced_refs(R, dt, op);
+			for (int si = 0; si < ns; si++) {
+				uint64_t bytes = sz[si] - sz[si] % (es * per_count);
+				uint64_t total = bytes / es * work;   /* full working count */
+				char what[192];
+				sweep_row r = {kind, ki, dt, op, bytes, total / units, vals, R, what};
+				snprintf(what, sizeof what, "%s '%s'%s n=%d count=%llu %s%s%s", ki->name,
+				         opt.algo ? opt.algo : "auto", ops->where, nranks, (unsigned long long)r.cnt,
+				         coll_dtype_name(dt), reduces ? " " : "", reduces ? coll_op_name(op) : "");
+				long it = iters_for(bytes), wrong = -1;
+				row w = {NULL, ops->transport, coll_dtype_name(dt), reduces ? coll_op_name(op) : "-", bytes,
+				         bytes / es, opt.root, it, -1, -1, -1, -1, -1};
+				coll_result rc;
+				ops->load(&r);
+				if (opt.check && (rc = ops->check(&r, &wrong)))
+					goto failed;
+				if (it > 0 && (rc = ops->time(&r, it, &w)))
+					goto failed;
+				uint64_t mine[RESULT_WORDS];
+				result_pack(mine, w.t, wrong, w.t_base);
+				if ((rc = ops->gather(mine, all, RESULT_WORDS)))
+					goto failed;
+				long wsum;
+				result_job(all, &w.t, &wsum, &w.t_base);
+				total_wrong += wsum;
+				if (rank == 0) {
+					const char *aname = opt.algo ? opt.algo : ops->choose(kind, bytes);
+					w.algo = aname ? aname : "?";
+					w.wrong = opt.check ? wsum : -1;
+					print_row(&w, ki->name, coll_kind_busbw(ki, nranks));
+				}
+				continue;
+failed:
+				fprintf(stderr, "collbench: rank %d: %s, %llu bytes: %s: %s\n", rank, what,
+				        (unsigned long long)bytes, coll_strerror(rc), ops->error());
+				total_wrong = -1;
+				goto out;
+			}
+		}
+	}
+	if (rank == 0)
+		print_sweep_end(total_wrong);
+out:
+	free(vals);
+	free(R);
+	free(all);
+	return total_wrong;
+}
+
+/* --- host buffers ------------------------------------------------------------------ */
+
+static bufs host_b;   /* the row's sendbuf and recvbuf within sbuf and rbuf */
+
+static void host_load(const sweep_row *r)
+{
+	size_t es = coll_dtype_size(r->dt);
+	host_b = rank_bufs(r->ki, sbuf, rbuf, r->cnt * es);
+	/* Poison what the call must write, then write the inputs (in place,
+	 * over the poison where they share memory). */
+	if (opt.check)
+		memset(host_b.rb, 0xa5, host_b.rlen * r->cnt * es);
+	fill(host_b.sb, 0, host_b.slen * r->cnt, r->dt, r->vals, rank);
+}
+
+static coll_result host_check(const sweep_row *r, long *wrong)
+{
+	coll_result rc = call(r->kind, opt.algo, host_b.sb, host_b.rb, r->cnt, r->dt, r->op);
+	if (rc == COLL_OK)
+		*wrong = check_result(r->what, r->ki, host_b.rb, r->cnt, r->dt, r->vals, r->R);
+	return rc;
+}
+
+static coll_result host_time(const sweep_row *r, long it, row *w)
+{
+	coll_result rc;
+	for (long k = 0; k < opt.warmup; k++)
+		if ((rc = call(r->kind, opt.algo, host_b.sb, host_b.rb, r->cnt, r->dt, r->op)))
+			return rc;
+	if ((rc = coll_barrier(comm)))
+		return rc;
+	double *stamps = calloc(2 * (size_t)it, sizeof *stamps);
+	if (!stamps)
+		usage_error("out of memory");
+	double t0 = now();
+	for (long k = 0; k < it; k++) {
+		/* With a fixed straggler each call starts from a barrier, as the
+		 * paper times an iteration: without one, ranks that finish early
+		 * start the next call while the last rounds of this one still hold
+		 * the links (the broadcast baseline's last copies). */
+		if (k > 0 && split_times() && (rc = coll_barrier(comm)))
+			break;
+		stamps[2 * k] = now();
+		if ((rc = call(r->kind, opt.algo, host_b.sb, host_b.rb, r->cnt, r->dt, r->op)))
+			break;
+		stamps[2 * k + 1] = now();
+	}
+	if (rc == COLL_OK) {
+		w->t = (now() - t0) / (double)it;
+		if (split_times())
+			straggler_times(stamps, it, &w->t_others, &w->t_strag);
+	}
+	free(stamps);
+	return rc;
+}
+
+static coll_result host_gather(const uint64_t *mine, uint64_t *all, int k)
+{
+	return coll_run_algo(comm, gather_algo, mine, all, (size_t)k * (size_t)nranks, COLL_UINT64, COLL_SUM);
+}
+
+static const char *host_choose(coll_kind kind, uint64_t bytes) { return coll_choose_algo(comm, kind, bytes); }
+static const char *host_error(void) { return coll_last_error(comm); }
+
+/* --- device buffers (--device) ----------------------------------------------------- */
+
+static dev *gdev;
+static void *dsb, *drb;   /* the device's send and receive buffers */
+
+static void *dev_sendbuf(void) { return opt.inplace ? drb : dsb; }
+
+static void dev_load(const sweep_row *r) { fill(sbuf, 0, r->cnt, r->dt, r->vals, rank); }
+
+static coll_result dev_check(const sweep_row *r, long *wrong)
+{
+	coll_result rc = check_device(gdev, 0, dev_sendbuf(), drb, sbuf, rbuf, r->cnt, r->dt, r->op, r->R, r->what,
+	                              wrong);
+	if (rc || !baseline)
+		return rc;
+	/* the baseline too: it must have reduced the same dtype with the same op */
+	long bwrong = 0;
+	char bwhat[192];
+	snprintf(bwhat, sizeof bwhat, "ncclAllReduce (the baseline) n=%d count=%llu %s %s", nranks,
+	         (unsigned long long)r->cnt, coll_dtype_name(r->dt), coll_op_name(r->op));
+	rc = check_device(gdev, 1, dev_sendbuf(), drb, sbuf, rbuf, r->cnt, r->dt, r->op, r->R, bwhat, &bwrong);
+	*wrong += bwrong;
+	return rc;
+}
+
+static coll_result dev_time(const sweep_row *r, long it, row *w)
+{
+	coll_result rc;
+	/* fresh inputs: the check (in place) overwrote them */
+	if ((rc = dev_upload(gdev, dev_sendbuf(), sbuf, r->cnt * coll_dtype_size(r->dt))) ||
+	    (rc = time_device(gdev, 0, dev_sendbuf(), drb, r->cnt, r->dt, r->op, it, &w->t)))
+		return rc;
+	if (baseline)
+		rc = time_device(gdev, 1, dev_sendbuf(), drb, r->cnt, r->dt, r->op, it, &w->t_base);
+	return rc;
+}
+
+static coll_result dev_gather_op(const uint64_t *mine, uint64_t *all, int k) { return dev_gather(gdev, mine, all, k); }
+static const char *dev_choose(coll_kind kind, uint64_t bytes) { (void)kind; return dev_choose_algo(gdev, bytes); }
+static const char *dev_error_op(void) { return dev_error(gdev); }
+
 /* collbench --device: allreduce on device buffers through the library's
  * coll_gpu_allreduce, and on nccl ncclAllReduce on the same buffers as the
  * baseline; the sweep, checks and rows of the host mode.  Returns the exit
@@ -1155,8 +1401,7 @@ static int run_device(void)
 	char sym[SYMLEN], gsym[SYMLEN + 16], why[640];
 	void *h = open_lib(sym);
 	gpu_plans_symbol(sym, gsym, sizeof gsym);
-	dev *d;
-	int st = dev_open(&d, h, opt.lib, gsym, opt.gpu, why, sizeof why);
+	int st = dev_open(&gdev, h, opt.lib, gsym, opt.gpu, why, sizeof why);
 	if (st == DEV_NO_PLANS)
 		usage_error("--device: %s", why);
 	if (st) {   /* every rank says it: whether there is a GPU is each host's own affair */
@@ -1167,135 +1412,58 @@ static int run_device(void)
 	if (nranks <= 0)
 		usage_error("no job: run under `collrun -np N` or `mpirun -np N` (or set COLL_RANK/COLL_NRANKS/COLL_ADDR)");
 	const coll_plan_set *plans = plans_from_lib(h, sym);
-	coll_result rc = dev_init(d, plans, opt.timeout);
+	coll_result rc = dev_init(gdev, plans, opt.timeout);
 	if (rc) {
-		fprintf(stderr, "collbench: rank %d: %s\n", rank, dev_error(d));
-		dev_close(d);
+		fprintf(stderr, "collbench: rank %d: %s\n", rank, dev_error(gdev));
+		dev_close(gdev);
 		return 1;
 	}
-	rank = dev_rank(d);
+	rank = dev_rank(gdev);
 	out_rank = rank == 0;
-	if (dev_nranks(d) != nranks) {
-		fprintf(stderr, "collbench: rank %d: the job has %d ranks, expected %d\n", rank, dev_nranks(d), nranks);
-		dev_close(d);
+	if (dev_nranks(gdev) != nranks) {
+		fprintf(stderr, "collbench: rank %d: the job has %d ranks, expected %d\n", rank, dev_nranks(gdev), nranks);
+		dev_close(gdev);
 		return 1;
 	}
-	baseline = dev_has_nccl(d) ? "nccl" : NULL;
+	baseline = dev_has_nccl(gdev) ? "nccl" : NULL;
 
-	uint64_t sz[512], maxb = 0;
-	for (int i = 0; i < opt.ndts; i++) {
-		int ns = sizes(sz, 512, coll_dtype_size(opt.dts[i]), 1);
-		for (int k = 0; k < ns; k++)
-			maxb = sz[k] > maxb ? sz[k] : maxb;
-	}
-	maxb += 64;
-	/* host: the inputs and the results copied back; device: send and receive buffers */
-	char *sbuf = malloc(maxb), *rbuf = malloc(maxb), *vals = malloc(REF_M * 8);
-	refs *R = malloc(sizeof *R);
-	void *dsb = NULL, *drb = NULL;
-	if (!sbuf || !rbuf || !vals || !R) {
-		fprintf(stderr, "collbench: rank %d: out of memory for %llu-byte buffers\n", rank, (unsigned long long)maxb);
-		dev_close(d);
+	const coll_kind_info *ki = coll_kind_get(COLL_ALLREDUCE);
+	size_t maxb;
+	if (sweep_alloc(ki, &maxb)) {
+		dev_close(gdev);
 		return 1;
 	}
-	if ((rc = dev_alloc(d, &dsb, maxb)) || (rc = dev_alloc(d, &drb, maxb))) {
-		fprintf(stderr, "collbench: rank %d: %s\n", rank, dev_error(d));
-		dev_close(d);
+	if ((rc = dev_alloc(gdev, &dsb, maxb)) || (rc = dev_alloc(gdev, &drb, maxb))) {
+		fprintf(stderr, "collbench: rank %d: %s\n", rank, dev_error(gdev));
+		dev_close(gdev);
 		return 1;
 	}
 
-	const char *tpname = dev_transport(d);
+	const char *tpname = dev_transport(gdev);
 	if (rank == 0) {
 		char what[640];
 		snprintf(what, sizeof what, "allreduce '%s' from %s, n=%d, device buffers (rank 0 on GPU %d), transport %s, "
 		         "%s, iters %ld, warmup %ld%s%s", opt.algo ? opt.algo : "(chosen by size)", opt.lib, nranks,
-		         dev_device(d), tpname, opt.inplace ? "in-place" : "out-of-place", opt.iters, opt.warmup,
+		         dev_device(gdev), tpname, opt.inplace ? "in-place" : "out-of-place", opt.iters, opt.warmup,
 		         opt.check ? ", checked" : "", baseline ? "; baseline ncclAllReduce on the same communicator" : "");
 		print_header(what);
 	}
-	long total_wrong = 0;
-	for (int di = 0; di < opt.ndts; di++) {
-		coll_dtype dt = opt.dts[di];
-		size_t es = coll_dtype_size(dt);
-		int ns = sizes(sz, 512, es, 1);
-		for (int o = 0; o < opt.nops; o++) {
-			coll_op op = opt.ops[o];
-			for (int k = 0; k < REF_M; k++)
-				ref_store(dt, vals, (size_t)k, ref_value(dt, op, k));
-			if (opt.check)
-				make_reduced_refs(R, dt, op);
-			for (int si = 0; si < ns; si++) {
-				uint64_t bytes = sz[si] - sz[si] % es, cnt = bytes / es;
-				void *sb = opt.inplace ? drb : dsb;
-				long it = iters_for(bytes), wrong = -1;
-				char what[192];
-				snprintf(what, sizeof what, "allreduce '%s' on the device n=%d count=%llu %s %s",
-				         opt.algo ? opt.algo : "auto", nranks, (unsigned long long)cnt, coll_dtype_name(dt),
-				         coll_op_name(op));
-				fill(sbuf, 0, cnt, dt, vals, rank);
-				if (opt.check) {
-					if ((rc = check_device(d, 0, sb, drb, sbuf, rbuf, cnt, dt, op, R, what, &wrong)))
-						goto failed;
-					/* the baseline too: it must have reduced the same dtype with the same op */
-					long bwrong = 0;
-					char bwhat[192];
-					snprintf(bwhat, sizeof bwhat, "ncclAllReduce (the baseline) n=%d count=%llu %s %s", nranks,
-					         (unsigned long long)cnt, coll_dtype_name(dt), coll_op_name(op));
-					if (baseline && (rc = check_device(d, 1, sb, drb, sbuf, rbuf, cnt, dt, op, R, bwhat, &bwrong)))
-						goto failed;
-					wrong += bwrong;
-				}
-				double t = -1, tb = -1;
-				if (it > 0) {   /* fresh inputs: the check (in place) overwrote them */
-					if ((rc = dev_upload(d, sb, sbuf, bytes)) ||
-					    (rc = time_device(d, 0, sb, drb, cnt, dt, op, it, &t)) ||
-					    (baseline && (rc = time_device(d, 1, sb, drb, cnt, dt, op, it, &tb))))
-						goto failed;
-				}
-				uint64_t mine[RESULT_WORDS], *all = malloc(sizeof(uint64_t) * RESULT_WORDS * (size_t)nranks);
-				if (!all)
-					usage_error("out of memory");
-				result_pack(mine, t, wrong, tb);
-				if ((rc = dev_gather(d, mine, all, RESULT_WORDS))) {
-					free(all);
-					goto failed;
-				}
-				double tmax, tbmax;
-				long wsum;
-				result_job(all, &tmax, &wsum, &tbmax);
-				free(all);
-				total_wrong += wsum;
-				if (rank == 0) {
-					const char *aname = opt.algo ? opt.algo : dev_choose_algo(d, bytes);
-					row r = {aname ? aname : "?", tpname, coll_dtype_name(dt), coll_op_name(op), bytes, cnt, 0,
-					         it, tmax, opt.check ? wsum : -1, -1, -1, tbmax};
-					print_row(&r, "allreduce", coll_kind_busbw(coll_kind_get(COLL_ALLREDUCE), nranks));
-				}
-				continue;
-failed:
-				fprintf(stderr, "collbench: rank %d: %s, %llu bytes: %s: %s\n", rank, what,
-				        (unsigned long long)bytes, coll_strerror(rc), dev_error(d));
-				dev_close(d);
-				return 1;
-			}
-		}
+	const sweep_ops ops = {tpname, " on the device", dev_load, dev_check, dev_time, dev_gather_op, dev_choose,
+	                       dev_error_op};
+	long wrong = sweep(&ops, COLL_ALLREDUCE);
+	if (wrong < 0) {
+		dev_close(gdev);
+		return 1;
 	}
-	if (rank == 0) {
-		print_sweep_end(total_wrong);
-	}
-	dev_barrier(d);
-	dev_free(d, dsb);
-	dev_free(d, drb);
-	dev_close(d);
+	dev_barrier(gdev);
+	dev_free(gdev, dsb);
+	dev_free(gdev, drb);
+	dev_close(gdev);
 	free(sbuf);
 	free(rbuf);
-	free(vals);
-	free(R);
-	return total_wrong ? 1 : 0;
+	return wrong ? 1 : 0;
 }
 
-/* On rails: what each rail carried (this rank's sends), what the balancer
- * measured, the failovers, and the data-length table. */
 static void print_rails(coll_comm *comm)
 {
 	coll_rail_info ri;
@@ -1406,30 +1574,10 @@ int main(int argc, char **argv)
 			usage_error("out of memory");
 	}
 
-	/* What the collective is (coll_kinds.h) drives the whole sweep: how a
-	 * size becomes the call's count, which buffers hold what, what to check. */
 	const coll_kind_info *ki = coll_kind_get(kind);
-	int reduces = ki->reduces;
-	uint64_t units = coll_kind_units(ki, nranks), work = (uint64_t)coll_kind_work_per_size(ki, nranks);
-	uint64_t per_count = units / work;   /* elements of size per unit of the call's count */
-	int nops = reduces ? opt.nops : 1;
-	uint64_t sz[512];
-	uint64_t maxb = 0;
-	for (int d = 0; d < opt.ndts; d++) {
-		int ns = sizes(sz, 512, coll_dtype_size(opt.dts[d]), per_count);
-		for (int i = 0; i < ns; i++)
-			maxb = sz[i] > maxb ? sz[i] : maxb;
-	}
-	maxb += 64;
-	char *sbuf = malloc(maxb), *rbuf = malloc(maxb), *vals = malloc(REF_M * 8);
-	refs *R = malloc(sizeof *R);
-	if (!sbuf || !rbuf || !vals || !R) {
-		fprintf(stderr, "collbench: rank %d: out of memory for %llu-byte buffers\n", rank, (unsigned long long)maxb);
+	size_t maxb;
+	if (sweep_alloc(ki, &maxb))
 		return 1;
-	}
-	memset(sbuf, 0, maxb);
-	memset(rbuf, 0, maxb);
-
 	const char *tpname = coll_transport_name(comm);
 	if (rank == 0) {
 		char what[512], rootw[32] = "";
@@ -1441,100 +1589,13 @@ int main(int argc, char **argv)
 		         opt.check ? ", checked" : "");
 		print_header(what);
 	}
-	long total_wrong = 0;
-	for (int d = 0; d < opt.ndts; d++) {
-		coll_dtype dt = opt.dts[d];
-		size_t es = coll_dtype_size(dt);
-		int ns = sizes(sz, 512, es, per_count);
-		for (int o = 0; o < nops; o++) {
-			coll_op op = reduces ? opt.ops[o] : COLL_SUM;
-			/* Input values per residue for this (dtype, op); copies use the sum inputs. */
-			for (int k = 0; k < REF_M; k++)
-				ref_store(dt, vals, (size_t)k, ref_value(dt, reduces ? op : COLL_SUM, k));
-			if (opt.check && reduces)
-				make_reduced_refs(R, dt, op);
-			for (int si = 0; si < ns; si++) {
-				uint64_t bytes = sz[si] - sz[si] % (es * per_count);
-				uint64_t total = bytes / es * work;   /* full working count */
-				uint64_t cnt = total / units;          /* as the call takes it */
-				bufs b = rank_bufs(ki, sbuf, rbuf, cnt * es);
-				char *sb = b.sb, *rb = b.rb;
-				long it = iters_for(bytes);
-				long wrong = -1;
-				char what[192];
-				snprintf(what, sizeof what, "%s '%s' n=%d count=%llu %s%s%s", coll_kind_name(kind),
-				         opt.algo ? opt.algo : "auto", nranks, (unsigned long long)cnt, coll_dtype_name(dt),
-				         reduces ? " " : "", reduces ? coll_op_name(op) : "");
-				/* Poison what the call must write, then write the inputs
-				 * (in place, over the poison where they share memory). */
-				if (opt.check)
-					memset(rb, 0xa5, b.rlen * cnt * es);
-				fill(sb, 0, b.slen * cnt, dt, vals, rank);
-				if (opt.check) {
-					if ((rc = call(kind, opt.algo, sb, rb, cnt, dt, op)))
-						goto failed;
-					wrong = check_result(what, ki, rb, cnt, dt, vals, R);
-				}
-				double t = -1, t_others = -1, t_strag = -1;
-				if (it > 0) {
-					for (long w = 0; w < opt.warmup; w++)
-						if ((rc = call(kind, opt.algo, sb, rb, cnt, dt, op)))
-							goto failed;
-					if ((rc = coll_barrier(comm)))
-						goto failed;
-					double *stamps = calloc(2 * (size_t)it, sizeof *stamps);
-					if (!stamps)
-						usage_error("out of memory");
-					double t0 = now();
-					for (long k = 0; k < it; k++) {
-						/* With a fixed straggler each call starts from a
-						 * barrier, as the paper times an iteration: without
-						 * one, ranks that finish early start the next call
-						 * while the last rounds of this one still hold
-						 * the links (the broadcast baseline's last copies). */
-						if (k > 0 && split_times() && (rc = coll_barrier(comm))) {
-							free(stamps);
-							goto failed;
-						}
-						stamps[2 * k] = now();
-						if ((rc = call(kind, opt.algo, sb, rb, cnt, dt, op))) {
-							free(stamps);
-							goto failed;
-						}
-						stamps[2 * k + 1] = now();
-					}
-					t = (now() - t0) / (double)it;
-					if (split_times())
-						straggler_times(stamps, it, &t_others, &t_strag);
-					free(stamps);
-				}
-				uint64_t mine[RESULT_WORDS], *all = malloc(sizeof(uint64_t) * RESULT_WORDS * (size_t)nranks);
-				if (!all)
-					usage_error("out of memory");
-				result_pack(mine, t, wrong, -1);
-				gather(mine, all, RESULT_WORDS);
-				double tmax, tbmax;
-				long wsum;
-				result_job(all, &tmax, &wsum, &tbmax);
-				free(all);
-				total_wrong += wsum;
-				if (rank == 0) {
-					const char *aname = opt.algo ? opt.algo : coll_choose_algo(comm, kind, bytes);
-					row r = {aname ? aname : "?", tpname, coll_dtype_name(dt), reduces ? coll_op_name(op) : "-",
-					         bytes, bytes / es, opt.root, it, tmax, opt.check ? wsum : -1, t_others, t_strag, -1};
-					print_row(&r, coll_kind_name(kind), coll_kind_busbw(coll_kind_get(kind), nranks));
-				}
-				continue;
-failed:
-				fprintf(stderr, "collbench: rank %d: %s, %llu bytes: %s: %s\n", rank, what,
-				        (unsigned long long)bytes, coll_strerror(rc), coll_last_error(comm));
-				coll_finalize(comm);
-				return 1;
-			}
-		}
+	const sweep_ops ops = {tpname, "", host_load, host_check, host_time, host_gather, host_choose, host_error};
+	long total_wrong = sweep(&ops, kind);
+	if (total_wrong < 0) {
+		coll_finalize(comm);
+		return 1;
 	}
 	if (rank == 0) {
-		print_sweep_end(total_wrong);
 		int sr;
 		double sd;
 		if (!opt.csv && !opt.json && coll_straggler(comm, &sr, &sd) == COLL_OK) {
@@ -1554,7 +1615,5 @@ failed:
 	coll_algo_free(algo);
 	free(sbuf);
 	free(rbuf);
-	free(vals);
-	free(R);
 	return total_wrong ? 1 : 0;
 }
