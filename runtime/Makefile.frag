@@ -67,7 +67,11 @@ $(B)/rt/%.o: %.c
 
 # GCC 12's -O2 vectorises only loops that need no epilogue: the reduction
 # kernels stayed scalar (addss) and cost twice a kernel copy per byte.
+# (Not with FUZZ=1: afl-cc is clang, which has no -fvect-cost-model and
+# vectorises at -O2 anyway.)
+ifneq ($(FUZZ),1)
 $(B)/rt/runtime/reduce.o: RT_CFLAGS += -ftree-vectorize -fvect-cost-model=dynamic
+endif
 
 # One relocatable object with hidden symbols localised, then archived:
 # the archive defines coll_* and nothing else.
