@@ -35,6 +35,9 @@
 #   $(B)/tests/libcollrt_ibverbs_fake.so the ibverbs plugin over a software
 #                         fake of libibverbs (tests/unit/fake_verbs.c): the
 #                         transport's data path without a device
+#   $(B)/tests/fuzz_plan, fuzz_frames  the fuzz harnesses of tests/fuzz/
+#                         (run.sh runs them under AFL++ with FUZZ=1;
+#                         harden.test replays their findings here and with SAN=1)
 #   rt-tests (phony)      all of the above
 #   rt-mpi (phony)        the MPI plugin, or a line saying why it is not built
 #                         (part of `all`: the plugin reads libcollrt's structures,
@@ -59,7 +62,7 @@ MPICC     ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
 RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/rt_coll $(B)/tests/rt_suite $(B)/tests/librtlib.so \
              $(if $(HAVE_MPICC),$(B)/tests/rt_mpiboot) $(B)/tests/ib_unit $(B)/tests/ib_devices \
-             $(B)/tests/libcollrt_ibverbs_fake.so
+             $(B)/tests/libcollrt_ibverbs_fake.so $(B)/tests/fuzz_plan $(B)/tests/fuzz_frames
 
 $(B)/rt/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -67,7 +70,11 @@ $(B)/rt/%.o: %.c
 
 # GCC 12's -O2 vectorises only loops that need no epilogue: the reduction
 # kernels stayed scalar (addss) and cost twice a kernel copy per byte.
+# (Not with FUZZ=1: afl-cc is clang, which has no -fvect-cost-model and
+# vectorises at -O2 anyway.)
+ifneq ($(FUZZ),1)
 $(B)/rt/runtime/reduce.o: RT_CFLAGS += -ftree-vectorize -fvect-cost-model=dynamic
+endif
 
 # One relocatable object with hidden symbols localised, then archived:
 # the archive defines coll_* and nothing else.
@@ -157,6 +164,22 @@ $(B)/tests/ib_devices: tests/unit/ib_devices.c
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_TCFLAGS) $(LDFLAGS) -o $@ $< -libverbs
 
+# The fuzz harnesses reach internals (the executor's preprocessing, a
+# communicator's transport), so they link the objects, as rt_unit does;
+# fz.c is what they share.
+$(B)/rt/tests/fuzz/%.o: tests/fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_TCFLAGS) -Iruntime -c -o $@ $<
+
+$(B)/tests/fuzz_plan: $(B)/rt/tests/fuzz/plan_harness.o $(B)/rt/tests/fuzz/fz.o $(B)/rt/runtime/tools/planload.o \
+		$(B)/rt/runtime/tools/json.o $(RT_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
+
+$(B)/tests/fuzz_frames: $(B)/rt/tests/fuzz/frame_harness.o $(B)/rt/tests/fuzz/fz.o $(B)/rt/tests/rt_plans.o $(RT_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
+
 # What `collc build` will emit, written by hand: a plan set in a .so.
 $(B)/tests/librtlib.so: tests/unit/rt_planlib.c runtime/include/coll_plan.h runtime/include/coll.h
 	@mkdir -p $(dir $@)
@@ -181,5 +204,5 @@ rt-check: rt-tests rt-syms
 	$(B)/tests/rt_unit
 	$(B)/tests/rt_suite -build $(B) $(if $(RT_QUICK),-quick)
 
--include $(RT_OBJ:.o=.d) $(B)/rt/runtime/collrun.d $(wildcard $(B)/rt/tests/*.d) $(wildcard $(B)/rt/runtime/tools/*.d) \
+-include $(RT_OBJ:.o=.d) $(B)/rt/runtime/collrun.d $(wildcard $(B)/rt/tests/*.d) $(wildcard $(B)/rt/tests/fuzz/*.d) $(wildcard $(B)/rt/runtime/tools/*.d) \
 	$(wildcard $(B)/rt/mpi/*.d) $(IB_OBJ:.o=.d)

@@ -413,12 +413,20 @@ static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
 {
 	coll_comm *c = e->c;
 	const rt_hdr *h = q->data;
-	int from = q->peer, rc;
+	int from = q->peer, rc, n = c->n;
 	const char *kn = coll_kind_name(e->kind);
 	if (q->len < sizeof *h)
 		return rt_err(c, COLL_ERR_PROTOCOL, "%s: malformed message from rank %d", kn, from);
 	if ((rc = check_call(e, h, from)))
 		return rc;
+	/* The late arrivals a header names must be ranks of this job: under
+	 * `straggler auto` the one named latest becomes the detected straggler,
+	 * whose role comm.c then looks up among the plan's n roles (a forged
+	 * rank 32767 made that read far past them). */
+	if ((h->late_ns && h->late_rank >= n) || (h->late2_ns && h->late2_rank >= n))
+		return rt_err(c, COLL_ERR_PROTOCOL, "%s: message from rank %d names rank %d as a late arrival, not a rank of "
+		              "this job (0..%d)", kn, from, h->late_ns && h->late_rank >= n ? h->late_rank : h->late2_rank,
+		              n - 1);
 	rt_late_merge(&c->late, h->late_ns, h->late_rank);
 	rt_late_merge(&c->late, h->late2_ns, h->late2_rank);
 	if (h->round != x->round || h->chunk != x->chunk || h->seg != s)

@@ -207,6 +207,16 @@ coll_algo *pl_algo_from_json(const char *text, size_t len, int nranks, char *why
 		goto done;
 	}
 	json_int(root, "root", &aroot);
+	/* Only what collc can print: it takes n in 1..65536 (lang/driver.c)
+	 * and verifies fewer than 2^32 (rank, chunk) pairs (lang/state.c).
+	 * Past that the text is damaged, and coll_algo_build would allocate a
+	 * rank plan per rank before anything refused it: "n": 1e9 cost 16 GiB
+	 * and a check walking them all. */
+	if (n < 1 || n > 65536 || chunks < 1 || (uint64_t)n * (uint64_t)chunks >= 0xffffffffULL) {
+		fail(why, whylen, "collc's JSON: %d ranks and %d chunks are beyond what collc makes (n in 1..65536, "
+		     "n * chunks < 2^32)", n, chunks);
+		goto done;
+	}
 	if (nranks > 0 && n != nranks) {
 		fail(why, whylen, "collc made a schedule for %d ranks, the job has %d", n, nranks);
 		goto done;

@@ -6,14 +6,24 @@
 # Harnesses (each a real program reading a file AFL writes, @@):
 #   collc     collc check FILE -n 4       the lexer, parser, resolver, evaluator, verifier
 #   links     collc cost ring -n 4 --links FILE   the link-matrix reader and the cost model
-#   plan      collbench's reader of collc's JSON schedules (tests/fuzz/plan_harness.c)
-#   frames    a rank fed arbitrary bytes by a peer (tests/fuzz/frame_harness.c)
+#   plan      fuzz_plan FILE      collc's JSON schedules and tune tables as collbench and the
+#                                 PMPI library read them (runtime/tools/planload.c), several
+#                                 NUL-separated as PMPI hands them out; what is accepted is
+#                                 checked, preprocessed and run on a real job of up to 4
+#                                 ranks (tests/fuzz/plan_harness.c)
+#   frames    fuzz_frames FILE    a rank fed arbitrary bytes by a peer, on a real 2-rank tcp
+#                                 job inside the harness: FILE's first byte picks a stranger
+#                                 or an impostor before the handshake, or a peer after it,
+#                                 with COLL_AUTH=mac or without (tests/fuzz/frame_harness.c)
 # Binaries come from `make FUZZ=1` (build-fuzz/: afl-cc, coverage only, for
 # speed); at the end every input AFL kept (its queue) is replayed through
 # the sanitizer build (`make SAN=1`, build-san/), so a memory error that
 # did not crash counts as a crash too.  Each campaign starts
-# from the committed seed corpus tests/fuzz/corpus/HARNESS with the
+# from the committed seed corpus tests/fuzz/corpus/HARNESS (tests/fuzz/seeds.sh
+# remakes plan's and frames' from collc and a real rank's frames) with the
 # dictionary tests/fuzz/HARNESS.dict and writes build-fuzz/afl/HARNESS.
+# plan and frames run real jobs (threads and sockets on 127.0.0.1, all inside
+# the harness's process): tens of executions a second, not thousands.
 # At the end every crash or hang AFL kept is copied into
 # tests/fuzz/regress/HARNESS/ (commit them: tests/harden.test replays every
 # file there through the normal and the sanitizer builds), and one summary
