@@ -1368,6 +1368,8 @@ static int rl_post_send(rt_tp *tp, rt_req *req)
 		m->copy = (char *)&m->p[cap];
 		size_t at = 0;
 		for (int i = 0; i < req->iovcnt; i++) {
+			if (!req->iov[i].iov_len)   /* an empty payload may have no address (count 0) */
+				continue;
 			memcpy(m->copy + at, req->iov[i].iov_base, req->iov[i].iov_len);
 			at += req->iov[i].iov_len;
 		}

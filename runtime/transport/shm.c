@@ -307,6 +307,8 @@ static void push_sends(shm_tp *t, shm_peer *p, int *moved)
 		rt_req *q = p->sq.head;
 		size_t off = 0;
 		for (int i = 0; i < q->iovcnt; i++) {
+			if (!q->iov[i].iov_len)   /* an empty payload may have no address (count 0) */
+				continue;
 			memcpy(s->data + off, q->iov[i].iov_base, q->iov[i].iov_len);
 			off += q->iov[i].iov_len;
 		}
