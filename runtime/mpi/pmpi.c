@@ -850,7 +850,12 @@ static int plans_from_texts(const char *t, size_t len, char *why, size_t whylen)
 	if ((G.nchoices = pl_choices_from_tune(t, strlen(t), &G.choices, why, whylen)) < 0)
 		return -1;
 	t += strlen(t) + 1;
-	G.algos = calloc((size_t)G.nchoices + 1, sizeof *G.algos);
+	/* as many schedules as the texts hold (rank 0 sends one per choice,
+	 * but the array must not trust that) */
+	size_t ntexts = 0;
+	for (const char *u = t; u < end && *u; u += strlen(u) + 1)
+		ntexts++;
+	G.algos = calloc(ntexts + 1, sizeof *G.algos);
 	if (!G.algos)
 		return snprintf(why, whylen, "out of memory"), -1;
 	for (; t < end && *t; t += strlen(t) + 1) {
@@ -884,6 +889,7 @@ static int plans_from_stdlib(char *why, size_t whylen)
 		PMPI_Bcast(&dummy, 0, MPI_BYTE, 0, MPI_COMM_WORLD);
 		return snprintf(why, whylen, "out of memory"), -1;
 	}
+	b.s[len] = 0;   /* the texts are read with strlen: end them here whatever arrives */
 	int rc = PMPI_Bcast(b.s, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS
 	                 ? plans_from_texts(b.s, (size_t)len, why, whylen)
 	                 : (snprintf(why, whylen, "cannot broadcast the plans"), -1);
