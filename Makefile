@@ -95,6 +95,11 @@ $(B)/%.o: %.c | $(GEN)/parse.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ilang -Icodegen -Iruntime/include -I$(GEN) -c -o $@ $<
 
+# A sanitizer build's libcollrt.a calls into the sanitizers' runtimes, so
+# every library that `collc build` links it into needs them too: that
+# build's collc names them (codegen/cmd/cmd_build.c, COLL_RT_LIBS).
+$(B)/codegen/cmd/cmd_build.o: CFLAGS += -DCOLL_RT_LIBS='"$(if $(SANFLAGS),-lasan -lubsan)"'
+
 $(B)/collc: $(COLLC_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@[ "$(SAN)" = 1 ] || ln -sf $(B)/collc collc

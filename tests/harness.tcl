@@ -26,8 +26,14 @@
 #   py_checks OUT NAME                    per rank, in rank order, "ok" or the "FAIL NAME: ..."
 #                                         line the check scripts print (tests/python/*.py), or
 #                                         "missing"
+#   san_env ?LEAKS?                       in the sanitizer tier, the VAR=VALUE settings (for
+#                                         `env`) a program built without the sanitizers needs to
+#                                         load the build's libraries; LEAKS 0 also turns leak
+#                                         checks off; {} outside that tier
+#   san_preload LIB                       LD_PRELOAD's value for preloading LIB (the ASan
+#                                         runtime first in the sanitizer tier)
 # Globals: ::root (repo root), ::build (build dir), ::quick (1 for quicktest),
-#          ::tmpdir (scratch dir, removed at exit).
+#          ::tmpdir (scratch dir, removed at exit), ::san (1 in the sanitizer tier).
 # Test names are area-N.M; each asserts one behaviour.
 
 namespace eval ::h {
@@ -35,7 +41,51 @@ namespace eval ::h {
     variable failures {}
 }
 
+# --- the sanitizer tier --------------------------------------------------------
+# `make test SAN=1` runs this suite on build-san/, where the project's
+# programs and libraries are built with ASan and UBSan.  Two kinds of
+# process need help there:
+# - a program built without them that loads a library built with them
+#   (python with libcollrt.so, an MPI program with libcoll_mpi.so
+#   preloaded, a test program linked against a generated library): ASan's
+#   runtime must come first in its library list, so it is preloaded
+#   (san_env, san_preload);
+# - processes under mpirun: OpenMPI's components leak at exit from
+#   libraries it has already unloaded, which LeakSanitizer can neither name
+#   nor suppress, so leak checks are off under mpirun (run_cmd).
+set ::san [expr {[file tail $::build] eq "build-san"}]
+proc h::asan_lib {} {
+    if {![info exists ::h::asan_lib]} {
+        set cc [expr {[info exists ::env(CC)] && $::env(CC) ne "" ? $::env(CC) : "cc"}]
+        if {[catch {exec $cc -print-file-name=libasan.so} ::h::asan_lib]} { set ::h::asan_lib libasan.so }
+    }
+    return $::h::asan_lib
+}
+# ASAN_OPTIONS with `more` after what the environment already says (the later wins).
+proc h::asan_opts {more} {
+    if {[info exists ::env(ASAN_OPTIONS)] && $::env(ASAN_OPTIONS) ne ""} { return "$::env(ASAN_OPTIONS):$more" }
+    return $more
+}
+proc san_env {{leaks 1}} {
+    if {!$::san} { return {} }
+    set e [list LD_PRELOAD=[h::asan_lib]]
+    if {!$leaks} { lappend e ASAN_OPTIONS=[h::asan_opts detect_leaks=0] }
+    return $e
+}
+proc san_preload {lib} {
+    return [expr {$::san ? "[h::asan_lib]:$lib" : $lib}]
+}
+
 proc run_cmd {cmd args} {
+    if {$::san} {
+        foreach w [list $cmd {*}[lrange $args 0 7]] {
+            if {[file tail $w] eq "mpirun"} {
+                set args [list ASAN_OPTIONS=[h::asan_opts detect_leaks=0] $cmd {*}$args]
+                set cmd env
+                break
+            }
+        }
+    }
     set out [file join $::tmpdir .out]
     set err [file join $::tmpdir .err]
     set code 0
@@ -198,11 +248,12 @@ proc with_env {vars script} {
 }
 
 proc py_collrun {np script args} {
+    # CPython does not free everything at exit: no leak checks on it
     with_env [list PYTHONPATH [file join $::root runtime python] \
                   COLL_LIBCOLLRT [file join $::build libcollrt.so] \
                   COLL_TORCH_EXT [file join $::build python _coll_torch.so] \
                   OMP_NUM_THREADS 1] {
-        run_cmd [file join $::build collrun] -np $np --timeout 120 [python_cmd] $script {*}$args
+        run_cmd env {*}[san_env 0] [file join $::build collrun] -np $np --timeout 120 [python_cmd] $script {*}$args
     }
 }
 

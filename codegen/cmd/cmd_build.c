@@ -27,6 +27,12 @@
  * $NCCL_HOME, else there too; never at a fixed path.  The device
  * architecture is $COLL_CUDA_ARCH (an -arch value such as sm_90 or native),
  * else sm_80, whose PTX also runs on newer GPUs.
+ *
+ * A collc from a sanitizer build (`make SAN=1`) finds that build's
+ * libcollrt.a, which calls into the sanitizers' runtimes, so it links
+ * them into every library it makes (COLL_RT_LIBS, set by the Makefile);
+ * as libraries, not -fsanitize, because nvcc links GPU libraries and takes
+ * -l but not the compiler driver's -fsanitize.
  */
 #include <errno.h>
 #include <glob.h>
@@ -47,6 +53,25 @@
 #include "subproc.h"
 
 static bool verbose;
+
+#ifndef COLL_RT_LIBS
+#define COLL_RT_LIBS ""
+#endif
+
+/* What libcollrt.a needs beside -lm: the sanitizers' runtimes in a
+ * sanitizer build (COLL_RT_LIBS, space-separated), nothing otherwise. */
+static void rt_libs(subproc_argv *a)
+{
+	const char *p = COLL_RT_LIBS;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		size_t n = strcspn(p, " ");
+		if (n)
+			subproc_argf(a, "%.*s", (int)n, p);
+		p += n;
+	}
+}
 
 /* The directory holding the running collc. */
 static void exe_dir(char *buf, size_t len)
@@ -300,6 +325,7 @@ static int build_gpu(const cluster_desc *c, const char *out, const char *lib, co
 	subproc_arg(&a, "-cudart");
 	subproc_arg(&a, "shared");
 	subproc_arg(&a, "-lm");
+	rt_libs(&a);
 	rc = subproc_run(&a, false, verbose);
 	subproc_argv_free(&a);
 	return rc;
@@ -463,6 +489,7 @@ int cmd_build(int argc, char **argv)
 		subproc_arg(&a, lib);
 		subproc_arg(&a, "-Wl,--no-whole-archive");
 		subproc_arg(&a, "-lm");
+		rt_libs(&a);
 		st = subproc_run(&a, false, verbose);
 		subproc_argv_free(&a);
 	}
