@@ -895,6 +895,7 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	e.ch = calloc((size_t)C, sizeof *e.ch);
 	if (!e.ch)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	char *reqmem = NULL;   /* the requests; freed last (see the end) */
 	if ((rc = layout(&e, sb, rb)))
 		goto out;
 	int nsegs = e.ch[C - 1].base + e.ch[C - 1].nseg;
@@ -908,9 +909,8 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	e.rleft = e.sleft ? e.sleft + e.nrounds + 1 : NULL;
 	e.peers = calloc((size_t)(e.npeers ? e.npeers : 1), sizeof *e.peers);
 	size_t per_peer = (size_t)(e.ws + e.wr) * sizeof(rt_req);
-	char *reqmem = calloc((size_t)(e.npeers ? e.npeers : 1), per_peer);
+	reqmem = calloc((size_t)(e.npeers ? e.npeers : 1), per_peer);
 	if (!e.rapp || !e.peers || !reqmem || !e.sleft) {
-		free(reqmem);
 		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -962,7 +962,6 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 					c->tp->ops->release(c->tp, q);
 			}
 	}
-	free(reqmem);
 out:
 	free(e.rapp);
 	free(e.sleft);
@@ -980,5 +979,9 @@ out:
 			c->tp->ops->abort(c->tp, rc);   /* also on ABORTED: relay to peers that did not hear */
 		snprintf(c->err, sizeof c->err, "rank %d: %s", c->rank, keep);
 	}
+	/* Only now: a transport's abort may still write the rest of a send in
+	 * flight (tcp finishes the frame before its ABORT frame), and that
+	 * send's request lives here. */
+	free(reqmem);
 	return rc;
 }

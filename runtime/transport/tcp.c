@@ -754,6 +754,47 @@ static int tcp_progress(rt_tp *tp, int timeout_ms)
 	return io_pass(t, timeout_ms, &moved, &ready);
 }
 
+/* An ABORT frame can only follow a whole frame.  When one is half
+ * written, write the rest of it first (its bytes are still the caller's),
+ * for at most ABORT_FINISH_MS over all peers, so that the peer reads why
+ * we stop instead of a connection cut mid-frame ("closed its
+ * connection"): a rank that names a mismatch while it sends a large
+ * message is the common case, and on a slow machine (sanitizers) the
+ * others then blamed it for dying.  Nothing here is reported: the abort's
+ * own reason stands, so comm->err is kept. */
+#define ABORT_FINISH_MS 200
+static void finish_frame(tcp_tp *t, int r, int64_t deadline)
+{
+	tcp_peer *p = &t->peers[r];
+	rt_req *head = p->sq.head, *rest, *tail = p->sq.tail;
+	if (!head || p->soff == 0)
+		return;
+	coll_comm *c = t->base.comm;
+	char keep[sizeof c->err];
+	memcpy(keep, c->err, sizeof keep);
+	int keep_peer = t->base.err_peer, moved = 0, left;
+	rest = head->next;   /* this frame alone: do_write must stop at its end */
+	head->next = NULL;
+	p->sq.tail = head;
+	while (p->sq.head && (left = (int)(deadline - rt_now_ms())) > 0) {
+		if (do_write(t, r, &moved) || !p->sq.head)
+			break;
+		struct pollfd pf = {p->fd, POLLOUT, 0};
+		poll(&pf, 1, left);
+	}
+	if (p->sq.head) {   /* not finished: the queue as it was */
+		head->next = rest;
+		p->sq.tail = rest ? tail : head;
+	} else if ((p->sq.head = rest)) {   /* finished: the next frame starts as do_write would start it */
+		p->sq.tail = tail;
+		start_head(t, p);
+	} else {
+		p->sq.tail = NULL;
+	}
+	memcpy(c->err, keep, sizeof keep);
+	t->base.err_peer = keep_peer;
+}
+
 static void tcp_abort(rt_tp *tp, int code)
 {
 	tcp_tp *t = (tcp_tp *)tp;
@@ -772,10 +813,12 @@ static void tcp_abort(rt_tp *tp, int code)
 	m.fh[0] = (uint32_t)(8 + strlen(m.text));
 	m.fh[1] = FR_ABORT;
 	size_t len = 8 + m.fh[0];
+	int64_t finish_by = rt_now_ms() + ABORT_FINISH_MS;
 	for (int r = 0; r < t->n; r++) {
 		tcp_peer *p = &t->peers[r];
 		if (p->fd < 0)
 			continue;
+		finish_frame(t, r, finish_by);
 		/* Only between frames can an ABORT frame be injected; otherwise
 		 * the peer sees EOF, which is an error too.  With MACs it takes
 		 * the sequence number of the send it displaces (nothing is sent
