@@ -54,10 +54,17 @@ namespace eval ::h {
 #   libraries it has already unloaded, which LeakSanitizer can neither name
 #   nor suppress, so leak checks are off under mpirun (run_cmd).
 set ::san [expr {[file tail $::build] eq "build-san"}]
+# What to preload: ASan's runtime, and the C++ runtime right after it, or
+# ASan cannot intercept the exceptions of a C++ library loaded later (the
+# torch backend: "CHECK failed" in __cxa_throw's interceptor).
 proc h::asan_lib {} {
     if {![info exists ::h::asan_lib]} {
         set cc [expr {[info exists ::env(CC)] && $::env(CC) ne "" ? $::env(CC) : "cc"}]
-        if {[catch {exec $cc -print-file-name=libasan.so} ::h::asan_lib]} { set ::h::asan_lib libasan.so }
+        set libs {}
+        foreach l {libasan.so libstdc++.so.6} {
+            if {![catch {exec $cc -print-file-name=$l} p] && [file exists $p]} { lappend libs $p }
+        }
+        set ::h::asan_lib [join $libs :]
     }
     return $::h::asan_lib
 }
