@@ -58,7 +58,7 @@ typedef struct {
 } memo_ent;
 
 
-typedef struct slab { struct slab *next; } slab;
+typedef struct slab { struct slab *next; size_t bytes; } slab;
 
 struct bstate {
 	coll_shape shape;         /* the collective: pre- and post-state rules */
