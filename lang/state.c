@@ -785,6 +785,19 @@ void state_stage_reset(bstate *st)
 	st->committed = false;
 }
 
+void state_land(bstate *st)
+{
+	for (int i = 0; i < st->nstage; i++) {
+		stage_ent *e = &st->stage[i];
+		state_set *old = (state_set *)(st->cell[e->slot] & ~(uintptr_t)1);
+		st->cell[e->slot] = (uintptr_t)e->val;
+		state_set_release(st, old);
+	}
+	st->nstage = 0;
+	st->shash_live = false;
+	st->committed = false;
+}
+
 void state_apply_round(bstate *st, const ir_sched *s, int round)
 {
 	if (round < 0 || round >= s->nrounds)

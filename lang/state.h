@@ -212,5 +212,9 @@ void state_staged_slot(const bstate *st, int i, int *rank, int *chunk);
 static inline state_set *state_overwritten(const bstate *st, int i) { return st->stage[i].old; }
 /* Drop all entries (and the overwritten values) to start the next round. */
 void state_stage_reset(bstate *st);
+/* state_commit and state_stage_reset in one pass over the entries, for a
+ * caller that needs neither the entries nor the overwritten values after
+ * the round has landed. */
+void state_land(bstate *st);
 
 #endif
