@@ -327,7 +327,7 @@ static inline uint32_t set_min(const bstate *st, const state_set *a)
  * (a run grows, two runs join, or x starts one), written straight into
  * the new set instead of merged in scratch and copied; the result is the
  * one set_from_runs would give. */
-static state_set *runs_add(bstate *st, const state_set *a, uint32_t x)
+static inline __attribute__((always_inline)) state_set *runs_add(bstate *st, const state_set *a, uint32_t x)
 {
 	const uint64_t *w = a->w;
 	uint32_t len = a->len, i = 0;
@@ -359,7 +359,7 @@ static state_set *runs_add(bstate *st, const state_set *a, uint32_t x)
 	return r;
 }
 
-static state_set *set_op(bstate *st, const state_set *a, const state_set *b, int op)
+static inline __attribute__((always_inline)) state_set *set_op(bstate *st, const state_set *a, const state_set *b, int op)
 {
 	if (op == OP_OR && b->count == 1 && !is_bits(st, a))
 		return runs_add(st, a, set_min(st, b));
