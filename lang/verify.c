@@ -326,24 +326,33 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 	}
 	/* ports count distinct peers: several chunks to one peer in a round
 	 * travel as one message (lang/README.md, `ports`) */
-	if (new_pair(v, x->src, x->dst)) {
-		if (v->ssend[x->src] != v->round)
-			v->ssend[x->src] = v->round, v->nsend[x->src] = 0;
-		if (v->srecv[x->dst] != v->round)
-			v->srecv[x->dst] = v->round, v->nrecv[x->dst] = 0;
-		int ps = s->ports_send, pr = s->ports_recv;
+	int round = v->round, ps = s->ports_send, pr = s->ports_recv;
+	if (v->ssend[x->src] != round) {
+		/* the sender's first peer this round (new_pair's first case),
+		 * the common one: one peer is within every port model */
+		v->lastdst[x->src] = x->dst;
+		v->ssend[x->src] = round;
+		v->nsend[x->src] = 1;
+		if (v->srecv[x->dst] != round)
+			v->srecv[x->dst] = round, v->nrecv[x->dst] = 0;
+		if (++v->nrecv[x->dst] == pr + 1 && pr > 0)
+			port_error(v, rd, x, false);
+	} else if (new_pair(v, x->src, x->dst)) {
+		if (v->srecv[x->dst] != round)
+			v->srecv[x->dst] = round, v->nrecv[x->dst] = 0;
 		if (++v->nsend[x->src] == ps + 1 && ps > 0)
 			port_error(v, rd, x, true);
 		if (++v->nrecv[x->dst] == pr + 1 && pr > 0)
 			port_error(v, rd, x, false);
 	}
 
-	state_set *a = state_get(st, x->src, x->chunk), *b = state_get(st, x->dst, x->chunk);
+	uint32_t slot = state_slot(st, x->dst, x->chunk);   /* the written one */
+	state_set *a = state_get(st, x->src, x->chunk), *b = state_at(st, slot);
 	if (state_set_count(a) == 0) {
 		verr(v, xpos(v, x, rd), "%s: %s: rank %d holds no data for chunk %d", round_name(v), xdesc(x, d, sizeof d), x->src, x->chunk);
 		return;
 	}
-	int i = state_stage_find(st, x->dst, x->chunk);
+	int i = state_staged_at(st, slot) ? state_stage_lookup(st, slot) : -1;
 	if (i >= 0) {
 		const ir_xfer *y = &s->xfers[state_staged_tag(st, i)];
 		if (x->op == IR_COPY || y->op == IR_COPY) {
@@ -367,7 +376,7 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 			}
 			v->susp[v->nsusp++] = (struct susp){ t, state_set_ref(b) };
 		}
-		state_stage(st, x->dst, x->chunk, state_set_ref(a), t);
+		state_stage_slot(st, slot, state_set_ref(a), t);
 		return;
 	}
 	/* Only collectives that copy start a rank without data for a chunk
@@ -383,7 +392,7 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 	 * this slot this round) */
 	state_set *sum = i < 0 ? state_set_union(st, b, a) : NULL;
 	if (sum && state_set_count(sum) == state_set_count(a) + state_set_count(b)) {
-		state_stage(st, x->dst, x->chunk, sum, t);
+		state_stage_slot(st, slot, sum, t);
 		return;
 	}
 	state_set_release(st, sum);
