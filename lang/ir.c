@@ -70,7 +70,7 @@ void ir_free(ir_sched *s)
 	/* the arrays were charged to the memory budget as they grew (xalloc.h) */
 	mem_release((size_t)s->capxfers * sizeof *s->xfers + (size_t)s->caprounds * sizeof *s->rounds);
 	free(s->algo);
-	free(s->xfers);
+	xbig_free(s->xfers, (size_t)s->capxfers * sizeof *s->xfers);
 	free(s->rounds);
 	free(s->poss);
 	for (int i = 0; i < s->nphases; i++)
@@ -108,8 +108,9 @@ void ir_grow_xfers(ir_sched *s)
 {
 	int cap = s->capxfers ? 2 * s->capxfers : 256;
 	mem_charge((size_t)(cap - s->capxfers) * sizeof *s->xfers);
+	/* the largest array of a big schedule (16 bytes a transfer): huge pages */
+	s->xfers = xbig_realloc(s->xfers, (size_t)s->capxfers * sizeof *s->xfers, (size_t)cap * sizeof *s->xfers);
 	s->capxfers = cap;
-	s->xfers = xrealloc(s->xfers, s->capxfers * sizeof *s->xfers);
 }
 
 int ir_pos_index(ir_sched *s, srcpos pos)

@@ -40,6 +40,8 @@
 #define MEMO_REST (15 * MEMO_TRIAL)
 
 #define SLAB_BYTES (256u << 10)
+#define BIG_SLAB_BYTES ((size_t)2 << 20)
+_Static_assert(sizeof(slab) <= 2 * sizeof(uint64_t), "a slab's header is its first 16 bytes");
 
 /* --- allocation ----------------------------------------------------------- */
 
@@ -74,12 +76,16 @@ static inline __attribute__((always_inline)) state_set *set_alloc(bstate *st, ui
 	} else {
 		size_t sz = sizeof(state_set) + (size_t)len * sizeof(uint64_t);
 		if ((size_t)(st->bump_end - st->bump) < sz) {
-			/* slabs double from 4 KiB so that small states stay small */
+			/* slabs double from 4 KiB so that small states stay small;
+			 * past SLAB_BYTES in all, a state is big (a ring's partial
+			 * sums at n = 256: 1.8 MB) and its slabs are 2 MiB of huge
+			 * pages (xalloc.h) */
 			size_t want = st->slab_bytes < 4096 ? 4096 : st->slab_bytes;
-			if (want > SLAB_BYTES)
-				want = SLAB_BYTES;
+			if (want >= SLAB_BYTES)
+				want = BIG_SLAB_BYTES - sizeof(uint64_t) * 2;
 			size_t bytes = sizeof(uint64_t) * 2 + (sz > want ? sz : want);
-			slab *sl = xmalloc(bytes);
+			slab *sl = xbig_alloc(bytes);
+			sl->bytes = bytes;
 			sl->next = st->slabs;
 			st->slabs = sl;
 			st->slab_bytes += bytes;
@@ -321,7 +327,7 @@ static inline uint32_t set_min(const bstate *st, const state_set *a)
  * (a run grows, two runs join, or x starts one), written straight into
  * the new set instead of merged in scratch and copied; the result is the
  * one set_from_runs would give. */
-static state_set *runs_add(bstate *st, const state_set *a, uint32_t x)
+static inline __attribute__((always_inline)) state_set *runs_add(bstate *st, const state_set *a, uint32_t x)
 {
 	const uint64_t *w = a->w;
 	uint32_t len = a->len, i = 0;
@@ -353,7 +359,7 @@ static state_set *runs_add(bstate *st, const state_set *a, uint32_t x)
 	return r;
 }
 
-static state_set *set_op(bstate *st, const state_set *a, const state_set *b, int op)
+static inline __attribute__((always_inline)) state_set *set_op(bstate *st, const state_set *a, const state_set *b, int op)
 {
 	if (op == OP_OR && b->count == 1 && !is_bits(st, a))
 		return runs_add(st, a, set_min(st, b));
@@ -580,11 +586,11 @@ bstate *state_new(const ir_sched *s)
 	st->tb = xmalloc((size_t)st->nwords * sizeof(uint64_t));
 	st->tc = xmalloc((size_t)st->nwords * sizeof(uint64_t));
 	st->runs = xmalloc(((size_t)n / 2 + 2) * sizeof(uint64_t));
-	st->cell = xmalloc((size_t)n * C * sizeof *st->cell);
+	st->cell = xbig_alloc((size_t)n * C * sizeof *st->cell);
 	st->memo_bits = 6;
 	while (st->memo_bits < MEMO_BITS && ((uint64_t)1 << st->memo_bits) < (uint64_t)n * C)
 		st->memo_bits++;
-	st->memo = xcalloc((size_t)1 << st->memo_bits, sizeof *st->memo);
+	st->memo = xbig_alloc(((size_t)1 << st->memo_bits) * sizeof *st->memo);
 
 	/* the shared sets bypass normalisation (which would return them) */
 	st->empty = set_build(st, NULL, 0, 0);
@@ -612,7 +618,7 @@ void state_free(bstate *st)
 	/* every set lives in a slab, so the slabs are all there is to free */
 	for (slab *sl = st->slabs, *next; sl; sl = next) {
 		next = sl->next;
-		free(sl);
+		xbig_free(sl, sl->bytes);
 	}
 	free(st->freelist);
 	free(st->ta);
@@ -620,8 +626,8 @@ void state_free(bstate *st)
 	free(st->tc);
 	free(st->runs);
 	mem_release((size_t)st->n * (size_t)st->chunks * sizeof *st->cell);
-	free(st->cell);
-	free(st->memo);
+	xbig_free(st->cell, (size_t)st->n * (size_t)st->chunks * sizeof *st->cell);
+	xbig_free(st->memo, ((size_t)1 << st->memo_bits) * sizeof *st->memo);
 	free(st->shash);
 	free(st->single);
 	free(st->stage);
@@ -773,6 +779,19 @@ void state_stage_reset(bstate *st)
 			state_set_release(st, e->val);
 			st->cell[e->slot] &= ~(uintptr_t)1;
 		}
+	}
+	st->nstage = 0;
+	st->shash_live = false;
+	st->committed = false;
+}
+
+void state_land(bstate *st)
+{
+	for (int i = 0; i < st->nstage; i++) {
+		stage_ent *e = &st->stage[i];
+		state_set *old = (state_set *)(st->cell[e->slot] & ~(uintptr_t)1);
+		st->cell[e->slot] = (uintptr_t)e->val;
+		state_set_release(st, old);
 	}
 	st->nstage = 0;
 	st->shash_live = false;

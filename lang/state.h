@@ -58,7 +58,7 @@ typedef struct {
 } memo_ent;
 
 
-typedef struct slab { struct slab *next; } slab;
+typedef struct slab { struct slab *next; size_t bytes; } slab;
 
 struct bstate {
 	coll_shape shape;         /* the collective: pre- and post-state rules */
@@ -195,6 +195,26 @@ static inline int state_stage(bstate *st, int rank, int chunk, state_set *val, i
 	st->stage[st->nstage] = (stage_ent){ .slot = slot, .tag = tag, .val = val, .old = NULL };
 	return st->nstage++;
 }
+/* The same three for a caller that reads the cell itself: the slot of
+ * (rank, chunk), its set (borrowed), whether a write to it is staged, and
+ * state_stage by slot (none staged there yet). */
+static inline uint32_t state_slot(const bstate *st, int rank, int chunk)
+{
+	return (uint32_t)((size_t)chunk * st->n + rank);
+}
+static inline state_set *state_at(const bstate *st, uint32_t slot)
+{
+	return (state_set *)(st->cell[slot] & ~(uintptr_t)1);
+}
+static inline bool state_staged_at(const bstate *st, uint32_t slot) { return st->cell[slot] & 1; }
+static inline int state_stage_slot(bstate *st, uint32_t slot, state_set *val, int tag)
+{
+	if (st->nstage == st->capstage || st->shash_live)
+		return state_stage_grow(st, (int)(slot % (uint32_t)st->n), (int)(slot / (uint32_t)st->n), val, tag);
+	st->cell[slot] |= 1;
+	st->stage[st->nstage] = (stage_ent){ .slot = slot, .tag = tag, .val = val, .old = NULL };
+	return st->nstage++;
+}
 /* The value staged in entry i (borrowed) and its tag. */
 static inline state_set *state_staged(const bstate *st, int i) { return st->stage[i].val; }
 static inline int state_staged_tag(const bstate *st, int i) { return st->stage[i].tag; }
@@ -212,5 +232,9 @@ void state_staged_slot(const bstate *st, int i, int *rank, int *chunk);
 static inline state_set *state_overwritten(const bstate *st, int i) { return st->stage[i].old; }
 /* Drop all entries (and the overwritten values) to start the next round. */
 void state_stage_reset(bstate *st);
+/* state_commit and state_stage_reset in one pass over the entries, for a
+ * caller that needs neither the entries nor the overwritten values after
+ * the round has landed. */
+void state_land(bstate *st);
 
 #endif

@@ -47,6 +47,11 @@ typedef struct {
 	struct pair { uint64_t key; int stamp; } *pairs;
 	uint32_t pmask;
 	int npairs;
+	/* this round's copies that overwrite contributions their value lacks
+	 * (rare): the transfer and a reference to what the slot held, for
+	 * check_destroyed once the round has landed */
+	struct susp { int t; state_set *old; } *susp;
+	int nsusp, capsusp;
 } vctx;
 
 static const char *op_name(int op)
@@ -292,7 +297,9 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 {
 	const ir_sched *s = v->s;
 	bstate *st = v->st;
-	const ir_xfer *x = &s->xfers[t];
+	/* a copy: the stores into the port counters below (ints) could
+	 * otherwise alias its fields, which would be read again after each */
+	const ir_xfer xv = s->xfers[t], *x = &xv;
 	char d[128], b1[SETBUF], b2[SETBUF], b3[SETBUF];
 	bool bad = false;
 
@@ -319,23 +326,33 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 	}
 	/* ports count distinct peers: several chunks to one peer in a round
 	 * travel as one message (lang/README.md, `ports`) */
-	if (new_pair(v, x->src, x->dst)) {
-		if (v->ssend[x->src] != v->round)
-			v->ssend[x->src] = v->round, v->nsend[x->src] = 0;
-		if (v->srecv[x->dst] != v->round)
-			v->srecv[x->dst] = v->round, v->nrecv[x->dst] = 0;
-		if (++v->nsend[x->src] == s->ports_send + 1 && s->ports_send > 0)
+	int round = v->round, ps = s->ports_send, pr = s->ports_recv;
+	if (v->ssend[x->src] != round) {
+		/* the sender's first peer this round (new_pair's first case),
+		 * the common one: one peer is within every port model */
+		v->lastdst[x->src] = x->dst;
+		v->ssend[x->src] = round;
+		v->nsend[x->src] = 1;
+		if (v->srecv[x->dst] != round)
+			v->srecv[x->dst] = round, v->nrecv[x->dst] = 0;
+		if (++v->nrecv[x->dst] == pr + 1 && pr > 0)
+			port_error(v, rd, x, false);
+	} else if (new_pair(v, x->src, x->dst)) {
+		if (v->srecv[x->dst] != round)
+			v->srecv[x->dst] = round, v->nrecv[x->dst] = 0;
+		if (++v->nsend[x->src] == ps + 1 && ps > 0)
 			port_error(v, rd, x, true);
-		if (++v->nrecv[x->dst] == s->ports_recv + 1 && s->ports_recv > 0)
+		if (++v->nrecv[x->dst] == pr + 1 && pr > 0)
 			port_error(v, rd, x, false);
 	}
 
-	state_set *a = state_get(st, x->src, x->chunk), *b = state_get(st, x->dst, x->chunk);
+	uint32_t slot = state_slot(st, x->dst, x->chunk);   /* the written one */
+	state_set *a = state_get(st, x->src, x->chunk), *b = state_at(st, slot);
 	if (state_set_count(a) == 0) {
 		verr(v, xpos(v, x, rd), "%s: %s: rank %d holds no data for chunk %d", round_name(v), xdesc(x, d, sizeof d), x->src, x->chunk);
 		return;
 	}
-	int i = state_stage_find(st, x->dst, x->chunk);
+	int i = state_staged_at(st, slot) ? state_stage_lookup(st, slot) : -1;
 	if (i >= 0) {
 		const ir_xfer *y = &s->xfers[state_staged_tag(st, i)];
 		if (x->op == IR_COPY || y->op == IR_COPY) {
@@ -348,7 +365,18 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 		}
 	}
 	if (x->op == IR_COPY) {
-		state_stage(st, x->dst, x->chunk, state_set_ref(a), t);
+		/* a copy destroys data only where the slot held contributions
+		 * the copied value lacks: known now, as the slot's old value is
+		 * b (nothing is written before the round lands), so that only
+		 * those copies are looked at again after it */
+		if (state_set_count(a) != s->n && !state_set_subset(st, b, a)) {   /* a full: no call */
+			if (v->nsusp == v->capsusp) {
+				v->capsusp = v->capsusp ? 2 * v->capsusp : 16;
+				v->susp = xrealloc(v->susp, (size_t)v->capsusp * sizeof *v->susp);
+			}
+			v->susp[v->nsusp++] = (struct susp){ t, state_set_ref(b) };
+		}
+		state_stage_slot(st, slot, state_set_ref(a), t);
 		return;
 	}
 	/* Only collectives that copy start a rank without data for a chunk
@@ -364,7 +392,7 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 	 * this slot this round) */
 	state_set *sum = i < 0 ? state_set_union(st, b, a) : NULL;
 	if (sum && state_set_count(sum) == state_set_count(a) + state_set_count(b)) {
-		state_stage(st, x->dst, x->chunk, sum, t);
+		state_stage_slot(st, slot, sum, t);
 		return;
 	}
 	state_set_release(st, sum);
@@ -401,18 +429,16 @@ static void check_xfer(vctx *v, const ir_round *rd, int t)
 }
 
 /* After the round's writes landed: blame each copy that overwrote the last
- * copy of a contribution the collective still needs for that chunk. */
+ * copy of a contribution the collective still needs for that chunk (the
+ * copies check_xfer set aside, in the order they were staged). */
 static void check_destroyed(vctx *v, const ir_round *rd)
 {
 	bstate *st = v->st;
-	int ns = state_nstaged(st);
-	for (int i = 0; i < ns; i++) {
-		const ir_xfer *x = &v->s->xfers[state_staged_tag(st, i)];
-		if (x->op != IR_COPY)
-			continue;
-		state_set *old = state_overwritten(st, i), *val = state_staged(st, i);
-		if (state_set_subset(st, old, val))
-			continue;
+	for (int i = 0; i < v->nsusp; i++) {
+		const ir_xfer *x = &v->s->xfers[v->susp[i].t];
+		/* the copy's value is what its slot holds now (a slot with a
+		 * copy staged takes no other write in the round) */
+		state_set *old = v->susp[i].old, *val = state_get(st, x->dst, x->chunk);
 		state_set *gone = state_set_diff(st, old, val);
 		state_set *lost = state_set_inter(st, gone, state_need(st, x->chunk));
 		state_set_release(st, gone);
@@ -432,6 +458,9 @@ static void check_destroyed(vctx *v, const ir_round *rd)
 		}
 		state_set_release(st, lost);
 	}
+	for (int i = 0; i < v->nsusp; i++)
+		state_set_release(st, v->susp[i].old);
+	v->nsusp = 0;
 }
 
 /* The last transfer of s that writes (r, c), or NULL: a backward scan,
@@ -558,11 +587,11 @@ int verify_sched(const ir_sched *s)
 
 		for (int t = rd->first; t < rd->first + rd->count; t++)
 			check_xfer(&v, rd, t);
-		state_commit(v.st);
+		state_land(v.st);
 		/* rejected transfers were not staged, which only keeps data alive,
 		 * so this check stays sound in a round that already has errors */
-		check_destroyed(&v, rd);
-		state_stage_reset(v.st);
+		if (v.nsusp)
+			check_destroyed(&v, rd);
 
 		if (v.capped)
 			diag_note(xpos(&v, NULL, rd), "%s: further errors in this round not shown", round_name(&v));
@@ -572,6 +601,7 @@ int verify_sched(const ir_sched *s)
 		errors += check_post(s, v.st);
 	free(ports);
 	free(v.pairs);
+	free(v.susp);
 	state_free(v.st);
 	return errors;
 }
