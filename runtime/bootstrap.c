@@ -33,8 +33,6 @@
  * hand over to the MPI plugin.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,47 +290,6 @@ static int boot_client(coll_comm *c, const struct sockaddr_storage *ss, socklen_
 	return COLL_OK;
 }
 
-/* The rendezvous listener collrun made for rank 0 (COLL_LISTEN_FD), if it
- * is a listening socket bound to exactly ss; -1 otherwise.  A launcher
- * that binds the port itself and hands the socket over leaves no moment
- * in which another process can take the port (collrun used to pick a free
- * port and let rank 0 bind it later: on a busy machine another job took
- * it, and rank 1 met a stranger that refused its proof of the secret).
- * The variable is removed once read, so that a later coll_init in this
- * process, or a child it starts, never takes the number for its own. */
-static int same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return 0;
-	if (a->ss_family == AF_INET) {
-		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
-		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-	}
-	const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
-	return a->ss_family == AF_INET6 && x->sin6_port == y->sin6_port &&
-	       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
-}
-
-static int inherited_listener(const struct sockaddr_storage *ss)
-{
-	const char *e = getenv("COLL_LISTEN_FD");
-	if (!e || !*e)
-		return -1;
-	char *end;
-	long fd = strtol(e, &end, 10);
-	unsetenv("COLL_LISTEN_FD");
-	int on = 0;
-	socklen_t ol = sizeof on;
-	struct sockaddr_storage b;
-	socklen_t bl = sizeof b;
-	if (*end || fd < 0 || fd > INT_MAX || getsockopt((int)fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &ol) < 0 || !on ||
-	    getsockname((int)fd, (struct sockaddr *)&b, &bl) < 0 || !same_addr(&b, ss))
-		return -1;
-	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
-	fcntl((int)fd, F_SETFL, fcntl((int)fd, F_GETFL) | O_NONBLOCK);
-	return (int)fd;
-}
-
 int rt_boot_init(coll_comm *c, const char *addr, const char *secret)
 {
 	struct sockaddr_storage ss;
@@ -361,8 +318,8 @@ int rt_boot_init(coll_comm *c, const char *addr, const char *secret)
 		if ((rc = boot_client(c, &ss, len, c->boot.deadline_ms, 0)))
 			return rc;
 	} else {
-		int lfd = inherited_listener(&ss);
-		if (lfd < 0 && (rc = rt_listen(c, &ss, len, &lfd))) {
+		int lfd;
+		if ((rc = rt_listen(c, &ss, len, &lfd))) {
 			if (errno != EADDRINUSE)
 				return rc;
 			/* Perhaps another process is rank 0 already: if so, tell

@@ -13,9 +13,7 @@
  * must exist (checked before anything starts) and the rank enters it with
  * setns(2) before exec; without --addr the rendezvous address is rank 0's
  * first non-loopback IPv4 address inside its namespace (rail 0 of the
- * tests/netns testbed) and a port that is free there; otherwise, without
- * --addr, collrun listens on 127.0.0.1 itself and hands the socket to rank
- * 0 (COLL_LISTEN_FD), so the port cannot be taken in between.  When a rank fails (non-zero exit or
+ * tests/netns testbed) and a port that is free there.  When a rank fails (non-zero exit or
  * signal) the others get --grace seconds (default 5) to notice and exit on
  * their own, then SIGTERM, then SIGKILL.  collrun then says which rank
  * failed first, as the last line on stderr:
@@ -115,30 +113,20 @@ static void usage(FILE *f)
 	           "                  PLUGIN (in a library loaded when needed), what it is\n");
 }
 
-/* The rendezvous listener of a local job: bound and listening here, on
- * 127.0.0.1 and a port the kernel picks, and handed to rank 0 as an open
- * descriptor (COLL_LISTEN_FD; libcollrt's bootstrap takes it when it is
- * bound to COLL_ADDR).  Choosing a free port here and letting rank 0 bind
- * it later left a moment in which another process could take it, and on a
- * busy machine one did: rank 1 then met a stranger that refused its proof
- * of the secret.  *port := the port; returns the descriptor (close-on-exec:
- * only rank 0's child clears that), or -1 with *port a guess. */
-static int listen_local(int *port)
+static int free_port(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {0};
 	socklen_t l = sizeof a;
 	a.sin_family = AF_INET;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 512) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &l) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || getsockname(fd, (struct sockaddr *)&a, &l) < 0) {
 		if (fd >= 0)
 			close(fd);
-		*port = 20000 + getpid() % 30000;
-		return -1;
+		return 20000 + getpid() % 30000;
 	}
-	*port = ntohs(a.sin_port);
-	return fd;
+	close(fd);
+	return ntohs(a.sin_port);
 }
 
 /* FMT must hold exactly one %d (optionally %i) and no other conversion
@@ -349,7 +337,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char addrbuf[300], secret[33], num[32];
-	int lfd = -1;   /* the rendezvous listener collrun made for rank 0, if any */
 	if (netns) {
 		char ns[256], path[512], err[600];
 		if (!netns_fmt_ok(netns)) {
@@ -374,11 +361,8 @@ int main(int argc, char **argv)
 	}
 	if (netns && !addr)
 		; /* found above */
-	else if (!addr) {
-		int port;
-		lfd = listen_local(&port);
-		snprintf(addrbuf, sizeof addrbuf, "127.0.0.1:%d", port);
-	}
+	else if (!addr)
+		snprintf(addrbuf, sizeof addrbuf, "127.0.0.1:%d", free_port());
 	else if (!strchr(addr, ':') || addr[strlen(addr) - 1] == ']')
 		snprintf(addrbuf, sizeof addrbuf, "%s:%d", addr, 20000 + (int)(getpid() % 30000));
 	else
@@ -439,11 +423,6 @@ int main(int argc, char **argv)
 			setenv("COLL_SECRET", secret, 1);
 			if (transport)
 				setenv("COLL_TRANSPORT", transport, 1);
-			unsetenv("COLL_LISTEN_FD");
-			if (r == 0 && lfd >= 0 && fcntl(lfd, F_SETFD, 0) == 0) {
-				snprintf(num, sizeof num, "%d", lfd);
-				setenv("COLL_LISTEN_FD", num, 1);
-			}
 			if (netns) {
 				char ns[256];
 				snprintf(ns, sizeof ns, netns, r);
@@ -467,8 +446,6 @@ int main(int argc, char **argv)
 		rk[r].buf[0] = malloc(LINEMAX);
 		rk[r].buf[1] = malloc(LINEMAX);
 	}
-	if (lfd >= 0)   /* rank 0 has it now */
-		close(lfd);
 
 	double start = now_s(), fail_at = 0, term_at = 0, reaped_all_at = 0;
 	int first_fail = 0, first_rank = -1, live = n, killed_for_timeout = 0;
