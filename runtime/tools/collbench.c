@@ -960,9 +960,15 @@ static int run_memcpy(void)
 static coll_algo *gather_algo;
 
 /* Every rank's k uint64 values, via a direct allgather (one round). */
+static coll_result host_gather(const uint64_t *mine, uint64_t *all, int k)
+{
+	return coll_run_algo(comm, gather_algo, mine, all, (size_t)k * (size_t)nranks, COLL_UINT64, COLL_SUM);
+}
+
+/* The same where a failure ends collbench (the straggler's stamps). */
 static void gather(const uint64_t *mine, uint64_t *all, int k)
 {
-	coll_result rc = coll_run_algo(comm, gather_algo, mine, all, (size_t)k * (size_t)nranks, COLL_UINT64, COLL_SUM);
+	coll_result rc = host_gather(mine, all, k);
 	if (rc) {
 		fprintf(stderr, "collbench: rank %d: gathering results failed: %s: %s\n", rank, coll_strerror(rc),
 		        coll_last_error(comm));
@@ -1336,11 +1342,6 @@ static coll_result host_time(const sweep_row *r, long it, row *w)
 	}
 	free(stamps);
 	return rc;
-}
-
-static coll_result host_gather(const uint64_t *mine, uint64_t *all, int k)
-{
-	return coll_run_algo(comm, gather_algo, mine, all, (size_t)k * (size_t)nranks, COLL_UINT64, COLL_SUM);
 }
 
 static const char *host_choose(coll_kind kind, uint64_t bytes) { return coll_choose_algo(comm, kind, bytes); }
