@@ -442,26 +442,38 @@ static void feed(coll_comm *c0, int fd, const uint8_t *in, size_t len)
 	shutdown(fd, SHUT_WR);
 }
 
-static int peer(const uint8_t *in, size_t len, int m)
+/* The 2-rank job of modes 2 and 3 (and --capture) for mode byte m:
+ * COLL_AUTH=mac for m & 1, a one-call straggler window for the `straggler
+ * auto` calls, both ranks booted.  Returns rank 0's fd of its link to rank
+ * 1, -1 when the job did not start (the ranks say why; end them), or -2
+ * when nothing could be set up (nothing to end). */
+static int job_up(int m, plans *p, fz_rank rk[2])
 {
-	plans p;
-	fz_rank rk[2];
 	int port = fz_free_port();
 	if (m & 1)
 		setenv("COLL_AUTH", "mac", 1);
 	if (((m >> 2) & 7) == 7)
 		setenv("COLL_STRAGGLER_WINDOW", "1", 1);
-	if (!port || plans_make(&p, ((m >> 2) & 7) == 7))
-		return printf("setup failed\n"), 0;
+	if (!port || plans_make(p, ((m >> 2) & 7) == 7))
+		return -2;
 	for (int r = 0; r < 2; r++) {
-		fz_rank_init(&rk[r], r, 2, port, p.set, 2.0);
+		fz_rank_init(&rk[r], r, 2, port, p->set, 2.0);
 		fz_rank_start(&rk[r]);
 		if (r == 0)
 			fz_wait_listen(port, 2000);
 	}
 	for (int r = 0; r < 2; r++)
 		fz_rank_join(&rk[r]);
-	int fd = rk[0].comm && rk[1].comm ? link_fd(rk[0].comm) : -1;
+	return rk[0].comm && rk[1].comm ? link_fd(rk[0].comm) : -1;
+}
+
+static int peer(const uint8_t *in, size_t len, int m)
+{
+	plans p;
+	fz_rank rk[2];
+	int fd = job_up(m, &p, rk);
+	if (fd == -2)
+		return printf("setup failed\n"), 0;
 	if (fd < 0) {
 		/* not a finding: the job could not start (a port taken meanwhile, a loaded machine) */
 		printf("job did not start: %s %s\n", rk[0].err, rk[1].err);
@@ -556,24 +568,12 @@ static int capture(int m, const char *out, int raw)
 {
 	plans p;
 	fz_rank rk[2];
-	int port = fz_free_port(), sp[2];
+	int sp[2];
 	if (m < 2 || m > 255 || (m & 3) < 2)
 		return fprintf(stderr, "fuzz_frames: --capture needs a mode byte of 2..255 with bit 1 set\n"), 2;
-	if (m & 1)
-		setenv("COLL_AUTH", "mac", 1);
-	if (((m >> 2) & 7) == 7)
-		setenv("COLL_STRAGGLER_WINDOW", "1", 1);
-	if (!port || plans_make(&p, ((m >> 2) & 7) == 7))
+	int fd = job_up(m, &p, rk);
+	if (fd == -2)
 		return fprintf(stderr, "fuzz_frames: setup failed\n"), 1;
-	for (int r = 0; r < 2; r++) {
-		fz_rank_init(&rk[r], r, 2, port, p.set, 2.0);
-		fz_rank_start(&rk[r]);
-		if (r == 0)
-			fz_wait_listen(port, 2000);
-	}
-	for (int r = 0; r < 2; r++)
-		fz_rank_join(&rk[r]);
-	int fd = rk[0].comm && rk[1].comm ? link_fd(rk[0].comm) : -1;
 	if (fd < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
 		return fprintf(stderr, "fuzz_frames: the job did not start: %s %s\n", rk[0].err, rk[1].err), 1;
 	/* rank 0's transport keeps its fd number: put our socketpair's end
