@@ -136,6 +136,12 @@ typedef struct rt_rail_ops {
 	 * returns how many, or -1 (then the caller gives each progress() a
 	 * share of its wait). */
 	int (*pollfds)(rt_tp *tp, struct pollfd *pfd, int max);
+	/* Optional, with pollfds: do what progress(tp, 0) would, given the
+	 * results of one poll() over exactly the fds pollfds() last filled
+	 * (pfd[0..n) with revents set; no other op in between).  A caller
+	 * serving several transports then makes one poll() per pass, not one
+	 * per transport: on a small message every syscall shows. */
+	int (*serve)(rt_tp *tp, const struct pollfd *pfd, int n);
 } rt_rail_ops;
 
 /* A transport: a name, the size of this struct as the transport file was

@@ -713,19 +713,17 @@ static int want_fds(const tcp_tp *t, struct pollfd *pfd, int *who, int max)
 	return np;
 }
 
-static int io_pass(tcp_tp *t, int timeout_ms, int *moved, int *ready)
+/* Read and write what one poll() over want_fds' fds says can be (pfd_peer
+ * names each fd's peer). */
+static int serve_fds(tcp_tp *t, const struct pollfd *pfd, int np, int *moved)
 {
-	int rc, np = want_fds(t, t->pfd, t->pfd_peer, t->n);
-	int k = poll(t->pfd, (nfds_t)np, timeout_ms);
-	*ready = k > 0;
-	if (k < 0)
-		return errno == EINTR ? COLL_OK : rt_err(t->base.comm, COLL_ERR_SYSTEM, "poll: %s", strerror(errno));
-	for (int i = 0; i < np && k > 0; i++) {
-		short re = t->pfd[i].revents;
+	int rc;
+	for (int i = 0; i < np; i++) {
+		short re = pfd[i].revents;
 		int r = t->pfd_peer[i];
 		if (!re)
 			continue;
-		if ((re & (POLLIN | POLLERR | POLLHUP)) && (t->pfd[i].events & POLLIN)) {
+		if ((re & (POLLIN | POLLERR | POLLHUP)) && (pfd[i].events & POLLIN)) {
 			if ((rc = do_read(t, r, moved)))
 				return rc;
 		}
@@ -737,6 +735,16 @@ static int io_pass(tcp_tp *t, int timeout_ms, int *moved, int *ready)
 			t->peers[r].eof_seen = 1;   /* data may still be buffered: EOF counts when read */
 	}
 	return COLL_OK;
+}
+
+static int io_pass(tcp_tp *t, int timeout_ms, int *moved, int *ready)
+{
+	int np = want_fds(t, t->pfd, t->pfd_peer, t->n);
+	int k = poll(t->pfd, (nfds_t)np, timeout_ms);
+	*ready = k > 0;
+	if (k < 0)
+		return errno == EINTR ? COLL_OK : rt_err(t->base.comm, COLL_ERR_SYSTEM, "poll: %s", strerror(errno));
+	return k > 0 ? serve_fds(t, t->pfd, np, moved) : COLL_OK;
 }
 
 static int tcp_progress(rt_tp *tp, int timeout_ms)
@@ -1053,7 +1061,14 @@ static int tcp_listen_fd(rt_tp *tp) { return ((tcp_tp *)tp)->lfd; }
 
 static int tcp_pollfds(rt_tp *tp, struct pollfd *pfd, int max)
 {
-	return want_fds((tcp_tp *)tp, pfd, NULL, max);
+	tcp_tp *t = (tcp_tp *)tp;
+	return want_fds(t, pfd, t->pfd_peer, max < t->n ? max : t->n);
+}
+
+static int tcp_serve(rt_tp *tp, const struct pollfd *pfd, int n)
+{
+	int moved = 0;
+	return serve_fds((tcp_tp *)tp, pfd, n, &moved);
 }
 
 static const rt_rail_ops tcp_rail = {
@@ -1064,6 +1079,7 @@ static const rt_rail_ops tcp_rail = {
 	.reaccept = tcp_reaccept,
 	.listen_fd = tcp_listen_fd,
 	.pollfds = tcp_pollfds,
+	.serve = tcp_serve,
 };
 
 const rt_transport tcp_transport = {
