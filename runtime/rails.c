@@ -21,22 +21,25 @@
  *   PROBE / PROBE_ACK   an echo of a clock: latency, and proof of life
  *   DOWN       "I dropped my link to you on rail r" (its incarnation in cum):
  *              the peer drops its end, if it is still that link
+ *   REJOIN     a step of rejoining rail `seq` (its number in `slice`, the
+ *              attempt in `cum`) with a record of `len` bytes, for rails
+ *              that have nothing to dial (ibverbs; see Failover)
  *
  * Splitting (the policy, coll_rail_policy in coll_plan.h).  A message below
  * the cold threshold goes whole to the alive rail of lowest latency (cold
  * start); a larger one is split over the rails by the shares of its size
  * class (log2 of its bytes) in the data-length table (hot start), each
- * rail's part cut into pieces of at most COLL_RAIL_SLICE bytes.  Shares
- * follow each rail's measured throughput (or latency, or are equal), and a
- * rail more than `tolerance` times slower than the best gets none (judged
- * on classes of RL_RATE_BYTES and up, where rates are bandwidths).  The
- * table is fed by per-rail timers: a split message, once acknowledged, is
- * a sample of each rail, its part's bytes over the time from the split to
- * that part's last acknowledgement (sample()), so shares settle where the
- * rails finish together.  Every `rebalance` calls each class's rates are
- * folded into an average and its shares recomputed; a new class starts
- * from the nearest measured class's rates and has its first fold after
- * RL_FIRST_FOLD messages, not at the next rebalance.  The
+ * rail's part cut into pieces of at most COLL_RAIL_SLICE bytes.  Under
+ * split=throughput shares follow each rail's measured speed (else they
+ * are equal, or go by latency), and a rail more than `tolerance` times
+ * slower than the best gets none (judged on classes of RL_RATE_BYTES and
+ * up).  The table is fed by per-rail timers: a split message, once
+ * acknowledged, gives each rail's finish time, from the split to that
+ * part's last acknowledgement (sample()).  Every `rebalance` calls each
+ * class's samples are folded: shares move toward equal finish times where
+ * the samples show an imbalance beyond their noise (fold()).  A new class
+ * starts from the nearest measured class's shares and has its first fold
+ * after RL_FIRST_FOLD messages, not at the next rebalance.  The
  * `auto` cold threshold is where one rail and the split take equally long
  * (latency equivalence, the Nezha paper's Eq. 6): alpha_b + S/beta_b =
  * alpha_max + alpha_b + S/sum(beta), the second alpha_b being what the
@@ -73,10 +76,12 @@
  * declared: that is the executor's COLL_TIMEOUT.
  *
  * Tunables: COLL_RAIL_SLICE (most bytes of a piece, default 128 KiB);
- * COLL_RAIL_DEBUG=1 prints every peer's sequence numbers, credit, slots
- * and links at close (what a hang looked like from here).
+ * COLL_RAIL_DEBUG=1 prints every link that goes down and why, and every
+ * peer's sequence numbers, credit, slots and links at close (what a hang
+ * looked like from here); 2 also rank 0's every fold (the balancer).
  */
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -99,11 +104,16 @@
                                        * mostly its buffers (a switch's, tc tbf's burst), far above it */
 #define RL_REJOIN_MS 500
 #define RL_NCLASS 40
-#define RL_EQUAL_BAND 0.10            /* rates this close count as equal (shares()) */
+#define RL_IDLE_NS 100000000        /* a link idle this long is warming up again (start) */
+#define RL_GAIN 0.5                   /* how far one fold moves shares toward balance (fold) */
+#define RL_MOVE_MIN 0.03              /* a log-imbalance smaller than this moves no share (fold) */
+#define RL_EARLY_FOLDS 4              /* folds a new class gets every RL_FIRST_FOLD messages */
 #define RL_FIRST_FOLD 8               /* sampled messages that fold a new class's first rates */
 #define RL_PROBES 3                   /* latency probes per link at connect */
 
-enum { RH_DATA = 1, RH_ACK, RH_PROBE, RH_PROBE_ACK, RH_DOWN };
+enum { RH_DATA = 1, RH_ACK, RH_PROBE, RH_PROBE_ACK, RH_DOWN, RH_REJOIN };
+#define RL_REJOIN_BYTES 128           /* a REJOIN's record, at most */
+#define RL_RD_REJOIN (-2)             /* rl_link.rd_slot: the bytes are a REJOIN's record */
 #define RL_NOSLICE 0xffffu
 
 typedef struct {
@@ -146,6 +156,7 @@ typedef struct rl_msg {
 	int started, hot, cls;
 	int npieces, nfin, cap;
 	int clean;               /* pieces acknowledged on their own rail, none resent */
+	int warmup;              /* a rail of it was idle before: no sample (see start) */
 	int64_t start_ns;        /* when it was cut into pieces */
 	int64_t fin_ns[COLL_MAX_RAILS];   /* each rail's last acknowledgement of its part */
 	uint64_t part[COLL_MAX_RAILS];    /* each rail's bytes of it */
@@ -157,6 +168,7 @@ typedef struct rl_msg {
 typedef struct rl_ctl {
 	rt_req creq;
 	rl_hdr h;
+	uint8_t body[RL_REJOIN_BYTES];   /* REJOIN: its record */
 	struct rl_ctl *next;     /* free list / the link's posted list */
 } rl_ctl;
 
@@ -175,6 +187,7 @@ typedef struct {
 	int up;
 	int64_t last_ack_ns;     /* last ACK or PROBE_ACK on it: our sends progress */
 	int64_t probed_ns;       /* last PROBE sent on it by the failover check */
+	int64_t idle_ns;         /* when its last outstanding piece left (0: none ever) */
 	rl_piece *out, *out_tail;
 	rl_ctl *ctl;             /* posted control messages */
 	rt_req rq[RL_RWIN];      /* child receives, posted in ring order */
@@ -191,6 +204,12 @@ typedef struct {
 	char why[200];           /* why it went down */
 	uint32_t inc;            /* incarnation: links adopted on it so far (both ends count alike);
 	                          * a DOWN names the one it drops */
+	/* Rejoining through records (rails whose ops have rejoin_offer): */
+	int64_t rj_next_ns;      /* the higher rank: when to offer next (0: not down) */
+	uint32_t rj_id;          /* the attempt under way */
+	int rj_wait;             /* our fresh link waits for the peer's next step */
+	rl_hdr rj_h;             /* the REJOIN whose record is being read */
+	uint8_t rj_buf[RL_REJOIN_BYTES];
 } rl_link;
 
 typedef struct {
@@ -213,6 +232,8 @@ typedef struct {
 	int64_t sns[COLL_MAX_RAILS];
 	uint64_t samples;        /* folds that measured it */
 	int nsb;                 /* messages sampled since the last fold */
+	double sl[COLL_MAX_RAILS], sll[COLL_MAX_RAILS];   /* log-imbalances since then (fold): sum, squares, */
+	int nl[COLL_MAX_RAILS];                           /* count */
 	int used;
 } rl_class;
 
@@ -327,7 +348,14 @@ static int survivor(rails_tp *t, int p, int not)
 
 static int link_down(rails_tp *t, int p, int r, int tell, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+static int send_ctl_body(rails_tp *t, int p, int r, const rl_hdr *h, const uint8_t *body, size_t len);
 static int send_ctl(rails_tp *t, int p, int r, const rl_hdr *h)
+{
+	return send_ctl_body(t, p, r, h, NULL, 0);
+}
+
+/* A control message, with len <= RL_REJOIN_BYTES bytes of body after it. */
+static int send_ctl_body(rails_tp *t, int p, int r, const rl_hdr *h, const uint8_t *body, size_t len)
 {
 	if (r < 0 || !lk(t, p, r)->up)
 		return COLL_OK;
@@ -343,6 +371,12 @@ static int send_ctl(rails_tp *t, int p, int r, const rl_hdr *h)
 	k->creq.peer = p;
 	k->creq.iov[0] = (struct iovec){&k->h, sizeof k->h};
 	k->creq.iovcnt = 1;
+	if (len) {
+		memcpy(k->body, body, len);
+		k->h.len = (uint32_t)len;
+		k->creq.iov[1] = (struct iovec){k->body, len};
+		k->creq.iovcnt = 2;
+	}
 	rl_link *L = lk(t, p, r);
 	k->next = L->ctl;
 	L->ctl = k;
@@ -489,6 +523,17 @@ static int start(rails_tp *t, int p, rl_msg *m)
 	split(t, p, m, part);
 	m->start_ns = rt_now_ns();
 	memcpy(m->part, part, sizeof m->part);
+	/* A rail that sat idle restarts its TCP connection from slow start
+	 * (tcp_slow_start_after_idle), and one never used yet starts there: a
+	 * message that wakes one would be a sample of TCP's ramp, not of the
+	 * rail.  In a sweep of sizes the second rail idles through every cold
+	 * size, so the first message of each new class would make it look
+	 * slower than it is. */
+	for (int r = 0; r < t->nrails; r++) {
+		rl_link *L = lk(t, p, r);
+		if (part[r] && !L->out && (!L->idle_ns || m->start_ns - L->idle_ns > RL_IDLE_NS))
+			m->warmup = 1;
+	}
 	uint64_t off = 0;
 	m->npieces = 0;
 	for (int r = 0; r < t->nrails; r++) {
@@ -564,24 +609,38 @@ static void msg_unlink(rl_peer *pr, rl_msg *m)
 }
 
 /* A split message all of whose pieces were acknowledged on the rail that
- * carried them is a sample of each rail: its part's bytes over the time
- * from the split to that part's last acknowledgement.  Shares follow
- * these rates, so they settle where every rail finishes its part at the
- * same moment, which is what makes the message take least time: latency,
- * a queue left by the previous message and a shaper's burst all count, as
- * they count for the message.  (Timing each piece from when its rail
- * could start on it counted the burst and not the latency: on a 200 +
- * 60 Mbit/s testbed it measured the fast rail at 31-34 MB/s, above its
- * 25 MB/s, and gave it 79-82% where 77% finishes both together.) */
+ * carried them is a sample of each rail: the time from the split to its
+ * part's last acknowledgement (and its bytes over that time, the rail's
+ * rate).  The balancer evens these finish times out (fold()), which is
+ * what makes the message take least time: latency, a queue left by the
+ * previous message and a shaper's burst all count, as they count for the
+ * message.  (Timing each piece from when its rail could start on it
+ * counted the burst and not the latency: on a 200 + 60 Mbit/s testbed it
+ * measured the fast rail at 31-34 MB/s, above its 25 MB/s, and gave it
+ * 79-82% where 77% finishes both together.) */
 static void sample(rails_tp *t, const rl_msg *m)
 {
 	rl_class *k = &t->cls[m->cls];
+	double lt[COLL_MAX_RAILS], mean = 0;
+	int on = 0;
 	for (int r = 0; r < t->nrails; r++) {
 		if (!m->part[r])
 			continue;
 		int64_t ns = m->fin_ns[r] - m->start_ns;
+		ns = ns > 1 ? ns : 1;
 		k->sb[r] += m->part[r];
-		k->sns[r] += ns > 1 ? ns : 1;
+		k->sns[r] += ns;
+		lt[r] = log((double)ns);
+		mean += lt[r];
+		on++;
+	}
+	for (int r = 0; r < t->nrails && on >= 2; r++) {
+		if (!m->part[r])
+			continue;
+		double d = lt[r] - mean / on;
+		k->sl[r] += d;
+		k->sll[r] += d * d;
+		k->nl[r]++;
 	}
 	k->nsb++;
 }
@@ -604,8 +663,10 @@ static void reap(rails_tp *t, int p, int r)
 			L->out_tail = prev;
 		pc->rail = -1;
 		rl_msg *m = pc->m;
+		if (!L->out)
+			L->idle_ns = rt_now_ns();
 		if (++m->nfin == m->npieces) {
-			if (m->hot && m->clean == m->npieces)
+			if (m->hot && m->clean == m->npieces && !m->warmup)
 				sample(t, m);
 			if (m->req)
 				m->req->done = 1;
@@ -758,6 +819,9 @@ static int link_down(rails_tp *t, int p, int r, int tell, const char *fmt, ...)
 		s = survivor(t, p, r);
 	}
 	reap(t, p, r);
+	L->rj_wait = 0;
+	if (t->rank > p && R->tp->ops->rail->rejoin_offer)
+		L->rj_next_ns = now + (int64_t)RL_REJOIN_MS * 1000000;
 	if (t->rank > p && R->tp->ops->rail->redial) {
 		pthread_mutex_lock(&t->mu);
 		t->want[p * t->nrails + r] = 1;
@@ -959,6 +1023,8 @@ static int recv_again(rails_tp *t, int p, int r)
 	return COLL_OK;
 }
 
+static int on_rejoin(rails_tp *t, int p, int r, const rl_hdr *h, const uint8_t *body);
+
 /* Take what arrived on link (p, r), in order. */
 static int link_recv(rails_tp *t, int p, int r, int *moved)
 {
@@ -973,7 +1039,8 @@ static int link_recv(rails_tp *t, int p, int r, int *moved)
 		if (!L->busy) {
 			const rl_hdr *h = q->data;
 			if (q->len < sizeof *h || h->magic != RL_MAGIC || h->rail != r ||
-			    q->len != sizeof *h + (h->type == RH_DATA ? h->len : 0))
+			    (h->type == RH_REJOIN && h->len > RL_REJOIN_BYTES) ||
+			    q->len != sizeof *h + (h->type == RH_DATA || h->type == RH_REJOIN ? h->len : 0))
 				return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: bad message from rank %d on %s", p,
 				              t->rail[r].name);
 			rc = COLL_OK;
@@ -1000,6 +1067,14 @@ static int link_recv(rails_tp *t, int p, int r, int *moved)
 					L->lat_min[L->lat_n++] = now - h->stamp;
 				break;
 			}
+			case RH_REJOIN:   /* its record is read below, like a piece's bytes */
+				L->busy = 1;
+				L->rd_dst = (char *)L->rj_buf;
+				L->rd_left = h->len;
+				L->rd_at = sizeof *h;
+				L->rd_slot = RL_RD_REJOIN;
+				L->rj_h = *h;
+				break;
 			case RH_DOWN:
 				/* Only about the link we have: a DOWN that travelled on a
 				 * slow survivor while the rail rejoined means the link
@@ -1045,8 +1120,11 @@ static int link_recv(rails_tp *t, int p, int r, int *moved)
 				L->rd_dst += got;
 		}
 		L->busy = 0;
-		rc = L->rd_slot >= 0 ? piece_in(t, p, r, L->rd_slot, L->rd_slice)
-		                     : send_ack(t, p, r, L->rd_seq, L->rd_slice);   /* a duplicate: say again we have it */
+		if (L->rd_slot == RL_RD_REJOIN)
+			rc = on_rejoin(t, p, r, &L->rj_h, L->rj_buf);
+		else
+			rc = L->rd_slot >= 0 ? piece_in(t, p, r, L->rd_slot, L->rd_slice)
+			                     : send_ack(t, p, r, L->rd_seq, L->rd_slice);   /* a duplicate: say again we have it */
 		if (rc)
 			return rc;
 		if (L->up && (rc = recv_again(t, p, r)))
@@ -1072,7 +1150,14 @@ static void ctl_reap(rails_tp *t, rl_link *L)
 
 /* --- the balancer --------------------------------------------------------- */
 
-/* Shares of one class from its rates (policy split and tolerance). */
+/* Shares of one class.  equal and latency: from the policy and the
+ * latencies.  throughput: the balancer's own (fold), started equal (Nezha's
+ * uniform start); here only a rail too far behind the best loses its share
+ * (it would only hold the others back), judged where messages are large
+ * enough (RL_RATE_BYTES) for shares to reflect bandwidth.  Shares are
+ * relative speeds once balanced, so "more than `tolerance` times slower"
+ * is a share under the best's / tolerance; such a rail stays out of that
+ * class (nothing measures it there any more) until the job ends. */
 static void shares(rails_tp *t, rl_class *k)
 {
 	double w[COLL_MAX_RAILS] = {0}, sum = 0, best = 0;
@@ -1085,54 +1170,70 @@ static void shares(rails_tp *t, rl_class *k)
 			w[r] = t->rail[r].lat_ns > 0 ? 1 / t->rail[r].lat_ns : 1;
 			break;
 		default:
-			w[r] = k->rate[r] > 0 ? k->rate[r] : 0;
+			w[r] = k->share[r];
 			break;
 		}
-		if (w[r] > best)
-			best = w[r];
+		best = w[r] > best ? w[r] : best;
 	}
-	if (best <= 0) {   /* nothing measured yet: equal (Nezha's uniform start) */
+	if (best <= 0) {
 		for (int r = 0; r < t->nrails; r++)
 			w[r] = 1;
 		best = 1;
 	}
-	/* A rail this class has not measured yet gets the best one's weight,
-	 * so that it is measured; one too far behind the best gets none (it
-	 * would only hold the others back), judged only where messages are
-	 * large enough to measure bandwidth. */
-	int judge = (1ull << (k - t->cls)) >= RL_RATE_BYTES;
+	int judge = (1ull << (k - t->cls)) >= RL_RATE_BYTES && k->samples;
 	for (int r = 0; r < t->nrails; r++) {
-		if (w[r] <= 0)
-			w[r] = best;
-		else if (judge && t->pol.split != COLL_SPLIT_EQUAL && t->pol.tolerance > 0 && best / w[r] > t->pol.tolerance)
+		if (judge && t->pol.split == COLL_SPLIT_THROUGHPUT && t->pol.tolerance > 0 && w[r] > 0 &&
+		    best / w[r] > t->pol.tolerance)
 			w[r] = 0;
 		sum += w[r];
-	}
-	/* Rails whose rates are within RL_EQUAL_BAND of each other share
-	 * equally: their measured rates differ by about that much from
-	 * message to message, and following the noise cost equal rails 5-8%
-	 * (1.82-1.86x against `equal`'s 1.94-2.03x on 2 x 200 Mbit/s), more
-	 * than an even split loses on rails truly that far apart (at most 5%). */
-	double lo = 0, hi = 0;
-	for (int r = 0; r < t->nrails; r++) {
-		if (w[r] <= 0)
-			continue;
-		lo = lo > 0 && lo < w[r] ? lo : w[r];
-		hi = hi > w[r] ? hi : w[r];
-	}
-	if (lo > 0 && hi <= lo * (1 + RL_EQUAL_BAND)) {
-		sum = 0;
-		for (int r = 0; r < t->nrails; r++)
-			sum += w[r] = w[r] > 0 ? 1 : 0;
 	}
 	for (int r = 0; r < t->nrails; r++)
 		k->share[r] = w[r] / sum;
 }
 
 /* A class's samples since its last fold go into its rates (an average
- * with what it had), and its shares follow. */
+ * with what it had, for the failover check and the cold threshold) and,
+ * under split=throughput, move its shares.
+ *
+ * The balancer is a controller on finish times, not shares from rates.
+ * Each sampled message gives every rail's finish time T_r (from the split
+ * to its part's last acknowledgement) and its log-imbalance
+ * d_r = log T_r - mean over rails of log T.  A fold scales each share by
+ * exp(-RL_GAIN * mean d_r).  With T_r proportional to share_r / speed_r a
+ * gain of 1 would land on equal finish times in one step, but the first
+ * messages after a change still carry the queue the old shares left, and
+ * it overshot (200 + 60 Mbit/s, 8 ranks: 50/50, 72/28, 87/13, 73/27);
+ * halfway settles at 76/24 in two folds.  It moves only when some
+ * mean d_r is beyond twice its standard error and 3%: the imbalance of a
+ * message is a ratio of two times that share the delays of the message's
+ * start and its receiver, so much of the scatter cancels, and what remains
+ * (8 ranks on 2 cores scatter one rail's rate by a quarter) is left alone
+ * instead of followed.  Shares from rates followed it: on two equal rails
+ * nezha ran 1.70-1.86x the single rail where `equal` ran 1.93-2.02x, and
+ * a shaper's burst made one rail look 5x the other and excluded it. */
 static void fold(rails_tp *t, rl_class *k)
 {
+	int move = 0;
+	double f[COLL_MAX_RAILS];
+	for (int r = 0; r < t->nrails; r++) {
+		f[r] = 1;
+		if (k->nl[r] < 2)
+			continue;
+		double n = k->nl[r], mean = k->sl[r] / n, var = (k->sll[r] - n * mean * mean) / (n - 1);
+		double se = sqrt((var > 0 ? var : 0) / n);
+		if (fabs(mean) > 2 * se && fabs(mean) > RL_MOVE_MIN)
+			move = 1;
+		f[r] = exp(-RL_GAIN * mean);
+	}
+	if (move && t->pol.split == COLL_SPLIT_THROUGHPUT)
+		for (int r = 0; r < t->nrails; r++)
+			k->share[r] *= f[r];
+	if (t->debug > 1 && t->rank == 0)
+		fprintf(stderr, "fold cls %d n %d,%d d %.3f,%.3f move %d share %.3f,%.3f\n", (int)(k - t->cls), k->nl[0], k->nl[1],
+		        k->nl[0] ? k->sl[0] / k->nl[0] : 0, k->nl[1] ? k->sl[1] / k->nl[1] : 0, move, k->share[0], k->share[1]);
+	memset(k->sl, 0, sizeof k->sl);
+	memset(k->sll, 0, sizeof k->sll);
+	memset(k->nl, 0, sizeof k->nl);
 	int measured = 0;
 	for (int r = 0; r < t->nrails; r++) {
 		if (k->sns[r] > 0) {
@@ -1147,10 +1248,11 @@ static void fold(rails_tp *t, rl_class *k)
 	shares(t, k);
 }
 
-/* A class not measured yet starts from the rates of the nearest class
- * that was (the larger on a tie), not from equal shares: on unequal rails
- * equal shares make the slow rail the bottleneck (a sweep of sizes would
- * run every size's first calls at a fraction of what it could). */
+/* A class not measured yet starts from the shares and rates of the
+ * nearest class that was (the larger on a tie), not from equal shares: on
+ * unequal rails equal shares make the slow rail the bottleneck (a sweep
+ * of sizes would run every size's first calls at a fraction of what it
+ * could). */
 static void seed(rails_tp *t, rl_class *k)
 {
 	int c = (int)(k - t->cls), best = -1;
@@ -1160,18 +1262,20 @@ static void seed(rails_tp *t, rl_class *k)
 		else if (c - d >= 0 && t->cls[c - d].samples)
 			best = c - d;
 	}
-	if (best >= 0)
+	if (best >= 0) {
 		memcpy(k->rate, t->cls[best].rate, sizeof k->rate);
+		memcpy(k->share, t->cls[best].share, sizeof k->share);
+	}
 	shares(t, k);
 }
 
-/* A class measured by none of its rebalances yet is folded as soon as it
- * has RL_FIRST_FOLD messages of samples, not at the next rebalance, which
- * may be `rebalance` calls away: a sweep of sizes gives each only a few
- * calls. */
+/* A young class (fewer than RL_EARLY_FOLDS folds) is folded every
+ * RL_FIRST_FOLD sampled messages, not only at rebalances, which may be
+ * `rebalance` calls away: a sweep of sizes gives each only a few calls,
+ * and from a poor start the shares take a few folds to settle. */
 static int first_fold_due(const rl_class *k)
 {
-	return !k->samples && k->nsb >= RL_FIRST_FOLD;
+	return k->samples < RL_EARLY_FOLDS && k->nsb >= RL_FIRST_FOLD;
 }
 
 /* Fold every class's samples since the last rebalance into its rates,
@@ -1308,6 +1412,137 @@ static void *rejoin_main(void *arg)
 
 /* Links the rejoin thread made: drop what we had on that link (the peer
  * saw it fail when we did not), adopt the new one. */
+/* Link (p, r), made again (adopted or rejoined), carries traffic. */
+static int link_up(rails_tp *t, int p, int r)
+{
+	rl_link *L = lk(t, p, r);
+	rt_tp *c = t->rail[r].tp;
+	L->up = 1;
+	L->last_ack_ns = rt_now_ns();
+	L->rhead = 0;
+	L->busy = 0;
+	L->rj_next_ns = 0;
+	L->rj_wait = 0;
+	L->inc++;
+	t->rail[r].rejoins++;
+	t->rejoins++;
+	for (int i = 0; i < RL_RWIN; i++) {
+		memset(&L->rq[i], 0, sizeof L->rq[i]);
+		L->rq[i].peer = p;
+		if (c->ops->post_recv(c, &L->rq[i]))
+			return link_down(t, p, r, 0, "%s", t->base.comm->err);
+	}
+	return COLL_OK;
+}
+
+/* Rejoining through records, for rails with nothing to dial (ibverbs).
+ * Three REJOIN steps on a surviving rail, the attempt numbered by the
+ * higher rank, which starts one every RL_REJOIN_MS while the link is down:
+ *   1. higher -> lower: the record of its fresh link;
+ *   2. lower -> higher: the lower rank made its own fresh link, connected
+ *      it to that record, and sends its record;
+ *   3. higher -> lower: the higher rank connected too and the link is up;
+ *      the lower rank takes it up on this.
+ * Nobody writes on the rail before the other end's link is connected: the
+ * lower rank's is before step 2, the higher rank's before step 3.  A
+ * step of an attempt that is not the one under way is stale and ignored
+ * (a later offer replaced it).  A failed step leaves the link down, its
+ * reason in the link's `why`, and the next offer tries again; it is not
+ * the job's error (comm->err is kept). */
+static int send_rejoin(rails_tp *t, int p, int r, int step, uint32_t id, const uint8_t *rec, size_t len)
+{
+	int s = survivor(t, p, r);
+	if (s < 0)
+		return COLL_OK;   /* nothing to carry it: need() reports the peer */
+	rl_hdr h = {0};
+	h.type = RH_REJOIN;
+	h.seq = (uint32_t)r;
+	h.slice = (uint16_t)step;
+	h.cum = id;
+	return send_ctl_body(t, p, s, &h, rec, len);
+}
+
+static void rejoin_failed(rails_tp *t, rl_link *L, const char *keep)
+{
+	snprintf(L->why, sizeof L->why, "rejoining: %.180s", t->base.comm->err);
+	snprintf(t->base.comm->err, sizeof t->base.comm->err, "%s", keep);
+	L->rj_wait = 0;
+}
+
+static int on_rejoin(rails_tp *t, int p, int r, const rl_hdr *h, const uint8_t *body)
+{
+	coll_comm *c = t->base.comm;
+	int rr = (int)h->seq;
+	if (h->seq >= (uint32_t)t->nrails || rr == r || !t->rail[rr].ops->rail->rejoin_offer ||
+	    !t->rail[rr].ops->rail->rejoin_accept || h->slice < 1 || h->slice > 3 || (h->slice == 2) != (p < t->rank))
+		return rt_err(c, COLL_ERR_PROTOCOL, "rails: bad rejoin message from rank %d on %s", p, t->rail[r].name);
+	const rt_rail_ops *ro = t->rail[rr].ops->rail;
+	rt_tp *ct = t->rail[rr].tp;
+	rl_link *L = lk(t, p, rr);
+	char keep[sizeof c->err];
+	snprintf(keep, sizeof keep, "%s", c->err);
+	int rc;
+	switch (h->slice) {
+	case 1: {
+		if (L->up && (rc = link_down(t, p, rr, 0, "rank %d rejoins it", p)))
+			return rc;
+		uint8_t mine[RL_REJOIN_BYTES];
+		size_t n = 0;
+		if (ro->rejoin_offer(ct, p, mine, sizeof mine, &n) || n > sizeof mine || ro->rejoin_accept(ct, p, body, h->len)) {
+			rejoin_failed(t, L, keep);
+			return COLL_OK;
+		}
+		L->rj_id = h->cum;
+		L->rj_wait = 1;
+		return send_rejoin(t, p, rr, 2, h->cum, mine, n);
+	}
+	case 2:
+		if (L->up || !L->rj_wait || h->cum != L->rj_id)
+			return COLL_OK;   /* stale */
+		if (ro->rejoin_accept(ct, p, body, h->len)) {
+			rejoin_failed(t, L, keep);
+			return COLL_OK;
+		}
+		if ((rc = link_up(t, p, rr)))
+			return rc;
+		return send_rejoin(t, p, rr, 3, h->cum, NULL, 0);
+	default:
+		if (L->up || !L->rj_wait || h->cum != L->rj_id)
+			return COLL_OK;
+		return link_up(t, p, rr);
+	}
+}
+
+/* The higher rank's side: offer again where it is time. */
+static int rejoin_offers(rails_tp *t, int64_t now)
+{
+	for (int p = 0; p < t->rank; p++) {
+		for (int r = 0; r < t->nrails; r++) {
+			rl_link *L = lk(t, p, r);
+			const rt_rail_ops *ro = t->rail[r].ops->rail;
+			if (L->up || !L->rj_next_ns || now < L->rj_next_ns || !ro->rejoin_offer)
+				continue;
+			L->rj_next_ns = now + (int64_t)RL_REJOIN_MS * 1000000;
+			if (survivor(t, p, r) < 0)
+				continue;
+			char keep[sizeof t->base.comm->err];
+			snprintf(keep, sizeof keep, "%s", t->base.comm->err);
+			uint8_t rec[RL_REJOIN_BYTES];
+			size_t n = 0;
+			if (ro->rejoin_offer(t->rail[r].tp, p, rec, sizeof rec, &n) || n > sizeof rec) {
+				rejoin_failed(t, L, keep);
+				continue;
+			}
+			L->rj_id++;
+			L->rj_wait = 1;
+			int rc = send_rejoin(t, p, r, 1, L->rj_id, rec, n);
+			if (rc)
+				return rc;
+		}
+	}
+	return COLL_OK;
+}
+
 static int adopt_news(rails_tp *t)
 {
 	pthread_mutex_lock(&t->mu);
@@ -1330,19 +1565,7 @@ static int adopt_news(rails_tp *t)
 			rc = link_down(t, p, r, 0, "rank %d reconnected it", p);
 		rt_tp *c = t->rail[r].tp;
 		if (!rc && c->ops->rail->adopt(c, p, nw->fd, nw->sess) == COLL_OK) {
-			L->up = 1;
-			L->last_ack_ns = rt_now_ns();
-			L->rhead = 0;
-			L->busy = 0;
-			for (int i = 0; i < RL_RWIN && !rc; i++) {
-				memset(&L->rq[i], 0, sizeof L->rq[i]);
-				L->rq[i].peer = p;
-				if (c->ops->post_recv(c, &L->rq[i]))
-					rc = link_down(t, p, r, 0, "%s", t->base.comm->err);
-			}
-			L->inc++;
-			t->rail[r].rejoins++;
-			t->rejoins++;
+			rc = link_up(t, p, r);
 			pthread_mutex_lock(&t->mu);
 			t->want[p * t->nrails + r] = 0;
 			pthread_mutex_unlock(&t->mu);
@@ -1416,6 +1639,8 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
 		if ((rc = pump(t, p)) || (rc = need(t, p)))
 			return rc;
 	}
+	if ((rc = rejoin_offers(t, now)))
+		return rc;
 	return check_links(t, now);
 }
 
@@ -1857,7 +2082,7 @@ int rt_rails_open(coll_comm *c, int nrails, const rt_transport *const *tr, const
 	t->base.ops = &rails_transport;
 	t->base.comm = c;
 	t->base.err_peer = -1;
-	t->debug = rt_env_long("COLL_RAIL_DEBUG", 0) != 0;
+	t->debug = (int)rt_env_long("COLL_RAIL_DEBUG", 0);
 	t->base.send_window = RL_WINDOW;
 	t->base.recv_window = RL_RWIN;
 	t->base.round_order = 1;

@@ -142,6 +142,16 @@ typedef struct rt_rail_ops {
 	 * serving several transports then makes one poll() per pass, not one
 	 * per transport: on a small message every syscall shows. */
 	int (*serve)(rt_tp *tp, const struct pollfd *pfd, int n);
+	/* Optional, for transports with nothing to dial (ibverbs: a queue
+	 * pair is made by both ends exchanging records): a dropped link
+	 * rejoins through records the caller carries on another rail.
+	 * rejoin_offer replaces peer's dropped link with a fresh one and
+	 * writes its record (at most cap bytes) to rec and its length to
+	 * *len; rejoin_accept connects the fresh link to the
+	 * peer's record, after which it carries traffic (the peer accepts
+	 * ours before we write: see rails.c).  Main thread only. */
+	int (*rejoin_offer)(rt_tp *tp, int peer, uint8_t *rec, size_t cap, size_t *len);
+	int (*rejoin_accept)(rt_tp *tp, int peer, const uint8_t *rec, size_t len);
 } rt_rail_ops;
 
 /* A transport: a name, the size of this struct as the transport file was

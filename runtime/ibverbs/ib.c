@@ -572,6 +572,8 @@ static void on_bad_wc(ib_tp *t, const struct ibv_wc *wc)
 	if (r < 0 || r >= t->n || r == t->rank)
 		return;
 	ib_peer *p = &t->peers[r];
+	if (!p->qp || wc->qp_num != p->qp->qp_num)
+		return;   /* a queue pair since replaced (rejoin): its flushes */
 	int code = COLL_ERR_PEER;
 	switch (wc->status) {
 	case IBV_WC_LOC_LEN_ERR:
@@ -609,6 +611,8 @@ static int poll_cq(ib_tp *t, int *moved)
 				return H->err(t->base.comm, COLL_ERR_TRANSPORT, "ibverbs: stray completion 0x%llx",
 				              (unsigned long long)wc[i].wr_id);
 			ib_peer *p = &t->peers[r];
+			if (!p->qp || wc[i].qp_num != p->qp->qp_num)
+				continue;   /* a queue pair since replaced (rejoin) */
 			p->last_heard_ms = H->now_ms();
 			if (kind == WR_RECV) {
 				/* Re-post first: the receive queue must stay as deep as the
@@ -992,6 +996,42 @@ static int open_device(ib_tp *t)
 	return COLL_OK;
 }
 
+/* A queue pair for p in INIT, with a fresh starting sequence number. */
+static int make_qp(ib_tp *t, ib_peer *p)
+{
+	coll_comm *c = t->base.comm;
+	int r = p->rank;
+	struct ibv_qp_init_attr qa = {0};
+	qa.send_cq = qa.recv_cq = t->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = t->sq_depth;
+	qa.cap.max_recv_wr = t->rq_depth;
+	qa.cap.max_send_sge = 2;
+	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = t->max_inline;
+	if (!(p->qp = ibv_create_qp(t->pd, &qa)) && t->max_inline) {
+		t->max_inline = qa.cap.max_inline_data = 0;   /* some adapters have no inline data */
+		p->qp = ibv_create_qp(t->pd, &qa);
+	}
+	if (!p->qp)
+		return H->err(c, COLL_ERR_TRANSPORT, "ibverbs: ibv_create_qp for rank %d: %s", r, strerror(errno));
+	if (qa.cap.max_inline_data < t->max_inline)
+		t->max_inline = qa.cap.max_inline_data;
+	struct ibv_qp_attr a = {0};
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = (uint8_t)t->port;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	int e = ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (e)
+		return H->err(c, COLL_ERR_TRANSPORT, "ibverbs: queue pair for rank %d to INIT: %s", r, strerror(e));
+	uint32_t psn = 0;
+	if (getrandom(&psn, sizeof psn, 0) != sizeof psn)
+		psn = (uint32_t)H->now_ns();
+	p->psn = psn & 0xffffff;
+	return COLL_OK;
+}
+
 /* Protection domain, completion queue and channel, the rings, and one RC
  * queue pair per peer in INIT.  Errors: TRANSPORT, NOMEM. */
 static int setup(ib_tp *t)
@@ -1059,34 +1099,9 @@ static int setup(ib_tp *t)
 		p->rx.run = calloc(N, sizeof *p->rx.run);
 		if (!p->arr || !p->sent || !p->rx.run)
 			return H->err(c, COLL_ERR_NOMEM, "out of memory");
-		struct ibv_qp_init_attr qa = {0};
-		qa.send_cq = qa.recv_cq = t->cq;
-		qa.qp_type = IBV_QPT_RC;
-		qa.cap.max_send_wr = t->sq_depth;
-		qa.cap.max_recv_wr = t->rq_depth;
-		qa.cap.max_send_sge = 2;
-		qa.cap.max_recv_sge = 1;
-		qa.cap.max_inline_data = t->max_inline;
-		if (!(p->qp = ibv_create_qp(t->pd, &qa)) && t->max_inline) {
-			t->max_inline = qa.cap.max_inline_data = 0;   /* some adapters have no inline data */
-			p->qp = ibv_create_qp(t->pd, &qa);
-		}
-		if (!p->qp)
-			return H->err(c, COLL_ERR_TRANSPORT, "ibverbs: ibv_create_qp for rank %d: %s", r, strerror(errno));
-		if (qa.cap.max_inline_data < t->max_inline)
-			t->max_inline = qa.cap.max_inline_data;
-		struct ibv_qp_attr a = {0};
-		a.qp_state = IBV_QPS_INIT;
-		a.pkey_index = 0;
-		a.port_num = (uint8_t)t->port;
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		int e = ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-		if (e)
-			return H->err(c, COLL_ERR_TRANSPORT, "ibverbs: queue pair for rank %d to INIT: %s", r, strerror(e));
-		uint32_t psn = 0;
-		if (getrandom(&psn, sizeof psn, 0) != sizeof psn)
-			psn = (uint32_t)H->now_ns();
-		p->psn = psn & 0xffffff;
+		int rc = make_qp(t, p);
+		if (rc)
+			return rc;
 	}
 	return COLL_OK;
 }
@@ -1299,10 +1314,13 @@ static int ib_connect(coll_comm *c, rt_tp **out) { return ib_open(c, NULL, out);
  * Rail `where` is "dev[:port]" as COLL_IB_HCA takes it (NULL: COLL_IB_HCA,
  * else the first active port).  Connection records go through the
  * bootstrap as at connect.  A link that rails.c drops is put in the error
- * state and stays down for the rest of the job: making a queue pair again
- * needs both ends to exchange records while the job runs, which this
- * transport does not do yet (no redial/reaccept), so the other rails carry
- * that peer's traffic from then on. */
+ * state.  It rejoins through records that rails.c carries on a surviving
+ * rail (rejoin_offer / rejoin_accept: there is no address to dial, a queue
+ * pair is made by both ends exchanging records): each end replaces the
+ * peer's queue pair with a fresh one and starts its ring for that peer
+ * over, both sides' counters at zero.  Completions of the replaced queue
+ * pair that are still in the completion queue (flushes) are told apart by
+ * their queue-pair number and ignored. */
 static int ib_rail_connect(coll_comm *c, int index, const char *where, rt_tp **out)
 {
 	(void)index;
@@ -1330,6 +1348,66 @@ static void ib_drop(rt_tp *tp, int r)
 	p->reserved = NULL;
 }
 
+/* A fresh queue pair for r in place of the dropped one, the ring for r
+ * started over, and its record in rec. */
+static int ib_rejoin_offer(rt_tp *tp, int r, uint8_t *rec, size_t cap, size_t *len)
+{
+	ib_tp *t = (ib_tp *)tp;
+	coll_comm *c = tp->comm;
+	if (r < 0 || r >= t->n || r == t->rank || !t->peers || cap < IB_WIRE_BYTES || t->fatal)
+		return H->err(c, COLL_ERR_INVALID, "ibverbs: cannot offer a link to rank %d", r);
+	ib_peer *p = &t->peers[r];
+	if (!p->gone)
+		ib_drop(tp, r);
+	if (p->qp)
+		ibv_destroy_qp(p->qp);
+	p->qp = NULL;
+	for (uint32_t i = 0; i < p->sent_count; i++) {
+		ib_sent *s = &p->sent[(p->sent_head + i) % t->sent_cap];
+		if (s->mr)
+			ib_mrc_put(&t->mrc, s->mr);
+	}
+	uint32_t N = t->g.nslots;
+	memset(p->arr, 0, N * sizeof *p->arr);
+	memset(p->rx.run, 0, N * sizeof *p->rx.run);
+	p->tx = (ib_tx){0};
+	p->rx.head = p->rx.tail = p->rx.reported = 0;
+	p->arr_head = p->arr_count = 0;
+	p->sent_head = p->sent_count = 0;
+	p->sq_used = 0;
+	p->probing = 0;
+	int rc = make_qp(t, p);
+	if (rc)
+		return rc;
+	my_record(t, r, 0, rec);
+	*len = IB_WIRE_BYTES;
+	return COLL_OK;
+}
+
+/* Connect the queue pair rejoin_offer made for r to r's record: r's link
+ * is up again. */
+static int ib_rejoin_accept(rt_tp *tp, int r, const uint8_t *rec, size_t len)
+{
+	ib_tp *t = (ib_tp *)tp;
+	coll_comm *c = tp->comm;
+	if (r < 0 || r >= t->n || r == t->rank || !t->peers || !t->peers[r].qp || !t->peers[r].gone)
+		return H->err(c, COLL_ERR_INVALID, "ibverbs: no fresh queue pair for rank %d", r);
+	if (len != IB_WIRE_BYTES)
+		return H->err(c, COLL_ERR_PROTOCOL, "ibverbs: rank %d's record has %zu bytes, not %d", r, len, IB_WIRE_BYTES);
+	ib_peer *p = &t->peers[r];
+	ib_conn k;
+	int rc = check_record(t, r, rec, &k);
+	if (!rc)
+		rc = connect_qp(t, p, &k);
+	if (rc)
+		return rc;
+	p->gone = 0;
+	p->gone_code = 0;
+	p->gone_why[0] = 0;
+	p->last_heard_ms = H->now_ms();
+	return COLL_OK;
+}
+
 static int ib_adopt(rt_tp *tp, int r, int fd, const uint8_t sess[16])
 {
 	(void)sess;
@@ -1341,6 +1419,8 @@ static const rt_rail_ops ib_rail = {
 	.connect = ib_rail_connect,
 	.drop = ib_drop,
 	.adopt = ib_adopt,
+	.rejoin_offer = ib_rejoin_offer,
+	.rejoin_accept = ib_rejoin_accept,
 };
 
 static const rt_transport ib_transport = {

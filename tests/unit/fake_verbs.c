@@ -22,6 +22,8 @@
  * the write with IBV_WC_RETRY_EXC_ERR and puts the queue pair in error, as
  * an adapter does after its retries.
  *
+ * FAKE_VERBS_FAIL_WRITE (fail_now) breaks a link on demand.
+ *
  * What a real adapter would reject, the fake checks and aborts on (the
  * test then fails loudly): a local SGE outside the registered region of
  * its lkey, a remote write outside the peer's region of its rkey, a write
@@ -506,6 +508,20 @@ static void qp_error(fqp *q, uint64_t wr_id, enum ibv_wc_status st)
 	}
 }
 
+/* A link failure on demand, for the tests of failover and rejoin:
+ * FAKE_VERBS_FAIL_WRITE=K fails this process's K-th write as an adapter
+ * does when its retries run out (in the rank COLL_RANK names
+ * FAKE_VERBS_FAIL_RANK, when that is set). */
+static int fail_now(void)
+{
+	static long at = -1;
+	if (at < 0) {
+		const char *k = getenv("FAKE_VERBS_FAIL_WRITE"), *r = getenv("FAKE_VERBS_FAIL_RANK"), *me = getenv("COLL_RANK");
+		at = k && (!r || (me && strcmp(r, me) == 0)) ? atol(k) : 0;
+	}
+	return at > 0 && st.writes == (unsigned long)at;
+}
+
 static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	fqp *q = (fqp *)qp;
@@ -536,6 +552,10 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 			total += s->length;
 		}
 		st.writes++;
+		if (fail_now()) {
+			qp_error(q, wr->wr_id, IBV_WC_RETRY_EXC_ERR);
+			continue;
+		}
 		st.imms += wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 		st.inline_w += (wr->send_flags & IBV_SEND_INLINE) != 0;
 		st.two_sge += wr->num_sge == 2 && !(wr->send_flags & IBV_SEND_INLINE);
