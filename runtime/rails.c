@@ -38,8 +38,9 @@
  * part's last acknowledgement (sample()).  Every `rebalance` calls each
  * class's samples are folded: shares move toward equal finish times where
  * the samples show an imbalance beyond their noise (fold()).  A new class
- * starts from the nearest measured class's shares and has its first fold
- * after RL_FIRST_FOLD messages, not at the next rebalance.  The
+ * starts from the nearest measured class's shares and, for its first
+ * RL_EARLY_FOLDS folds, is folded every RL_FIRST_FOLD messages, not only
+ * at rebalances.  The
  * `auto` cold threshold is where one rail and the split take equally long
  * (latency equivalence, the Nezha paper's Eq. 6): alpha_b + S/beta_b =
  * alpha_max + alpha_b + S/sum(beta), the second alpha_b being what the
@@ -108,7 +109,7 @@
 #define RL_GAIN 0.5                   /* how far one fold moves shares toward balance (fold) */
 #define RL_MOVE_MIN 0.03              /* a log-imbalance smaller than this moves no share (fold) */
 #define RL_EARLY_FOLDS 4              /* folds a new class gets every RL_FIRST_FOLD messages */
-#define RL_FIRST_FOLD 8               /* sampled messages that fold a new class's first rates */
+#define RL_FIRST_FOLD 8               /* sampled messages per early fold (first_fold_due) */
 #define RL_PROBES 3                   /* latency probes per link at connect */
 
 enum { RH_DATA = 1, RH_ACK, RH_PROBE, RH_PROBE_ACK, RH_DOWN, RH_REJOIN };
@@ -320,17 +321,19 @@ static int fastest(rails_tp *t, int p)
 	return best;
 }
 
-/* The alive rail to p of highest measured throughput (then lowest
- * latency), other than `not`; -1: none. */
+/* Rail r's bandwidth: its rate in the largest class measured from
+ * RL_RATE_BYTES up (bytes per ns); 0: none measured yet. */
 static double rail_rate(rails_tp *t, int r)
 {
 	double best = 0;
 	for (int c = 0; c < RL_NCLASS; c++)
-		if (t->cls[c].rate[r] > 0 && (1ull << c) >= RL_RATE_BYTES)
-			best = t->cls[c].rate[r];   /* the largest measured class; 0: none big enough yet */
+		if (t->cls[c].rate[r] > 0 && t->cls[c].samples && (1ull << c) >= RL_RATE_BYTES)
+			best = t->cls[c].rate[r];
 	return best;
 }
 
+/* The alive rail to p of highest measured throughput (then lowest
+ * latency), other than `not`; -1: none. */
 static int survivor(rails_tp *t, int p, int not)
 {
 	int best = -1;
@@ -1283,14 +1286,11 @@ static int first_fold_due(const rl_class *k)
 static int rebalance(rails_tp *t)
 {
 	t->bal_seq = t->base.comm->seq;
+	for (int c = 0; c < RL_NCLASS; c++)
+		fold(t, &t->cls[c]);
 	double beta[COLL_MAX_RAILS] = {0};
-	for (int c = 0; c < RL_NCLASS; c++) {
-		rl_class *k = &t->cls[c];
-		fold(t, k);
-		for (int r = 0; r < t->nrails; r++)
-			if (k->rate[r] > 0 && k->samples && (1ull << c) >= RL_RATE_BYTES)
-				beta[r] = k->rate[r];   /* the largest class measured: the closest to bandwidth */
-	}
+	for (int r = 0; r < t->nrails; r++)
+		beta[r] = rail_rate(t, r);   /* the largest class measured: the closest to bandwidth */
 	for (int c = 0; c < RL_NCLASS; c++)
 		if (!t->cls[c].samples)
 			seed(t, &t->cls[c]);

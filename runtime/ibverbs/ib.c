@@ -798,6 +798,17 @@ static void ib_abort(rt_tp *tp, int code)
 
 /* --- close --------------------------------------------------------------- */
 
+/* The registrations p's batches still in flight hold go back to the
+ * cache (their queue pair is going: close, rejoin). */
+static void put_sent(ib_tp *t, ib_peer *p)
+{
+	for (uint32_t i = 0; i < p->sent_count; i++) {
+		ib_sent *s = &p->sent[(p->sent_head + i) % t->sent_cap];
+		if (s->mr)
+			ib_mrc_put(&t->mrc, s->mr);
+	}
+}
+
 static void ib_close(rt_tp *tp)
 {
 	ib_tp *t = (ib_tp *)tp;
@@ -824,11 +835,8 @@ static void ib_close(rt_tp *tp)
 		ib_peer *p = &t->peers[r];
 		if (p->qp)
 			ibv_destroy_qp(p->qp);
-		for (uint32_t i = 0; p->sent && i < p->sent_count; i++) {
-			ib_sent *s = &p->sent[(p->sent_head + i) % t->sent_cap];
-			if (s->mr)
-				ib_mrc_put(&t->mrc, s->mr);
-		}
+		if (p->sent)
+			put_sent(t, p);
 		free(p->arr);
 		free(p->sent);
 		free(p->rx.run);
@@ -1362,11 +1370,7 @@ static int ib_rejoin_offer(rt_tp *tp, int r, uint8_t *rec, size_t cap, size_t *l
 	if (p->qp)
 		ibv_destroy_qp(p->qp);
 	p->qp = NULL;
-	for (uint32_t i = 0; i < p->sent_count; i++) {
-		ib_sent *s = &p->sent[(p->sent_head + i) % t->sent_cap];
-		if (s->mr)
-			ib_mrc_put(&t->mrc, s->mr);
-	}
+	put_sent(t, p);
 	uint32_t N = t->g.nslots;
 	memset(p->arr, 0, N * sizeof *p->arr);
 	memset(p->rx.run, 0, N * sizeof *p->rx.run);
