@@ -21,7 +21,8 @@
  * cudaMemcpyAsync.  Host barriers at group begin (everyone finished
  * applying the previous group) and group end (everyone finished pulling)
  * keep the round semantics: every transfer reads the state from before its
- * round.
+ * round.  They run over the communicator's transport (host_barrier), and
+ * several ranks sharing one GPU need MPS to be fast (README: "GPUs").
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -59,6 +60,7 @@ struct coll_gpu {
 	void *work;                 /* cuda: this rank's exported buffer */
 	size_t work_len;
 	char **peer_work;           /* cuda: every rank's work buffer, mapped (n entries) */
+	uint8_t *bar;               /* cuda: host_barrier's n bytes */
 #ifdef COLL_GPU_NCCL
 	ncclComm_t nc;
 #endif
@@ -220,6 +222,22 @@ static coll_result host_allgather(coll_gpu *g, const void *mine, void *all, size
 	return COLL_OK;
 }
 
+/* Every rank reached this group boundary.  One byte each through the same
+ * ring allgather, so over the communicator's transport (shm on one node),
+ * not coll_barrier: that runs over the bootstrap's TCP star through rank 0,
+ * and two of those per group made a 1 KiB allreduce on one GPU take
+ * ~600 us. */
+static coll_result host_barrier(coll_gpu *g, int group)
+{
+	uint8_t one = 1;
+	coll_result r = host_allgather(g, &one, g->bar, 1);
+	if (r == COLL_OK)
+		return r;
+	char why[sizeof g->err];
+	memcpy(why, g->err, sizeof why);
+	return gerr(g, r, "group %d: barrier: %s", group, why);
+}
+
 static coll_algo *ring_allgather(int n)
 {
 	int nx = n * (n - 1);
@@ -364,7 +382,9 @@ extern "C" coll_result coll_gpu_init(coll_gpu **out, coll_comm *comm, const coll
 		}
 	}
 #endif
-	if (r == COLL_OK && !g->nccl && !(g->peer_work = (char **)calloc((size_t)g->n, sizeof *g->peer_work)))
+	if (r == COLL_OK && !g->nccl &&
+	    (!(g->peer_work = (char **)calloc((size_t)g->n, sizeof *g->peer_work)) ||
+	     !(g->bar = (uint8_t *)calloc((size_t)g->n, 1))))
 		r = COLL_ERR_NOMEM;
 	free(all);
 	if (r != COLL_OK) {
@@ -398,6 +418,7 @@ extern "C" void coll_gpu_finalize(coll_gpu *g)
 #endif
 	close_peers(g);
 	free(g->peer_work);
+	free(g->bar);
 	if (g->work)
 		cudaFree(g->work);
 	if (g->staging)
@@ -451,8 +472,7 @@ extern "C" coll_result cg_begin(cg_run *x, int group)
 #endif
 	/* every rank has applied the previous group before anyone pulls */
 	CU(g, cudaStreamSynchronize(g->s));
-	coll_result r = coll_barrier(g->comm);
-	return r == COLL_OK ? r : gerr(g, r, "group %d: barrier: %s", group, coll_last_error(g->comm));
+	return host_barrier(g, group);
 }
 
 extern "C" coll_result cg_send(cg_run *x, int peer, int chunk)
@@ -509,8 +529,7 @@ extern "C" coll_result cg_end(cg_run *x)
 #endif
 	/* every pull of the group is done before anyone changes its buffer */
 	CU(g, cudaStreamSynchronize(g->s));
-	coll_result r = coll_barrier(g->comm);
-	return r == COLL_OK ? r : gerr(g, r, "group %d: barrier: %s", x->group, coll_last_error(g->comm));
+	return host_barrier(g, x->group);
 }
 
 extern "C" coll_result cg_apply(cg_run *x, int chunk, int slot, int reduce)
