@@ -2,6 +2,7 @@
 # run.sh - the GPU tests and benchmark, for a machine with an NVIDIA GPU.
 #
 #   tests/gpu/run.sh [BUILD_DIR]      (default build; run `make` first)
+#   GPU_STEPS="bench torch" tests/gpu/run.sh     (only those steps)
 #
 # Builds, with collc, a transport cuda cluster holding every stdlib
 # allreduce algorithm that verifies for n = 2, 3 and 4, and runs
@@ -12,8 +13,18 @@
 # 1 KiB .. 256 MiB, every result checked).  Then, with as many ranks as
 # there are GPUs (at least 2), the same through a transport nccl cluster,
 # where collbench also times ncclAllReduce in the same run as the baseline
-# (the "x nccl" column: its time / ours).  COLL_CUDA_ARCH defaults to
-# native here; BENCH_FLAGS replaces the benchmark's sizes and checks.
+# (the "x nccl" column: its time / ours).  Last, when $PYTHON (default
+# python3) has a torch built with CUDA, the torch backend is compiled
+# against that torch and tests/gpu/torch_cuda_check.py reduces CUDA
+# tensors through it on 2 ranks.  COLL_CUDA_ARCH defaults to native here;
+# BENCH_FLAGS replaces the benchmark's sizes and checks.
+#
+# Several ranks on one GPU are several processes, which the GPU time-slices
+# unless the MPS daemon runs: that puts a floor of ~0.5 ms (2 ranks) under
+# every call.  Start `nvidia-cuda-mps-control -d` first for the numbers a
+# GPU per rank would give (README: "GPUs").
+# GPU_STEPS picks steps from "ipc mismatch bench nccl torch" (default all;
+# each builds the libraries it needs), for a short lease on a GPU machine.
 # Prints a summary; exits 1 if anything failed, 0 otherwise (77 when there
 # is no GPU).
 set -u
@@ -21,6 +32,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$root/${1:-build}" && pwd)
 collc=$build/collc collrun=$build/collrun collbench=$build/collbench
 bench_flags=${BENCH_FLAGS:--b 1K -e 256M -f 4 -c}
+steps=" ${GPU_STEPS:-ipc mismatch bench nccl torch} "
 work=${TMPDIR:-/tmp}/coll-gpu.$$
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
@@ -61,6 +73,18 @@ build_and_link() {
 		-o "$work/$1/gpu_allreduce" 2>&1
 }
 
+# have NAME N: the transport cuda library and test program NAME for N
+# ranks, built by an earlier step or now
+have() {
+	[ -x "$work/$1/gpu_allreduce" ] || build_and_link "$1" "$2" cuda >/dev/null 2>&1
+}
+
+# want STEP: whether GPU_STEPS names it
+want() {
+	case $steps in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
 # bench NAME N: collbench --device on $work/NAME/libNAME.so with N ranks
 bench() {
 	echo "--- collbench --device, $1, $2 ranks"
@@ -69,6 +93,7 @@ bench() {
 }
 
 for n in 2 3 4; do
+	want ipc || break
 	name=ipc$n
 	if build_and_link $name $n cuda; then
 		"$collrun" -np $n "$work/$name/gpu_allreduce" >"$work/$name.out" 2>&1
@@ -79,15 +104,19 @@ for n in 2 3 4; do
 		result "cuda IPC, $n ranks: build" 1
 	fi
 done
-if build_and_link ipc3 3 cuda >/dev/null 2>&1; then
+if want mismatch && have ipc3 3; then
 	timeout 60 "$collrun" -np 3 "$work/ipc3/gpu_allreduce" --mismatch >"$work/mm.out" 2>&1
 	st=$?; cat "$work/mm.out"
 	result "cuda IPC: a count mismatch is an error on every rank" $st
 fi
-bench ipc2 2
-result "collbench --device, cuda IPC, 2 ranks on one GPU (checked)" $?
+if want bench && have ipc2 2; then
+	bench ipc2 2
+	result "collbench --device, cuda IPC, 2 ranks on one GPU (checked)" $?
+fi
 
-if [ "$ngpu" -ge 2 ]; then
+if ! want nccl; then
+	:
+elif [ "$ngpu" -ge 2 ]; then
 	if build_and_link nccl$ngpu $ngpu nccl; then
 		"$collrun" -np "$ngpu" "$work/nccl$ngpu/gpu_allreduce" >"$work/nccl.out" 2>&1
 		st=$?
@@ -100,6 +129,36 @@ if [ "$ngpu" -ge 2 ]; then
 	fi
 else
 	note "skip nccl: $ngpu GPU(s); transport nccl needs a GPU per rank (at least 2)"
+fi
+
+# torch_check: the torch backend (runtime/python/torch) built against this
+# machine's torch, which Debian's libtorch-dev 1.13 in the Makefile is not,
+# then CUDA tensors through it on 2 ranks of the ipc2 library
+torch_check() {
+	py=${PYTHON:-python3}
+	if ! "$py" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+		note "skip torch: $py has no torch with CUDA"
+		return
+	fi
+	inc=$("$py" -c 'import sysconfig, torch.utils.cpp_extension as c
+print(" ".join("-isystem " + p for p in c.include_paths() + [sysconfig.get_paths()["include"]]))')
+	lib=$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+	abi=$("$py" -c 'import torch; print(int(torch.compiled_with_cxx11_abi()))')
+	# shellcheck disable=SC2086 # inc is a list of flags
+	if ! g++ -std=c++17 -O2 -fPIC -shared -Wall -Wextra -D_GLIBCXX_USE_CXX11_ABI="$abi" $inc -I"$root/runtime/include" \
+		"$root/runtime/python/torch/ProcessGroupColl.cpp" -L"$lib" -Wl,-rpath,"$lib" -ltorch -ltorch_cpu -lc10 \
+		-ltorch_python -ldl -pthread -o "$work/_coll_torch.so" >"$work/torch.log" 2>&1; then
+		grep error "$work/torch.log" | head -20
+		result "torch backend: build against $("$py" -c 'import torch; print(torch.__version__)')" 1
+		return
+	fi
+	echo "--- torch backend, CUDA tensors, 2 ranks"
+	COLL_TORCH_EXT="$work/_coll_torch.so" PYTHONPATH="$root/runtime/python${PYTHONPATH:+:$PYTHONPATH}" \
+		timeout 120 "$collrun" -np 2 "$py" "$root/tests/gpu/torch_cuda_check.py" "$work/ipc2/libipc2.so"
+	result "torch backend, torch $("$py" -c 'import torch; print(torch.__version__)'): allreduce of CUDA tensors" $?
+}
+if want torch; then
+	if have ipc2 2; then torch_check; else result "torch backend: build ipc2" 1; fi
 fi
 
 echo "--- summary"

@@ -23,6 +23,7 @@ COLL_TIMEOUT is set.
 
 import importlib.machinery
 import importlib.util
+import inspect
 import os
 
 import torch.distributed as dist
@@ -121,7 +122,14 @@ def create(store, rank, size, timeout):
 
 def register():
     """Register the backend "coll" with torch.distributed (idempotent)."""
-    if "COLL" not in dist.Backend._plugins:
+    if "COLL" in dist.Backend._plugins:
+        return
+    # torch >= 2.0 asks which devices a backend serves (and warns when not
+    # told); Debian's 1.13 has no such argument.  coll serves both: CUDA
+    # tensors go to the device executor when the plan library has GPU plans.
+    if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
+        dist.Backend.register_backend("coll", create, devices=["cpu", "cuda"])
+    else:
         dist.Backend.register_backend("coll", create)
 
 

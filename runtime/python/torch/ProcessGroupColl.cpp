@@ -31,8 +31,9 @@
  * default stream; the device executor is created by the first CUDA
  * allreduce (a collective call, so every rank makes it at the same point).
  * The other collectives stage CUDA tensors through host memory.  Debian's
- * torch 1.13 is built without CUDA, so this path has been compiled but
- * never run (README: "Python and PyTorch").
+ * torch 1.13 is built without CUDA, so `make test` never reaches this
+ * path; tests/gpu/run.sh builds this file against a CUDA torch (2.11 too)
+ * and runs tests/gpu/torch_cuda_check.py (README: "Python and PyTorch").
  */
 #include <dlfcn.h>
 
@@ -640,8 +641,8 @@ private:
 		at::Tensor(t).copy_(h);
 	}
 
-	/* CUDA allreduce through the generated GPU plans (never run: see the
-	 * file's header). */
+	/* CUDA allreduce through the generated GPU plans (tested by
+	 * tests/gpu/run.sh only: see the file's header). */
 	void gpu_allreduce(const at::Tensor &t, coll_op op)
 	{
 		if (!gpu_) {
