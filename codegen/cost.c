@@ -299,12 +299,42 @@ int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_e
 
 /* --- event-driven simulation ----------------------------------------------- */
 
+/* Round order (cost_params.round_order), as libcollrt's executor runs on
+ * TCP (runtime/exec.c, "Round order"): a rank posts a send of round k
+ * only once every send of its earlier rounds has left, and a receive only
+ * once every receive of its earlier rounds has landed.  A schedule whose
+ * rank sends in several trees at once (dbt) therefore runs level by level
+ * at each rank rather than as one deep pipeline.  The rounds then run
+ * round-major (every segment of round k before round k + 1), the order
+ * the executor uses. Per rank and direction: the latest end among the
+ * finished rounds (prev) and among the current one (cur), with the
+ * records that set them. */
+typedef struct {
+	double prev, cur;
+	int32_t prec, crec;
+} sim_gate;
+
+/* The (round, first and last segment) of step t: diagonal (segment g runs
+ * round k at step k + g, earlier segments first) or, in round order,
+ * round-major (step t is round t / S, segment t % S). */
+static int step_rounds(int t, int R, int S, int gated, int *g0, int *g1)
+{
+	if (gated) {
+		*g0 = *g1 = t % S;
+		return t / S;
+	}
+	*g0 = t - R + 1 > 0 ? t - R + 1 : 0;
+	*g1 = t < S - 1 ? t : S - 1;
+	return -1;
+}
+
 typedef struct {
 	double *ready;     /* per (rank, chunk, segment): when its current value landed */
 	int32_t *writer;   /* ... and which record wrote it, -1: initial data */
 	double *sendf, *recvf;   /* per (rank, port): free from */
 	int32_t *sendl, *recvl;  /* ... and the record that used it last */
 	double *join;      /* per rank */
+	sim_gate *gate;    /* round order: per rank, sends then receives (2n) */
 } sim_state;
 
 static void state_free(sim_state *st)
@@ -316,6 +346,7 @@ static void state_free(sim_state *st)
 	free(st->sendl);
 	free(st->recvl);
 	free(st->join);
+	free(st->gate);
 }
 
 static int state_alloc(sim_state *st, const cost_plan *p, int segs)
@@ -328,8 +359,9 @@ static int state_alloc(sim_state *st, const cost_plan *p, int segs)
 	st->sendl = malloc(sizeof *st->sendl * (size_t)p->n * (size_t)p->ports_send);
 	st->recvl = malloc(sizeof *st->recvl * (size_t)p->n * (size_t)p->ports_recv);
 	st->join = malloc(sizeof *st->join * (size_t)p->n);
+	st->gate = malloc(sizeof *st->gate * 2 * (size_t)p->n);
 	if (!st->ready || !st->writer || !st->sendf || !st->recvf || !st->sendl || !st->recvl ||
-	    !st->join) {
+	    !st->join || !st->gate) {
 		state_free(st);
 		return -1;
 	}
@@ -364,14 +396,27 @@ static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim
 		st->join[i] = 0;
 	if (q->straggler >= 0)
 		st->join[q->straggler] = sjoin;
+	const int gated = q->round_order;
+	sim_gate *sg = st->gate, *rg = st->gate + n;
+	for (int i = 0; i < 2 * n; i++)
+		st->gate[i] = (sim_gate){ 0, 0, -1, -1 };
 
 	int nr = 0;
 	double done = 0, pend = 0;
-	/* Step t runs round k of segment g = t - k; earlier segments first. */
-	for (int t = 0; t < R + S - 1; t++) {
-		int g0 = t - R + 1 > 0 ? t - R + 1 : 0, g1 = t < S - 1 ? t : S - 1;
+	/* Step t runs round k of segment g = t - k; earlier segments first
+	 * (round-major in round order: step_rounds). */
+	int nsteps = gated ? R * S : R + S - 1;
+	for (int t = 0; t < nsteps; t++) {
+		int g0, g1, kg = step_rounds(t, R, S, gated, &g0, &g1);
+		if (gated && g0 == 0)
+			for (int i = 0; i < 2 * n; i++) {   /* round kg begins: the earlier ones are "prev" */
+				sim_gate *x = &st->gate[i];
+				if (x->crec >= 0 && x->cur >= x->prev)
+					x->prev = x->cur, x->prec = x->crec;
+				x->cur = 0, x->crec = -1;
+			}
 		for (int g = g0; g <= g1; g++) {
-			int k = t - g, first = nr;
+			int k = gated ? kg : t - g, first = nr;
 			for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++) {
 				const cost_pmsg *m = &p->msgs[i];
 				double data = 0;
@@ -392,6 +437,10 @@ static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim
 					start = st->sendf[a];
 				if (st->recvf[b] > start)
 					start = st->recvf[b];
+				if (gated && sg[m->src].prev > start)
+					start = sg[m->src].prev;
+				if (gated && rg[m->dst].prev > start)
+					start = rg[m->dst].prev;
 				if (js > start)
 					start = js;
 				cost_smsg *r = &rec[nr];
@@ -415,12 +464,22 @@ static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim
 				} else if (start == st->sendf[a]) {
 					r->why = COST_WAIT_SEND;
 					r->pred = st->sendl[a];
-				} else {
+				} else if (start == st->recvf[b]) {
 					r->why = COST_WAIT_RECV;
 					r->pred = st->recvl[b];
+				} else if (start == sg[m->src].prev) {
+					r->why = COST_WAIT_SEND;
+					r->pred = sg[m->src].prec;
+				} else {
+					r->why = COST_WAIT_RECV;
+					r->pred = rg[m->dst].prec;
 				}
 				st->sendf[a] = st->recvf[b] = r->end;
 				st->sendl[a] = st->recvl[b] = nr;
+				if (gated && r->end >= sg[m->src].cur)
+					sg[m->src].cur = r->end, sg[m->src].crec = nr;
+				if (gated && r->end >= rg[m->dst].cur)
+					rg[m->dst].cur = r->end, rg[m->dst].crec = nr;
 				if (isfinite(r->end)) {
 					if (r->end > done)
 						done = r->end;
@@ -666,6 +725,12 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	int32_t *lastr = malloc(sizeof *lastr * ((size_t)n * pr + 1));
 	int32_t *nsend = calloc((size_t)n + 1, sizeof *nsend), *nrecv = calloc((size_t)n + 1, sizeof *nrecv);
 	int32_t *stamp = malloc(sizeof *stamp * ((size_t)nr + 1));
+	/* round order: per rank, the last-segment records of its latest round
+	 * with sends (receives), gl[r * gmax ..] with gn[r] of them; the
+	 * first n for sends, the next n for receives */
+	const int gated = q->round_order;
+	int gmax = 1;
+	int32_t *gn = NULL, *gl = NULL, *gk = NULL;
 	f->rmsg = malloc(sizeof *f->rmsg * ((size_t)nr + 1));
 	f->rseg = malloc(sizeof *f->rseg * ((size_t)nr + 1));
 	f->pofs = malloc(sizeof *f->pofs * ((size_t)nr + 1));
@@ -674,6 +739,29 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	int rc = -1;
 	if (!head || !lasts || !lastr || !nsend || !nrecv || !stamp || !f->rmsg || !f->rseg || !f->pofs)
 		goto out;
+	if (gated) {
+		int32_t *cnt = calloc(2 * (size_t)n + 1, sizeof *cnt);
+		if (!cnt)
+			goto out;
+		for (int k = 0; k < R; k++) {
+			for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++)
+				cnt[p->msgs[i].src]++, cnt[n + p->msgs[i].dst]++;
+			for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++) {
+				gmax = cnt[p->msgs[i].src] > gmax ? cnt[p->msgs[i].src] : gmax;
+				gmax = cnt[n + p->msgs[i].dst] > gmax ? cnt[n + p->msgs[i].dst] : gmax;
+			}
+			for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++)
+				cnt[p->msgs[i].src] = cnt[n + p->msgs[i].dst] = 0;
+		}
+		free(cnt);
+		gn = calloc(2 * (size_t)n + 1, sizeof *gn);
+		gk = malloc(sizeof *gk * (2 * (size_t)n + 1));
+		gl = malloc(sizeof *gl * (2 * (size_t)n * (size_t)gmax + 1));
+		if (!gn || !gk || !gl)
+			goto out;
+		for (int i = 0; i < 2 * n; i++)
+			gk[i] = -1;
+	}
 	for (size_t i = 0; i < cells; i++)
 		head[i] = -1;
 	for (int i = 0; i < n * ps; i++)
@@ -683,15 +771,36 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	for (int i = 0; i < nr; i++)
 		stamp[i] = -1;
 	int j = 0;
-	for (int t = 0; t < R + S - 1; t++) {
-		int g0 = t - R + 1 > 0 ? t - R + 1 : 0, g1 = t < S - 1 ? t : S - 1;
+	int nsteps = gated ? R * S : R + S - 1;
+	for (int t = 0; t < nsteps; t++) {
+		int g0, g1, kg = step_rounds(t, R, S, gated, &g0, &g1);
 		for (int g = g0; g <= g1; g++) {
-			int k = t - g, first = j;
+			int k = gated ? kg : t - g, first = j;
+			int nk = p->round_first[k + 1] - p->round_first[k];
 			for (int i = p->round_first[k]; i < p->round_first[k + 1]; i++, j++) {
 				const cost_pmsg *m = &p->msgs[i];
 				f->rmsg[j] = i;
 				f->rseg[j] = g;
 				f->pofs[j] = np;
+				/* round order: segment g follows segment g - 1 of the
+				 * same message (one stream); segment 0 follows every
+				 * last segment of the rank's latest earlier round, which
+				 * followed theirs: all earlier rounds, transitively */
+				if (gated && g > 0 && add_pred(f, &np, &pcap, &ptype, &tcap, j - nk, DEP_SEND))
+					goto out;
+				if (gated && g > 0)
+					stamp[j - nk] = j;
+				for (int d = 0; gated && g == 0 && d < 2; d++) {
+					int w = d == 0 ? m->src : n + m->dst;
+					for (int x = 0; x < gn[w]; x++) {
+						int32_t y = gl[(size_t)w * gmax + x];
+						if (stamp[y] == j)
+							continue;
+						stamp[y] = j;
+						if (add_pred(f, &np, &pcap, &ptype, &tcap, y, d == 0 ? DEP_SEND : DEP_RECV))
+							goto out;
+					}
+				}
 				for (int e = m->first; e < m->first + m->count; e++) {
 					size_t c = ((size_t)m->src * C + (size_t)p->chunk[e]) * S + (size_t)g;
 					for (int w = head[c]; w >= 0; w = wnext[w])
@@ -736,6 +845,17 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 					wrec[nw] = x;
 					wnext[nw] = p->op[e] == IR_COPY ? -1 : head[c];
 					head[c] = nw++;
+				}
+			}
+			/* round order: round k's last segments become its ranks'
+			 * latest round */
+			for (int x = first; gated && g == S - 1 && x < j; x++) {
+				const cost_pmsg *m = &p->msgs[f->rmsg[x]];
+				for (int d = 0; d < 2; d++) {
+					int w = d == 0 ? m->src : n + m->dst;
+					if (gk[w] != k)
+						gk[w] = k, gn[w] = 0;
+					gl[(size_t)w * gmax + gn[w]++] = x;
 				}
 			}
 		}
@@ -795,7 +915,7 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	rc = 0;
 out:
 	free(head), free(wrec), free(wnext), free(lasts), free(lastr), free(nsend), free(nrecv), free(stamp);
-	free(ptype);
+	free(ptype), free(gn), free(gl), free(gk);
 	return rc;
 }
 

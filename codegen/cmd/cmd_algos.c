@@ -126,7 +126,8 @@ static double delay_of(const cmd_opts *o)
 cost_params cmd_params(const cmd_opts *o, double bytes, int n)
 {
 	return (cost_params){ .bytes = bytes, .links = &o->links, .straggler = cmd_straggler_for(o, n),
-			      .delay = delay_of(o), .segments = o->segments, .perm = o->perm };
+			      .delay = delay_of(o), .segments = o->segments, .perm = o->perm,
+			      .round_order = o->round_order >= 0 ? o->round_order : o->links_path != NULL };
 }
 
 int cmd_segments(const cmd_opts *o, const cost_plan *p, double bytes)

@@ -71,6 +71,9 @@ static const char common_help[] =
 	"  --segments S        pipeline the buffer in S segments (sim model)\n"
 	"  --seg-bytes X       as many segments as cut each chunk into pieces of at most X,\n"
 	"                      as the runtime does (its TCP messages: 1MiB; cost and sim)\n"
+	"  --round-order on|off  the sim runs as libcollrt does on TCP: a rank's sends\n"
+	"                      (receives) of a round wait for all of its earlier rounds'\n"
+	"                      (default: on with --links, a network; off otherwise)\n"
 	"  --max-steps N       evaluation step limit\n"
 	"  --help              this text\n"
 	"units: sizes B KB MB GB (x1000), KiB MiB GiB (x1024), K M G as nccl-tests (x1024);\n"
@@ -154,6 +157,7 @@ static const struct {
 	{ "--delay", 1, CMD_ALL },
 	{ "--segments", 1, CMD_ALL },
 	{ "--seg-bytes", 1, CMD_COST | CMD_SIM },
+	{ "--round-order", 1, CMD_ALL },
 	{ "--baseline", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--model", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--csv", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
@@ -223,6 +227,7 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 	o->files = calloc((size_t)argc + 1, sizeof *o->files);
 	o->straggler = -1;
 	o->segments = 1;
+	o->round_order = -1;
 	o->baseline = "ring";
 	o->model = "sim";
 	for (int i = 1; i < argc; i++) {
@@ -372,6 +377,10 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 		} else if (strcmp(name, "--seg-bytes") == 0) {
 			if (parse_size_flag("--seg-bytes", v, &o->seg_bytes))
 				return 2;
+		} else if (strcmp(name, "--round-order") == 0) {
+			if (strcmp(v, "on") && strcmp(v, "off"))
+				return cmd_usage_error("--round-order must be on or off, found '%s'", v);
+			o->round_order = strcmp(v, "on") == 0;
 		} else if (strcmp(name, "--baseline") == 0) {
 			o->baseline = v;
 			o->baseline_given = true;

@@ -917,6 +917,60 @@ static void test_segments(void)
 	link_free(&lm);
 }
 
+/* Round order (cost_params.round_order): rank 0 sends chunk 0 to rank 1
+ * in round 0 and chunk 1 to rank 2 in round 1, with two send ports.  Free
+ * running, both sends start at once; in round order the second waits for
+ * the first.  And a pipelined chain (one send round per rank) keeps its
+ * pipeline.  Both simulations: the pass (no shared segments) and the
+ * fluid one (a segment that never binds). */
+static void test_round_order(void)
+{
+	ir_sched *s = ir_new(IR_BROADCAST, "fanout", 3);
+	s->chunks = 2;
+	s->ports_send = 2;
+	int ph = ir_phase(s, "main");
+	ir_begin_round(s, ph, nopos);
+	add(s, 0, 1, 0, IR_COPY);
+	ir_begin_round(s, ph, nopos);
+	add(s, 0, 2, 1, IR_COPY);
+	ir_end_round(s);
+	cost_plan *p = plan(s);
+	const int n = 6;
+	ir_sched *chain = gen_chain(n);
+	cost_plan *pc = plan(chain);
+	for (int fluid = 0; fluid < 2; fluid++) {
+		link_model lm;
+		link_error err;
+		link_uniform(&lm, 0, 1e9, &err);
+		if (fluid && (link_declare(&lm, "group g 0", &err) != 1 ||
+			      link_declare(&lm, "uplink g 1000GB/s", &err) != 1))
+			check(0, "declaring a segment: %s", err.msg);
+		double t = 64 * MiB / 2 / 1e9;
+		for (int on = 0; on < 2; on++) {
+			cost_params q = { .bytes = 64 * MiB, .links = &lm, .straggler = -1, .segments = 1,
+					  .round_order = on };
+			cost_result r;
+			if (cost_sim_time(p, &q, &r, &err))
+				check(0, "fanout: %s", err.msg);
+			char what[96];
+			snprintf(what, sizeof what, "two sends of rank 0 in rounds 0 and 1, %s, round order %s",
+				 fluid ? "fluid" : "pass", on ? "on" : "off");
+			check_rel(what, r.time, on ? 2 * t : t, 1e-12);
+			q.segments = 8;
+			if (cost_sim_time(pc, &q, &r, &err))
+				check(0, "chain: %s", err.msg);
+			snprintf(what, sizeof what, "pipelined chain, 8 segments, %s, round order %s",
+				 fluid ? "fluid" : "pass", on ? "on" : "off");
+			check_rel(what, r.time, (n - 1 + 8 - 1) * (64 * MiB / 8 / 1e9), 1e-9);
+		}
+		link_free(&lm);
+	}
+	cost_plan_free(pc);
+	ir_free(chain);
+	cost_plan_free(p);
+	ir_free(s);
+}
+
 static void test_straggler_ring(void)
 {
 	/* ring with a rank 5 ms late: the others cannot finish before it, and
@@ -1141,6 +1195,7 @@ int main(void)
 	test_stragglar_256();
 	test_bottleneck();
 	test_segments();
+	test_round_order();
 	test_straggler_ring();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures != 0;
