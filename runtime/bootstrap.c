@@ -359,12 +359,16 @@ int rt_boot_init(coll_comm *c, const char *addr, const char *secret)
 	return COLL_OK;
 }
 
+/* The later of the bootstrap deadline and now + the comm timeout.  Never
+ * the bootstrap deadline alone: it is fixed at coll_init (COLL_BOOT_TIMEOUT,
+ * 30 s by default), and a barrier issued after init but shortly before it
+ * would get only what was left of it.  collprobe's barriers did, on a
+ * 16-host, 4-rack testbed whose probe takes 43 s: one 29.5 s after init
+ * timed out at 30 s while its peer was still in a 1 s exchange. */
 int64_t rt_boot_deadline(coll_comm *c)
 {
-	int64_t now = rt_now_ms();
-	if (c->boot.deadline_ms > now)
-		return c->boot.deadline_ms;
-	return now + (c->timeout_ms > 0 ? c->timeout_ms : 365LL * 86400 * 1000);
+	int64_t per = rt_now_ms() + (c->timeout_ms > 0 ? c->timeout_ms : 365LL * 86400 * 1000);
+	return c->boot.deadline_ms > per ? c->boot.deadline_ms : per;
 }
 
 int rt_boot_allgather(coll_comm *c, const void *mine, void *all, size_t len)

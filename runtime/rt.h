@@ -438,7 +438,7 @@ int rt_boot_init(coll_comm *c, const char *addr, const char *secret);
 /* Gather len bytes from every rank into all[n*len] on every rank (star
  * through rank 0, or MPI).  Blocking until rt_boot_deadline(c). */
 int rt_boot_allgather(coll_comm *c, const void *mine, void *all, size_t len);
-/* The bootstrap deadline while it lasts, then now + the comm timeout. */
+/* The later of the bootstrap deadline and now + the comm timeout. */
 int64_t rt_boot_deadline(coll_comm *c);
 int rt_boot_barrier(coll_comm *c);
 void rt_boot_close(coll_comm *c);

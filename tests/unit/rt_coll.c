@@ -469,6 +469,27 @@ static int order_test(void)
 	return ok ? 0 : 1;
 }
 
+/* Rank 1 comes to a barrier S seconds after init, the others at once:
+ * their wait is bounded by COLL_TIMEOUT from when they began it, not by
+ * the bootstrap's deadline (COLL_BOOT_TIMEOUT after init), however close
+ * that is (runtime.test runs it with COLL_BOOT_TIMEOUT below S). */
+static int late_test(double s)
+{
+	if (rank == 1) {
+		struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+	double t0 = now();
+	coll_result rc = coll_barrier(comm);
+	if (rc != COLL_OK) {
+		printf("FAIL rank %d: barrier after %.3f s: %s: %s\n", rank, now() - t0, coll_strerror(rc),
+		       coll_last_error(comm));
+		return 1;
+	}
+	printf("rank %d: barrier ok after %.3f s\n", rank, now() - t0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -490,7 +511,7 @@ int main(int argc, char **argv)
 	}
 	if (a >= argc) {
 		fprintf(stderr, "usage: rt_coll [-env R NAME=VALUE]... sweep [-quick] | big | kill R | mismatch | badsecret | "
-		                "bench [MiB] | init | loop | order\n");
+		                "bench [MiB] | init | loop | order | late [S]\n");
 		return 2;
 	}
 	const char *mode = argv[a];
@@ -556,6 +577,8 @@ int main(int argc, char **argv)
 		status = loop_test();
 	else if (!strcmp(mode, "order"))
 		status = order_test();
+	else if (!strcmp(mode, "late"))
+		status = late_test(argc > 2 ? atof(argv[2]) : 3);
 	else {
 		fprintf(stderr, "rt_coll: unknown mode '%s'\n", mode);
 		status = 2;
