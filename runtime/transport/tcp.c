@@ -306,9 +306,14 @@ static int peer_err(tcp_tp *t, int r, int err)
 	t->base.err_peer = r;
 	if (err == 0 || err == ECONNRESET || err == EPIPE)
 		return rt_err(t->base.comm, COLL_ERR_PEER, "rank %d closed its connection (process died?)", r);
+	/* TCP_USER_TIMEOUT (= COLL_TIMEOUT) also ends a link whose peer keeps
+	 * its receive window shut that long: a live rank that is not reading
+	 * this link (busy with earlier rounds on a congested network) looks the
+	 * same from here as a dead link, so the message names both. */
 	if (err == ETIMEDOUT)
-		return rt_err(t->base.comm, COLL_ERR_PEER, "rank %d unreachable: data to it went unacknowledged for %.1f s "
-		              "(link down? TCP_USER_TIMEOUT = COLL_TIMEOUT)", r, (double)t->base.comm->timeout_ms / 1000);
+		return rt_err(t->base.comm, COLL_ERR_PEER, "rank %d unreachable: data to it went unacknowledged, or its "
+		              "receive window stayed shut, for %.1f s (link down? or rank %d not reading that long: "
+		              "TCP_USER_TIMEOUT = COLL_TIMEOUT)", r, (double)t->base.comm->timeout_ms / 1000, r);
 	return rt_err(t->base.comm, COLL_ERR_SYSTEM, "tcp link to rank %d: %s", r, strerror(err));
 }
 
