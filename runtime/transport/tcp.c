@@ -816,14 +816,14 @@ static void linger_in(tcp_tp *t, int ms)
 		drain_in(t);
 		return;
 	}
-	int open = 0;
+	int live = 0;
 	for (int r = 0; r < t->n; r++) {
 		pf[r].fd = t->peers[r].fd;
 		pf[r].events = POLLIN;
-		open += pf[r].fd >= 0;
+		live += pf[r].fd >= 0;
 	}
 	char junk[16384];
-	for (int64_t end = rt_now_ms() + ms; open > 0;) {
+	for (int64_t end = rt_now_ms() + ms; live > 0;) {
 		int left = (int)(end - rt_now_ms());
 		if (left <= 0 || poll(pf, (nfds_t)t->n, left) <= 0)
 			break;
@@ -833,7 +833,7 @@ static void linger_in(tcp_tp *t, int ms)
 			ssize_t k = recv(pf[r].fd, junk, sizeof junk, MSG_DONTWAIT);
 			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 				pf[r].fd = -1;   /* closed (or broken): poll skips it */
-				open--;
+				live--;
 			}
 		}
 	}
