@@ -25,6 +25,8 @@
 # GPU per rank would give (README: "GPUs").
 # GPU_STEPS picks steps from "ipc mismatch bench nccl torch" (default all;
 # each builds the libraries it needs), for a short lease on a GPU machine.
+# GPU_KEEP=DIR builds in DIR and leaves it (DIR/ipcN/libipcN.so, ...), so
+# that collbench --device can be run on those libraries by hand.
 # Prints a summary; exits 1 if anything failed, 0 otherwise (77 when there
 # is no GPU).
 set -u
@@ -33,9 +35,14 @@ build=$(cd "$root/${1:-build}" && pwd)
 collc=$build/collc collrun=$build/collrun collbench=$build/collbench
 bench_flags=${BENCH_FLAGS:--b 1K -e 256M -f 4 -c}
 steps=" ${GPU_STEPS:-ipc mismatch bench nccl torch} "
-work=${TMPDIR:-/tmp}/coll-gpu.$$
-mkdir -p "$work"
-trap 'rm -rf "$work"' EXIT
+if [ -n "${GPU_KEEP:-}" ]; then   # the libraries stay there, for collbench by hand
+	work=$GPU_KEEP
+	mkdir -p "$work"
+else
+	work=${TMPDIR:-/tmp}/coll-gpu.$$
+	mkdir -p "$work"
+	trap 'rm -rf "$work"' EXIT
+fi
 export COLL_CUDA_ARCH=${COLL_CUDA_ARCH:-native}
 export COLL_TIMEOUT=${COLL_TIMEOUT:-120}
 
@@ -73,10 +80,11 @@ build_and_link() {
 		-o "$work/$1/gpu_allreduce" 2>&1
 }
 
-# have NAME N: the transport cuda library and test program NAME for N
-# ranks, built by an earlier step or now
+# have NAME N STEP: the transport cuda library and test program NAME for N
+# ranks, built by an earlier step or now; a failed build fails STEP
 have() {
-	[ -x "$work/$1/gpu_allreduce" ] || build_and_link "$1" "$2" cuda >/dev/null 2>&1
+	[ -x "$work/$1/gpu_allreduce" ] || build_and_link "$1" "$2" cuda >/dev/null 2>&1 ||
+		{ result "$3: build $1" 1; return 1; }
 }
 
 # want STEP: whether GPU_STEPS names it
@@ -104,19 +112,17 @@ for n in 2 3 4; do
 		result "cuda IPC, $n ranks: build" 1
 	fi
 done
-if want mismatch && have ipc3 3; then
+if want mismatch && have ipc3 3 mismatch; then
 	timeout 60 "$collrun" -np 3 "$work/ipc3/gpu_allreduce" --mismatch >"$work/mm.out" 2>&1
 	st=$?; cat "$work/mm.out"
 	result "cuda IPC: a count mismatch is an error on every rank" $st
 fi
-if want bench && have ipc2 2; then
+if want bench && have ipc2 2 bench; then
 	bench ipc2 2
 	result "collbench --device, cuda IPC, 2 ranks on one GPU (checked)" $?
 fi
 
-if ! want nccl; then
-	:
-elif [ "$ngpu" -ge 2 ]; then
+if want nccl && [ "$ngpu" -ge 2 ]; then
 	if build_and_link nccl$ngpu $ngpu nccl; then
 		"$collrun" -np "$ngpu" "$work/nccl$ngpu/gpu_allreduce" >"$work/nccl.out" 2>&1
 		st=$?
@@ -127,7 +133,7 @@ elif [ "$ngpu" -ge 2 ]; then
 	else
 		result "nccl, $ngpu ranks: build" 1
 	fi
-else
+elif want nccl; then
 	note "skip nccl: $ngpu GPU(s); transport nccl needs a GPU per rank (at least 2)"
 fi
 
@@ -144,21 +150,22 @@ torch_check() {
 print(" ".join("-isystem " + p for p in c.include_paths() + [sysconfig.get_paths()["include"]]))')
 	lib=$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
 	abi=$("$py" -c 'import torch; print(int(torch.compiled_with_cxx11_abi()))')
+	ver=$("$py" -c 'import torch; print(torch.__version__)')
 	# shellcheck disable=SC2086 # inc is a list of flags
 	if ! g++ -std=c++17 -O2 -fPIC -shared -Wall -Wextra -D_GLIBCXX_USE_CXX11_ABI="$abi" $inc -I"$root/runtime/include" \
 		"$root/runtime/python/torch/ProcessGroupColl.cpp" -L"$lib" -Wl,-rpath,"$lib" -ltorch -ltorch_cpu -lc10 \
 		-ltorch_python -ldl -pthread -o "$work/_coll_torch.so" >"$work/torch.log" 2>&1; then
 		grep error "$work/torch.log" | head -20
-		result "torch backend: build against $("$py" -c 'import torch; print(torch.__version__)')" 1
+		result "torch backend: build against torch $ver" 1
 		return
 	fi
 	echo "--- torch backend, CUDA tensors, 2 ranks"
 	COLL_TORCH_EXT="$work/_coll_torch.so" PYTHONPATH="$root/runtime/python${PYTHONPATH:+:$PYTHONPATH}" \
 		timeout 120 "$collrun" -np 2 "$py" "$root/tests/gpu/torch_cuda_check.py" "$work/ipc2/libipc2.so"
-	result "torch backend, torch $("$py" -c 'import torch; print(torch.__version__)'): allreduce of CUDA tensors" $?
+	result "torch backend, torch $ver: allreduce of CUDA tensors" $?
 }
 if want torch; then
-	if have ipc2 2; then torch_check; else result "torch backend: build ipc2" 1; fi
+	if have ipc2 2 torch; then torch_check; fi
 fi
 
 echo "--- summary"
