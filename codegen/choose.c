@@ -20,6 +20,13 @@
  * entry before it), and per power-of-two size the cost model gives the
  * critical delay from which the straggler algorithm beats the table's
  * choice; the runtime compares the measured delay with it.
+ *
+ * Every simulation here runs in the executor's order for the cluster's
+ * transport (cost_params.round_order, see cluster_round_order): over TCP
+ * libcollrt moves round by round, and the free-running simulation
+ * predicted dbt as one deep pipeline through both trees that TCP never
+ * runs (1.06-1.75x too fast on the emulated racks), so a table costed
+ * that way picked dbt where it loses.
  */
 #include <math.h>
 #include <stdio.h>
@@ -49,6 +56,23 @@ static int cluster_links(const cluster_desc *d, link_model *lm, link_error *err)
 		if (link_declare(lm, d->decls[i], err) < 0)
 			rc = -1;
 	return rc == 0 ? link_check_n(lm, d->ranks, err) : rc;
+}
+
+/* Does libcollrt run this cluster's plans in round order?  The
+ * transport's row says (coll_transports.def: tcp and ibverbs yes, shm and
+ * mpi no); rails always share network links; `auto` is shm on one host
+ * and tcp across hosts, and a cluster that gives a `links` matrix or
+ * declares segments describes a network between hosts, so it is costed as
+ * tcp, one with neither as shm (collc cost/sim default the same way on
+ * --links).  COLL_ROUND_ORDER changes the executor at run time, not the
+ * tables baked here. */
+static int cluster_round_order(const cluster_desc *d)
+{
+	if (d->rails)
+		return 1;
+	if (d->target->round_order >= 0)
+		return d->target->round_order;
+	return d->links != NULL || d->ndecls > 0;
 }
 
 /* Report a link model error at pos, or, about the links file, at the
@@ -84,7 +108,7 @@ static int choose_by_cost(libplan *lp, const cluster_block *b)
 	int prev = -1;
 	for (int k = 0; k <= 32 && rc == 0; k++) {
 		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = -1, .segments = 1,
-				  .perm = lp->perm };
+				  .perm = lp->perm, .round_order = cluster_round_order(d) };
 		int best = -1;
 		double bt = 0;
 		for (int a = 0; a < na; a++) {
@@ -196,7 +220,8 @@ static int critical_delays(libplan *lp)
 				rc = -1;
 		}
 		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = lp->algos[sa].straggler_role,
-				  .delay = COST_MASKED, .segments = 1, .perm = lp->perm };
+				  .delay = COST_MASKED, .segments = 1, .perm = lp->perm,
+				  .round_order = cluster_round_order(d) };
 		double dl = 0;
 		int found = rc == 0 ? cost_critical_delay(m, plans[sa], plans[b], &q, &dl, &err) : -1;
 		if (found < 0)
@@ -265,7 +290,8 @@ static int choose_order(libplan *lp)
 		lp->t_identity = res.t_identity;
 		lp->t_best = res.t_best;
 		lp->optimal = res.optimal;
-		cost_params q = { .bytes = (double)lp->reorder_bytes, .links = &lm, .straggler = -1, .segments = 1 };
+		cost_params q = { .bytes = (double)lp->reorder_bytes, .links = &lm, .straggler = -1, .segments = 1,
+				  .round_order = cluster_round_order(d) };
 		cost_result r;
 		lp->sim_identity = cost_sim_time(p, &q, &r, &err) == 0 ? r.time : NAN;
 		q.perm = lp->perm;

@@ -55,12 +55,12 @@
  * then the GPU targets: allreduce on device buffers, their host plans on
  * `auto` (bootstrap and host buffers). */
 static const cluster_target targets[] = {
-#define COLL_TRANSPORT(name, where, rail, what) { #name, #name, false, false, rail },
+#define COLL_TRANSPORT(name, where, rail, order, what) { #name, #name, false, false, rail, order },
 #include "coll_transports.def"
 #undef COLL_TRANSPORT
-	{ "auto", "auto", false, false, false },
-	{ "nccl", "auto", true, true, false },     /* NCCL send/recv per round, reduction kernels */
-	{ "cuda", "auto", true, false, false },    /* CUDA IPC between the ranks of one node */
+	{ "auto", "auto", false, false, false, -1 },   /* shm on one host, else tcp: see choose.c */
+	{ "nccl", "auto", true, true, false, 0 },     /* NCCL send/recv per round, reduction kernels */
+	{ "cuda", "auto", true, false, false, 0 },    /* CUDA IPC between the ranks of one node */
 };
 #define NTARGETS (int)(sizeof targets / sizeof targets[0])
 

@@ -28,6 +28,8 @@ typedef struct {
 	bool gpu;             /* device plans (emit_cuda.c, nvcc) */
 	bool nccl;            /* the device plans call NCCL */
 	bool rail;            /* it can be one of several rails (coll_transports.def) */
+	int round_order;      /* libcollrt runs plans over it in round order (coll_transports.def);
+			         -1: `auto`, the cluster decides (codegen/choose.c) */
 } cluster_target;
 
 /* One algorithm listed in a collective block. */

@@ -79,7 +79,7 @@ static double now_s(void)
 static const struct {
 	const char *name, *where, *what;
 } transports[] = {
-#define COLL_TRANSPORT(name, where, rail, what) { #name, #where, what },
+#define COLL_TRANSPORT(name, where, rail, order, what) { #name, #where, what },
 #include "coll_transports.def"
 #undef COLL_TRANSPORT
 };

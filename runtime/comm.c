@@ -213,6 +213,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 		return rt_err(c, COLL_ERR_TRANSPORT, "transport shm needs every rank on one host and network namespace");
 	if ((rc = tr->connect(c, &c->tp)))
 		return rc;
+	c->tp->round_order = rt_transport_row(tname)->round_order;
 	return finish_init(c);
 }
 

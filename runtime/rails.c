@@ -2085,7 +2085,6 @@ int rt_rails_open(coll_comm *c, int nrails, const rt_transport *const *tr, const
 	t->debug = (int)rt_env_long("COLL_RAIL_DEBUG", 0);
 	t->base.send_window = RL_WINDOW;
 	t->base.recv_window = RL_RWIN;
-	t->base.round_order = 1;
 	t->rank = c->rank;
 	t->n = c->n;
 	t->wake_fd = -1;
@@ -2104,6 +2103,9 @@ int rt_rails_open(coll_comm *c, int nrails, const rt_transport *const *tr, const
 			return rt_err(c, rc, "rail %s: %s", R->name, why);
 		}
 		R->tp->err_peer = -1;
+		const rt_transport_entry *row = rt_transport_row(tr[k]->name);
+		if (row && row->round_order)   /* in round order where any rail shares links */
+			t->base.round_order = 1;
 		t->nrails++;
 	}
 	size_t maxmsg = SIZE_MAX;

@@ -547,8 +547,11 @@ typedef struct {
 	const char *name;
 	const rt_transport *builtin;
 	const char *what;
+	int round_order;   /* the default of comm->round_order over it (exec.c) */
 } rt_transport_entry;
 extern const rt_transport_entry rt_transports[];
+/* name's row, or NULL when it is not one. */
+const rt_transport_entry *rt_transport_row(const char *name);
 /* "shm, tcp, mpi": the registered names, for messages. */
 const char *rt_transport_names(void);
 /* How long a waiting transport polls before it sleeps: $env microseconds,

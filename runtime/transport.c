@@ -23,10 +23,10 @@
 #define RT_BUILTIN(name) &name##_transport
 #define RT_PLUGIN(name) NULL
 const rt_transport_entry rt_transports[] = {
-#define COLL_TRANSPORT(name, where, rail, what) { #name, RT_##where(name), what },
+#define COLL_TRANSPORT(name, where, rail, order, what) { #name, RT_##where(name), what, order },
 #include "coll_transports.def"
 #undef COLL_TRANSPORT
-	{ NULL, NULL, NULL },
+	{ NULL, NULL, NULL, 0 },
 };
 
 const char *rt_transport_names(void)
@@ -134,13 +134,15 @@ static const rt_transport *plugin_transport(coll_comm *c, const char *name)
 	return NULL;
 }
 
-int rt_transport_registered(const char *name)
+const rt_transport_entry *rt_transport_row(const char *name)
 {
 	for (int i = 0; rt_transports[i].name; i++)
 		if (strcmp(rt_transports[i].name, name) == 0)
-			return 1;
-	return 0;
+			return &rt_transports[i];
+	return NULL;
 }
+
+int rt_transport_registered(const char *name) { return rt_transport_row(name) != NULL; }
 
 const rt_transport *rt_transport_find(coll_comm *c, const char *name)
 {

@@ -1239,7 +1239,6 @@ static int ib_open(coll_comm *c, const char *hca, rt_tp **out)
 	int w = ib_window(&t->g, t->base.max_msg);
 	t->base.send_window = w;
 	t->base.recv_window = w;
-	t->base.round_order = 1;   /* hosts share network links: see exec.c */
 	long chunk = H->env_long("COLL_IB_CHUNK_BYTES", 64 << 10);
 	t->chunk = chunk >= 4096 ? (size_t)chunk : 4096;
 	t->credit_batch = t->g.nslots / 4 ? t->g.nslots / 4 : 1;

@@ -179,7 +179,6 @@ static int tcp_new(coll_comm *c, tcp_tp **out)
 	t->base.max_msg = (size_t)seg + sizeof(rt_hdr);
 	t->base.send_window = 4;
 	t->base.recv_window = 4;
-	t->base.round_order = 1;   /* hosts share links: see exec.c */
 	t->base.err_peer = -1;
 	t->rank = c->rank;
 	t->n = c->n;
