@@ -220,6 +220,8 @@ static int compare_at(const cmd_opts *o, cmd_algo *v, int nv, int n, const doubl
 				cost_params q = cmd_params(o, sizes[z], n);
 				link_error err;
 				cost_result rb;
+				if (base >= 0)
+					q.segments = cmd_segments(o, v[base].plan, sizes[z]);
 				bool have_base = base >= 0 &&
 						 models[m]->predict(v[base].plan, &q, &rb, &err) == 0;
 				for (int i = 0; i < nv; i++) {
@@ -232,6 +234,7 @@ static int compare_at(const cmd_opts *o, cmd_algo *v, int nv, int n, const doubl
 					cmd_row *w = &(*rows)[(*nrows)++];
 					*w = (cmd_row){ .algo = v[i].name, .kind = v[i].kind, .n = n, .bytes = sizes[z],
 							.model = models[m]->name, .straggler = q.straggler };
+					q.segments = cmd_segments(o, v[i].plan, sizes[z]);
 					if (models[m]->predict(v[i].plan, &q, &w->r, &err))
 						return cmd_input_error("%s: %s", v[i].name, err.msg);
 					w->speedup = have_base && w->r.time > 0 ? rb.time / w->r.time : NAN;

@@ -70,9 +70,9 @@ static const char common_help[] =
 	"  --delay D           the straggler's delay (implies --straggler last)\n"
 	"  --segments S        pipeline the buffer in S segments (sim model)\n"
 	"  --seg-bytes X       as many segments as cut each chunk into pieces of at most X,\n"
-	"                      as the runtime does (its TCP messages: 1MiB; cost and sim)\n"
+	"                      as the runtime does (its TCP messages: 1MiB), per algorithm\n"
 	"  --round-order on|off  the sim runs as libcollrt does on TCP: a rank's sends\n"
-	"                      (receives) of a round wait for all of its earlier rounds'\n"
+	"                      (receives) of a round wait for those of its earlier rounds\n"
 	"                      (default: on with --links, a network; off otherwise)\n"
 	"  --max-steps N       evaluation step limit\n"
 	"  --help              this text\n"
@@ -156,7 +156,7 @@ static const struct {
 	{ "--straggler", 1, CMD_ALL },
 	{ "--delay", 1, CMD_ALL },
 	{ "--segments", 1, CMD_ALL },
-	{ "--seg-bytes", 1, CMD_COST | CMD_SIM },
+	{ "--seg-bytes", 1, CMD_COST | CMD_SIM | CMD_COMPARE | CMD_TUNE },
 	{ "--round-order", 1, CMD_ALL },
 	{ "--baseline", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--model", 1, CMD_COMPARE | CMD_TUNE },

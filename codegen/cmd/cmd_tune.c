@@ -53,6 +53,7 @@ static int tune_ranges(const cmd_opts *o, const cmd_algo *v, int nv, const cost_
 					if ((int)v[i].kind != k || !v[i].plan)
 						continue;
 					cost_params q = cmd_params(o, o->sizes[z], o->n);
+					q.segments = cmd_segments(o, v[i].plan, o->sizes[z]);
 					cost_result r;
 					link_error err;
 					if (models[m]->predict(v[i].plan, &q, &r, &err)) {
