@@ -135,10 +135,10 @@ int cmd_reorder(int argc, char **argv)
 		printf(", \"optimal\": %s, \"stopped\": %s,\n", res.optimal ? "true" : "false",
 		       res.stopped ? "true" : "false");
 		printf("  \"start\": \"%s\", ", res.start);
-		printf("\"seed\": %llu, \"moves\": %ld, \"accepted\": %ld, \"nodes\": %ld, \"patterns\": %d, "
-		       "\"rounds\": %d, \"seconds\": %.6f\n}\n",
-		       (unsigned long long)ro.seed, res.moves, res.accepted, res.nodes, res.npatterns, res.nrounds,
-		       res.seconds);
+		printf("\"seed\": %llu, \"moves\": %ld, \"accepted\": %ld, \"runs\": %d, \"nodes\": %ld, "
+		       "\"patterns\": %d, \"rounds\": %d, \"seconds\": %.6f\n}\n",
+		       (unsigned long long)ro.seed, res.moves, res.accepted, res.runs, res.nodes, res.npatterns,
+		       res.nrounds, res.seconds);
 	} else if (rc == 0) {
 		char sz[32];
 		cmd_describe_sched(&v[0]);
@@ -148,8 +148,8 @@ int cmd_reorder(int argc, char **argv)
 		if (o.exhaustive)
 			printf("exhaustive, %ld orders", res.nodes);
 		else
-			printf("start %s; annealing %ld moves (%ld taken), seed %llu", res.start, res.moves, res.accepted,
-			       (unsigned long long)ro.seed);
+			printf("start %s; annealing %ld moves (%ld taken) in %d run%s, seed %llu", res.start, res.moves,
+			       res.accepted, res.runs, res.runs == 1 ? "" : "s", (unsigned long long)ro.seed);
 		if (res.exact_ran)
 			printf("; branch and bound %ld nodes%s", res.nodes, res.optimal ? ", finished" : ", cut short");
 		printf("; %.3f s%s\n", res.seconds, res.stopped ? " (time limit reached)" : "");
