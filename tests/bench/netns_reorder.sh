@@ -12,8 +12,12 @@
 # list gives), host links shaped at RATE each way, one rank per host over
 # TCP with the socket buffers netns_stragglar.sh explains (128 / 256 KiB).
 # In it:
-#   1. collprobe measures the network (2 MiB exchanges) into probe.tsv; its
-#      time is the probe time;
+#   1. collprobe measures the network (its defaults: 1 MiB exchanges, the
+#      fastest of 2) into probe.tsv; its time is the probe time.  2 MiB
+#      predicted no better (n16r4: measured/predicted 0.95-1.25 from a
+#      2 MiB probe, 0.96-1.22 from 1 MiB) and took 43.8 s where 1 MiB took
+#      21.5; 512 KiB overrated every link (rank-bw 16.5 MB/s of 12.5) and
+#      predicted 1.03-1.39;
 #   2. reorder at init is timed (COLL_REORDER=reprobe, then a second start
 #      that reads the cache);
 #   3. per algorithm: `collc reorder` on probe.tsv gives the reordered
@@ -102,7 +106,7 @@ if [ $inner = 1 ]; then
 	log "racks $TESTBED_RACK_OF, hosts $TESTBED_RATE, trunks $TESTBED_TRUNK_RATE"
 	# 1. probe
 	t0=$(date +%s.%N)
-	$B/collrun -np "$n" --netns "$TESTBED_NETNS" $B/collprobe --bytes 2M -o "$OUT/probe-$tag.tsv" 2> "$OUT/probe-$tag.log" \
+	$B/collrun -np "$n" --netns "$TESTBED_NETNS" $B/collprobe -o "$OUT/probe-$tag.tsv" 2> "$OUT/probe-$tag.log" \
 		|| { cat "$OUT/probe-$tag.log"; exit 1; }
 	t1=$(date +%s.%N)
 	log "probe: $(grep 'probed in' "$OUT/probe-$tag.log" | sed 's/.*collprobe: //') (wall $(echo "$t1 - $t0" | bc) s)"
