@@ -107,7 +107,6 @@
 #define RL_NCLASS 40
 #define RL_IDLE_NS 100000000        /* a link idle this long is warming up again (start) */
 #define RL_GAIN 0.5                   /* how far one fold moves shares toward balance (fold) */
-#define RL_STEP_MAX 0.15              /* the largest log-imbalance a fold acts on (fold) */
 #define RL_MOVE_MIN 0.03              /* a log-imbalance smaller than this moves no share (fold) */
 #define RL_EARLY_FOLDS 4              /* folds a new class gets every RL_FIRST_FOLD messages */
 #define RL_FIRST_FOLD 8               /* sampled messages per early fold (first_fold_due) */
@@ -236,7 +235,6 @@ typedef struct {
 	int nsb;                 /* messages sampled since the last fold */
 	double sl[COLL_MAX_RAILS], sll[COLL_MAX_RAILS];   /* log-imbalances since then (fold): sum, squares, */
 	int nl[COLL_MAX_RAILS];                           /* count */
-	signed char lean[COLL_MAX_RAILS];   /* the previous fold's significant imbalance: +1 slow, -1 fast, 0 none */
 	int used;
 } rl_class;
 
@@ -1215,43 +1213,21 @@ static void shares(rails_tp *t, rl_class *k)
  * (8 ranks on 2 cores scatter one rail's rate by a quarter) is left alone
  * instead of followed.  Shares from rates followed it: on two equal rails
  * nezha ran 1.70-1.86x the single rail where `equal` ran 1.93-2.02x, and
- * a shaper's burst made one rail look 5x the other and excluded it.
- *
- * Two more brakes, because finish times are not proportional to shares
- * once messages queue.  When a pipelined collective keeps both rails
- * busy, the rail given a little too much builds a queue that every later
- * message waits behind, while the other drains into its shaper's burst
- * allowance: 256 KiB messages split 52/48 on two equal rails finished in
- * 5.5 ms on the first and 0.1-0.4 ms on the second, a log-imbalance of
- * 1.2-1.8 for a share 8% off.  Acted on in full, that threw the shares to
- * 25/75 and back, and nezha ran 1.6x the single rail at 1 MiB in a size
- * sweep where `equal` ran 2.0x.  So a fold acts on at most RL_STEP_MAX of
- * imbalance (shares move at most 16% relative per fold), and only when
- * the previous fold saw a significant imbalance in the same direction
- * (lean): one window's swing is not followed.  On 200 + 60 Mbit/s the
- * 1 MiB class still settles at 76-77% in about 6 folds; in the sweep
- * nezha ran 1.97-2.0x at 1 MiB and 1.88-1.96x at 4 MiB (3 runs). */
+ * a shaper's burst made one rail look 5x the other and excluded it. */
 static void fold(rails_tp *t, rl_class *k)
 {
-	int move = 0, again = 1;
+	int move = 0;
 	double f[COLL_MAX_RAILS];
-	signed char lean[COLL_MAX_RAILS] = {0};
 	for (int r = 0; r < t->nrails; r++) {
 		f[r] = 1;
 		if (k->nl[r] < 2)
 			continue;
 		double n = k->nl[r], mean = k->sl[r] / n, var = (k->sll[r] - n * mean * mean) / (n - 1);
 		double se = sqrt((var > 0 ? var : 0) / n);
-		if (fabs(mean) > 2 * se && fabs(mean) > RL_MOVE_MIN) {
+		if (fabs(mean) > 2 * se && fabs(mean) > RL_MOVE_MIN)
 			move = 1;
-			lean[r] = mean > 0 ? 1 : -1;
-		}
-		f[r] = exp(-RL_GAIN * (mean > RL_STEP_MAX ? RL_STEP_MAX : mean < -RL_STEP_MAX ? -RL_STEP_MAX : mean));
+		f[r] = exp(-RL_GAIN * mean);
 	}
-	for (int r = 0; r < t->nrails; r++)
-		again &= lean[r] == k->lean[r];
-	memcpy(k->lean, lean, sizeof k->lean);
-	move &= again;
 	if (move && t->pol.split == COLL_SPLIT_THROUGHPUT)
 		for (int r = 0; r < t->nrails; r++)
 			k->share[r] *= f[r];
