@@ -921,12 +921,14 @@ int reorder_search(const cost_plan *p, const link_model *lm, const reorder_opts 
 		for (int k = 0; k < 3 && seen; k++) {
 			if (k < 2 && lm->ngroups == 0)
 				continue;
-			if (k == 0)
+			if (k == 0) {
 				start_by_group(&s, s.perm);
-			else if (k == 1 && !start_strided(&s, s.perm))
-				continue;
-			else if (k == 2)
+			} else if (k == 1) {
+				if (!start_strided(&s, s.perm))
+					continue;   /* out of memory: one start fewer */
+			} else {
 				start_nearest(&s, s.perm, seen);
+			}
 			recompute(&s);
 			score sc = score_now(&s);
 			int same = 0;   /* the same order as a start already kept (one group, one rack...) */
@@ -950,9 +952,9 @@ int reorder_search(const cost_plan *p, const link_model *lm, const reorder_opts 
 		memcpy(best, cand, sizeof *best * (size_t)n);
 	}
 	/* annealing; the default budget grows with n^2 (every pair of ranks
-	 * proposed many times), capped where the time limit is the bound;
-	 * runs after the first start again from the same order with other
-	 * random numbers (REORDER_RESTARTS) */
+	 * proposed many times), capped where the time limit is the bound; one
+	 * run per start, best first, then from the best again with other
+	 * random numbers, while REORDER_RESTARTS and REORDER_MAX_MOVES allow */
 	long moves = o->moves;
 	if (moves <= 0) {
 		moves = (long)n * n * 200;
