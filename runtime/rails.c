@@ -79,7 +79,9 @@
  * Tunables: COLL_RAIL_SLICE (most bytes of a piece, default 128 KiB);
  * COLL_RAIL_DEBUG=1 prints every link that goes down and why, and every
  * peer's sequence numbers, credit, slots and links at close (what a hang
- * looked like from here); 2 also rank 0's every fold (the balancer).
+ * looked like from here); 2 also rank 0's every fold (the balancer); 3
+ * also rank 0's every sample (each rail's part of a split message and
+ * when its last acknowledgement came).
  */
 #include <errno.h>
 #include <math.h>
@@ -636,6 +638,13 @@ static void sample(rails_tp *t, const rl_msg *m)
 		lt[r] = log((double)ns);
 		mean += lt[r];
 		on++;
+	}
+	if (t->debug > 2 && t->rank == 0) {   /* every sample: what a fold averages */
+		fprintf(stderr, "sample cls %d seq %u:", m->cls, m->seq);
+		for (int r = 0; r < t->nrails; r++)
+			fprintf(stderr, " rail %d %llu B %.0f us", r, (unsigned long long)m->part[r],
+				m->part[r] ? (double)(m->fin_ns[r] - m->start_ns) / 1e3 : 0.0);
+		fputc('\n', stderr);
 	}
 	for (int r = 0; r < t->nrails && on >= 2; r++) {
 		if (!m->part[r])
