@@ -23,10 +23,13 @@
  *
  * Every simulation here runs in the executor's order for the cluster's
  * transport (cost_params.round_order, see cluster_round_order): over TCP
- * libcollrt moves round by round, and the free-running simulation
- * predicted dbt as one deep pipeline through both trees that TCP never
- * runs (1.06-1.75x too fast on the emulated racks), so a table costed
- * that way picked dbt where it loses.
+ * libcollrt moves round by round, and a free-running simulation credits
+ * a rank with sends of a later round overlapping an earlier round's
+ * (where it has ports for both) that TCP never runs.  The tables cost
+ * whole chunks (segments = 1), so algorithms with one port per rank cost
+ * the same either way; the pipelined case (dbt measured 1.06-1.75x its
+ * free-running prediction on the emulated racks) waits for choose.c to
+ * learn the transport's segment size.
  */
 #include <math.h>
 #include <stdio.h>

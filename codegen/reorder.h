@@ -36,13 +36,13 @@
  *   (REORDER_RESTARTS, REORDER_MAX_MOVES), over permutations with swap
  *   moves (two ranks trade physical ranks) and segment reversals
  *   (positions i..j of perm reversed: a 2-opt move, the one that
- *   straightens a ring), evaluated
- *   incrementally: rounds with the same messages (src, dst, bytes) are one
- *   *pattern* counted with its multiplicity (ring: 1 pattern x 2(n-1)
- *   rounds; rhd: log2 n patterns, each reduce-scatter round matching an
- *   allgather round), and a move re-costs only the messages of the ranks
- *   it moves: per pattern the slowest message is kept as a maximum with
- *   its count, each segment's load as an integer count of chunks;
+ *   straightens a ring), evaluated incrementally: rounds with the same
+ *   messages (src, dst, bytes) are one *pattern* counted with its
+ *   multiplicity (ring: 1 pattern x 2(n-1) rounds; rhd: log2 n patterns,
+ *   each reduce-scatter round matching an allgather round), and a move
+ *   re-costs only the messages of the ranks it moves: per pattern the
+ *   slowest message is kept as a maximum with its count, each segment's
+ *   load as an integer count of chunks;
  * - then, for n <= exact_max, branch and bound over assignments of
  *   physical ranks to schedule ranks 0, 1, ..., seeded with the annealing
  *   result as the incumbent (as the paper seeds its solver with the
