@@ -913,8 +913,11 @@ int reorder_search(const cost_plan *p, const link_model *lm, const reorder_opts 
 		rs_free(&s), free(best), free(pos);
 		return link_errorf(err, "out of memory");
 	}
-	memcpy(cand, best, sizeof *cand * (size_t)n);
-	cs[0] = bs, cname[0] = r->start, ncand = 1;
+	/* the first start is s.perm: the given order (annealing starts there
+	 * even when the identity scores better, as --perm START promises), or
+	 * the identity */
+	memcpy(cand, s.perm, sizeof *cand * (size_t)n);
+	cs[0] = score_now(&s), cname[0] = r->start, ncand = 1;
 	if (!o->start) {
 		unsigned char *seen = malloc((size_t)n + 1);
 		static const char *const names[] = { "by group", "by group, strided", "nearest neighbour" };
