@@ -27,20 +27,24 @@
  *
  * Splitting (the policy, coll_rail_policy in coll_plan.h).  A message below
  * the cold threshold goes whole to the alive rail of lowest latency (cold
- * start); a larger one is split over the rails by the shares of its size
- * class (log2 of its bytes) in the data-length table (hot start), each
- * rail's part cut into pieces of at most COLL_RAIL_SLICE bytes.  Under
- * split=throughput shares follow each rail's measured speed (else they
- * are equal, or go by latency), and a rail more than `tolerance` times
- * slower than the best gets none (judged on classes of RL_RATE_BYTES and
- * up).  The table is fed by per-rail timers: a split message, once
- * acknowledged, gives each rail's finish time, from the split to that
- * part's last acknowledgement (sample()).  Every `rebalance` calls each
- * class's samples are folded: shares move toward equal finish times where
- * the samples show an imbalance beyond their noise (fold()).  A new class
- * starts from the nearest measured class's shares and, for its first
- * RL_EARLY_FOLDS folds, is folded every RL_FIRST_FOLD messages, not only
- * at rebalances.  The
+ * start); a larger one is split over the rails (hot start).  Under
+ * split=throughput a message of RL_PULL_BYTES or more is cut into pieces
+ * that the rails pull as they drain, each piece to the rail that would
+ * finish it first (pull()), so that the rails finish together whatever
+ * their speeds, and a rail more than `tolerance` times slower than the
+ * best gets none.  Smaller ones, and every message under equal or
+ * latency, are split by the shares of the message's size class (log2 of
+ * its bytes), each rail's part cut into pieces of at most COLL_RAIL_SLICE
+ * bytes.  The data-length table holds each class's shares and per-rail
+ * rates, fed by per-rail timers: a split message, once acknowledged,
+ * gives each rail's bytes of it and its finish time, from the split to
+ * that part's last acknowledgement (sample()).  Every `rebalance` calls
+ * each class's samples are folded into its rates and, under
+ * split=throughput, move its shares (fold()): toward the bytes each rail
+ * carried where pull() split, toward equal finish times elsewhere.  A new
+ * class starts from the nearest measured class's shares and, for its
+ * first RL_EARLY_FOLDS folds, is folded every RL_FIRST_FOLD messages, not
+ * only at rebalances.  The
  * `auto` cold threshold is where one rail and the split take equally long
  * (latency equivalence, the Nezha paper's Eq. 6): alpha_b + S/beta_b =
  * alpha_max + alpha_b + S/sum(beta), the second alpha_b being what the
@@ -81,7 +85,9 @@
  * peer's sequence numbers, credit, slots and links at close (what a hang
  * looked like from here); 2 also rank 0's every fold (the balancer); 3
  * also rank 0's every sample (each rail's part of a split message and
- * when its last acknowledgement came).
+ * when its last acknowledgement came); 4 also rank 0's every piece that
+ * pull() hands out (the rail, and each link's drain and unacknowledged
+ * bytes).
  */
 #include <errno.h>
 #include <math.h>
@@ -113,6 +119,15 @@
 #define RL_EARLY_FOLDS 4              /* folds a new class gets every RL_FIRST_FOLD messages */
 #define RL_FIRST_FOLD 8               /* sampled messages per early fold (first_fold_due) */
 #define RL_PROBES 3                   /* latency probes per link at connect */
+#define RL_PULL_NS 20000000           /* pull(): a link takes a piece while it has less than this
+                                       * much time's worth unacknowledged (enough to cover
+                                       * acknowledgements that a busy receiver delays) */
+#define RL_PULL_SLICES 4              /* ... and until its drain is measured, fewer than this many
+                                       * slices (512 KiB: 20 ms of a 200 Mbit/s rail) */
+#define RL_PULL_BYTES (1 << 20)       /* split=throughput: messages from this size go out by pull() */
+#define RL_PULL_PIECES 16             /* pieces of a message that pull() hands out (at most a slice each) */
+#define RL_DRAIN_NS 50000000          /* drain_sample(): the time one measurement of a drain spans */
+#define RL_RETRY_NS 1000000000        /* a link's drain not measured again this long is forgotten */
 
 enum { RH_DATA = 1, RH_ACK, RH_PROBE, RH_PROBE_ACK, RH_DOWN, RH_REJOIN };
 #define RL_REJOIN_BYTES 128           /* a REJOIN's record, at most */
@@ -144,8 +159,10 @@ typedef struct rl_piece {
 	struct rl_msg *m;
 	struct rl_piece *lnext;  /* the link's list of posted, unfinished pieces */
 	int rail;                /* rail posted on; -1: not posted */
+	int queued;              /* waiting for a rail to take it (pull(), split=throughput) */
 	int acked;
 	int resent;
+	int woke;                /* posted on a link idle for RL_IDLE_NS or never used (TCP's ramp) */
 	int64_t posted_ns;
 	uint32_t off, len;
 } rl_piece;
@@ -158,8 +175,10 @@ typedef struct rl_msg {
 	uint32_t seq, total;
 	int started, hot, cls;
 	int npieces, nfin, cap;
+	int next_pull;           /* pull(): its pieces below this were handed to a rail */
 	int clean;               /* pieces acknowledged on their own rail, none resent */
 	int warmup;              /* a rail of it was idle before: no sample (see start) */
+	int pulled;              /* its pieces go out by pull() */
 	int64_t start_ns;        /* when it was cut into pieces */
 	int64_t fin_ns[COLL_MAX_RAILS];   /* each rail's last acknowledgement of its part */
 	uint64_t part[COLL_MAX_RAILS];    /* each rail's bytes of it */
@@ -191,6 +210,11 @@ typedef struct {
 	int64_t last_ack_ns;     /* last ACK or PROBE_ACK on it: our sends progress */
 	int64_t probed_ns;       /* last PROBE sent on it by the failover check */
 	int64_t idle_ns;         /* when its last outstanding piece left (0: none ever) */
+	double drain;            /* bytes per ns its pieces are acknowledged at, averaged (0: not yet) */
+	int64_t drain_ns;        /* its last piece's acknowledgement (drain_sample) */
+	uint64_t dr_bytes;       /* drain_sample: bytes and busy time not yet in drain */
+	int64_t dr_ns;
+	int64_t drain_set_ns;    /* when drain last changed: older than RL_RETRY_NS, it is forgotten */
 	rl_piece *out, *out_tail;
 	rl_ctl *ctl;             /* posted control messages */
 	rt_req rq[RL_RWIN];      /* child receives, posted in ring order */
@@ -513,43 +537,153 @@ static void fold(rails_tp *t, rl_class *k);
 static void seed(rails_tp *t, rl_class *k);
 static int first_fold_due(const rl_class *k);
 
-/* Start message m to p: cut it into pieces and post them. */
-static int start(rails_tp *t, int p, rl_msg *m)
+/* Bytes of p's link on rail r posted and not yet acknowledged. */
+static uint64_t unacked(rails_tp *t, int p, int r)
 {
-	uint64_t part[COLL_MAX_RAILS];
-	m->cls = cls_of(m->total);
-	rl_class *k = &t->cls[m->cls];
-	if (!k->used) {
-		k->used = 1;
-		seed(t, k);
-	} else if (first_fold_due(k)) {
-		fold(t, k);
+	uint64_t b = 0;
+	for (rl_piece *pc = lk(t, p, r)->out; pc; pc = pc->lnext)
+		if (!pc->acked)
+			b += pc->len;
+	return b;
+}
+
+/* A link's drain (bytes per ns), 0 when never measured or not for
+ * RL_RETRY_NS: a link left out for its drain (pull()) would otherwise
+ * keep the reading of its bad moment for good. */
+static double drain_of(const rl_link *L, int64_t now)
+{
+	return now - L->drain_set_ns > RL_RETRY_NS ? 0 : L->drain;
+}
+
+/* Post piece pc of m on rail r, noting what a sample needs: the rail's
+ * bytes of m, and whether the rail was idle.  A rail that sat idle
+ * restarts its TCP connection from slow start
+ * (tcp_slow_start_after_idle), and one never used yet starts there: a
+ * message that wakes one would be a sample of TCP's ramp, not of the
+ * rail.  In a sweep of sizes the second rail idles through every cold
+ * size, so the first message of each new class would make it look slower
+ * than it is. */
+static int post_part(rails_tp *t, int p, rl_msg *m, rl_piece *pc, int r)
+{
+	rl_link *L = lk(t, p, r);
+	pc->woke = !L->out && (!L->idle_ns || rt_now_ns() - L->idle_ns > RL_IDLE_NS);
+	m->warmup |= pc->woke;
+	m->part[r] += pc->len;
+	pc->queued = 0;
+	return post_piece(t, p, m, pc, r);
+}
+
+/* split=throughput, messages of RL_PULL_BYTES and up: hand p's queued
+ * pieces, oldest message first, to the rails as they have room.  Each
+ * piece goes to the link that would finish it first, judged by its
+ * unacknowledged bytes over its drain (the rate its pieces are
+ * acknowledged at, drain_sample()), and only while that link has less
+ * than RL_PULL_NS of work unacknowledged: the earliest-completion-first
+ * rule of multipath schedulers.  So a rail takes what it drains, the
+ * rails finish a message together whatever their speeds or their
+ * moment's luck, and a slower rail takes a piece only when it would still
+ * finish it before the best could.  Until every alive link's drain is
+ * known, each piece goes to the link with the fewest bytes
+ * unacknowledged, up to RL_PULL_SLICES slices, so that a link not
+ * measured gets pieces and is measured (a rail that came back after a
+ * failover must be, or it would stay out).  The class's shares do not
+ * stand in for the drains: they came from another size (a new class is
+ * seeded) or from what pull() gave each rail, and estimates from them
+ * spiral (below).
+ *
+ * A link more than `tolerance` times slower than the best, both by its
+ * drain and by the class's shares (the bytes it carried lately), takes
+ * nothing: the drain alone flaps, since a shaper's burst after each idle
+ * moment makes the rail that sends most look faster still (200 + 60
+ * Mbit/s read 22-36 and 5-10 MB/s), and the shares alone spiral (a rail
+ * given less carries less).  Its drain is forgotten RL_RETRY_NS later
+ * (drain_of()), the shares stand in again, and it is measured anew.
+ *
+ * Why not fixed shares, as split=equal does: with several messages in
+ * flight every rail has a queue, and a split fixed when the message
+ * starts leaves whichever rail had a bad moment (a TCP loss, a shaper's
+ * burst spent) behind for the rest of the queue.  On two equal 200 Mbit/s
+ * rails (n = 4, 64 MiB ring, 1 MiB messages) equal 50/50 splits finished
+ * their two halves on average 2.1x apart.  Why the drain and not the
+ * shares as the speed: ECF on shares learnt from what it gave each rail
+ * feeds on itself (the fast rail's window fills first, the slow one gets
+ * the overflow, carries less than it could, and its share falls). */
+static int pull(rails_tp *t, int p)
+{
+	uint64_t win = (uint64_t)RL_PULL_SLICES * t->slice;
+	int64_t now = rt_now_ns();
+	for (rl_msg *m = t->peer[p].head; m && m->started; m = m->next) {
+		rl_class *k = &t->cls[m->cls];
+		for (; m->next_pull < m->npieces; m->next_pull++) {
+			rl_piece *pc = &m->p[m->next_pull];
+			if (!pc->queued)
+				continue;
+			int nc = 0, drained = 1;
+			double top = 0, top_share = 0;
+			for (int r = 0; r < t->nrails; r++) {
+				rl_link *L = lk(t, p, r);
+				if (!L->up)
+					continue;
+				nc++;
+				double d = drain_of(L, now);
+				drained &= d > 0;
+				top = d > top ? d : top;
+				top_share = k->share[r] > top_share ? k->share[r] : top_share;
+			}
+			if (!nc)
+				return COLL_OK;   /* every rail to p is down: need() says so */
+			int best = -1;
+			double best_t = 0;
+			uint64_t best_b = 0;
+			for (int r = 0; r < t->nrails; r++) {
+				rl_link *L = lk(t, p, r);
+				if (!L->up)
+					continue;
+				uint64_t b = unacked(t, p, r);
+				double d = drain_of(L, now);
+				if (drained && t->pol.tolerance > 0 && d * t->pol.tolerance < top &&
+				    k->share[r] * t->pol.tolerance < top_share)
+					continue;   /* too slow, by its drain now and by what it carried */
+				double speed = drained ? d : 1;
+				double est = (double)(b + pc->len) / speed;
+				if (best < 0 || est < best_t)
+					best = r, best_t = est, best_b = b;
+			}
+			if (best_b && (drained ? (double)best_b > RL_PULL_NS * drain_of(lk(t, p, best), now)
+			                       : best_b + pc->len > win))
+				return COLL_OK;   /* the link that would finish it first is full: later */
+			if (t->debug > 3 && t->rank == 0) {   /* every piece pulled: where, and what decided it */
+				fprintf(stderr, "pull seq %u piece %d to %d on rail %d:", m->seq, m->next_pull, p, best);
+				for (int r = 0; r < t->nrails; r++)
+					fprintf(stderr, " rail %d drain %.1f MB/s unacked %llu", r, lk(t, p, r)->drain * 1e3,
+					        (unsigned long long)unacked(t, p, r));
+				fputc('\n', stderr);
+			}
+			int rc = post_part(t, p, m, pc, best);
+			if (rc)
+				return rc;
+		}
 	}
-	split(t, p, m, part);
-	m->start_ns = rt_now_ns();
-	memcpy(m->part, part, sizeof m->part);
-	/* A rail that sat idle restarts its TCP connection from slow start
-	 * (tcp_slow_start_after_idle), and one never used yet starts there: a
-	 * message that wakes one would be a sample of TCP's ramp, not of the
-	 * rail.  In a sweep of sizes the second rail idles through every cold
-	 * size, so the first message of each new class would make it look
-	 * slower than it is. */
-	for (int r = 0; r < t->nrails; r++) {
-		rl_link *L = lk(t, p, r);
-		if (part[r] && !L->out && (!L->idle_ns || m->start_ns - L->idle_ns > RL_IDLE_NS))
-			m->warmup = 1;
-	}
+	return COLL_OK;
+}
+
+/* Cut m into pieces: each rail's part[r] into pieces of at most psz bytes
+ * in rail order, posted on that rail, or (queued) the whole message into
+ * pieces that pull() hands out. */
+static void cut(rl_msg *m, const uint64_t part[COLL_MAX_RAILS], int nrails, uint64_t psz, int queued)
+{
 	uint64_t off = 0;
 	m->npieces = 0;
-	for (int r = 0; r < t->nrails; r++) {
+	for (int r = 0; r < nrails; r++) {
 		for (uint64_t left = part[r]; left;) {
-			uint64_t len = left < t->slice ? left : t->slice;
+			uint64_t len = left < psz ? left : psz;
 			if (left - len > 0 && left - len < 64)
 				len = left - 64;   /* no piece under 64 bytes: piece 0 must hold the header */
 			rl_piece *pc = &m->p[m->npieces];
 			memset(pc, 0, sizeof *pc);
 			pc->m = m;
-			pc->rail = r;
+			pc->rail = queued ? -1 : r;
+			pc->queued = queued;
 			pc->off = (uint32_t)off;
 			pc->len = (uint32_t)len;
 			m->npieces++;
@@ -557,7 +691,6 @@ static int start(rails_tp *t, int p, rl_msg *m)
 			left -= len;
 		}
 	}
-	m->started = 1;
 	for (int i = 0; i < m->npieces; i++) {
 		rl_piece *pc = &m->p[i];
 		pc->h.type = RH_DATA;
@@ -571,11 +704,43 @@ static int start(rails_tp *t, int p, rl_msg *m)
 		if (i == 0 && !m->copy && m->req->iovcnt == 2)
 			memcpy(&pc->xh, m->req->iov[0].iov_base, sizeof pc->xh);
 	}
+	m->started = 1;
+}
+
+/* Start message m to p: cut it into pieces and post them, or under
+ * split=throughput queue them for pull(). */
+static int start(rails_tp *t, int p, rl_msg *m)
+{
+	uint64_t part[COLL_MAX_RAILS];
+	m->cls = cls_of(m->total);
+	rl_class *k = &t->cls[m->cls];
+	if (!k->used) {
+		k->used = 1;
+		seed(t, k);
+	} else if (first_fold_due(k)) {
+		fold(t, k);
+	}
+	split(t, p, m, part);
+	m->start_ns = rt_now_ns();
+	if (m->hot && t->pol.split == COLL_SPLIT_THROUGHPUT && m->total >= RL_PULL_BYTES) {
+		m->pulled = 1;
+		/* RL_PULL_PIECES pieces, so that the rails' last pieces of a
+		 * message end close together (on 200 + 60 Mbit/s a 128 KiB piece
+		 * is 17 ms of the slow rail), and a message just above the cold
+		 * threshold can still be shared. */
+		uint64_t psz = (m->total + RL_PULL_PIECES - 1) / RL_PULL_PIECES;
+		psz = psz < RL_MIN_PIECE ? RL_MIN_PIECE : psz > t->slice ? t->slice : psz;
+		uint64_t all[COLL_MAX_RAILS] = {m->total};
+		cut(m, all, 1, psz, 1);
+		return pull(t, p);
+	}
+	cut(m, part, t->nrails, t->slice, 0);
+	m->next_pull = m->npieces;
 	for (int i = 0; i < m->npieces; i++) {
 		int r = m->p[i].rail;
 		if (!lk(t, p, r)->up && (r = survivor(t, p, -1)) < 0)
 			break;   /* every rail to p died while posting: reported by need() */
-		int rc = post_piece(t, p, m, &m->p[i], r);
+		int rc = post_part(t, p, m, &m->p[i], r);
 		if (rc)
 			return rc;
 	}
@@ -599,7 +764,7 @@ static int pump(rails_tp *t, int p)
 		if (rc)
 			return rc;
 	}
-	return COLL_OK;
+	return pull(t, p);
 }
 
 static void msg_unlink(rl_peer *pr, rl_msg *m)
@@ -614,15 +779,12 @@ static void msg_unlink(rl_peer *pr, rl_msg *m)
 }
 
 /* A split message all of whose pieces were acknowledged on the rail that
- * carried them is a sample of each rail: the time from the split to its
- * part's last acknowledgement (and its bytes over that time, the rail's
- * rate).  The balancer evens these finish times out (fold()), which is
- * what makes the message take least time: latency, a queue left by the
- * previous message and a shaper's burst all count, as they count for the
- * message.  (Timing each piece from when its rail could start on it
- * counted the burst and not the latency: on a 200 + 60 Mbit/s testbed it
- * measured the fast rail at 31-34 MB/s, above its 25 MB/s, and gave it
- * 79-82% where 77% finishes both together.) */
+ * carried them is a sample of each rail that carried some: its bytes, the
+ * time from the split to its part's last acknowledgement, and that
+ * time's log-imbalance against the other rails' (see fold()).  (Timing
+ * each piece from when its rail could start on it counted a shaper's
+ * burst and not the latency: on a 200 + 60 Mbit/s testbed it measured the
+ * fast rail at 31-34 MB/s, above its 25 MB/s.) */
 static void sample(rails_tp *t, const rl_msg *m)
 {
 	rl_class *k = &t->cls[m->cls];
@@ -731,6 +893,33 @@ static void piece_acked(rails_tp *t, int r, rl_piece *pc, int64_t now)
 	}
 }
 
+/* A piece's own acknowledgement on the link that carried it times the
+ * link's drain: its bytes over the time since the link's previous piece
+ * was acknowledged, or since it was posted if that was later (the link
+ * was idle).  Acknowledgements come in bursts (a receiver's pass takes
+ * several pieces), so one piece's time means little: bytes and times add
+ * up until they span RL_DRAIN_NS (a tenth of it for a link's first), and
+ * that ratio goes into the average. */
+static void drain_sample(rails_tp *t, int p, int r, const rl_piece *pc, int64_t now)
+{
+	rl_link *L = lk(t, p, r);
+	if (pc->acked || pc->rail != r || pc->resent || !pc->m->pulled)
+		return;
+	int64_t from = L->drain_ns > pc->posted_ns ? L->drain_ns : pc->posted_ns;
+	L->drain_ns = now;
+	if (pc->woke)
+		return;   /* TCP's ramp after idle, not the link: the next piece times from here */
+	L->dr_bytes += pc->len;
+	L->dr_ns += now > from ? now - from : 0;
+	double old = drain_of(L, now);
+	if (L->dr_ns < (old > 0 ? RL_DRAIN_NS : RL_DRAIN_NS / 10))   /* the first sooner: until then, guesses */
+		return;
+	double s = (double)L->dr_bytes / (double)L->dr_ns;
+	L->drain = old > 0 ? 0.5 * old + 0.5 * s : s;
+	L->drain_set_ns = now;
+	L->dr_bytes = 0, L->dr_ns = 0;
+}
+
 static void on_ack(rails_tp *t, int p, int r, const rl_hdr *h)
 {
 	rl_peer *pr = &t->peer[p];
@@ -740,6 +929,7 @@ static void on_ack(rails_tp *t, int p, int r, const rl_hdr *h)
 			for (int i = 0; i < m->npieces; i++)
 				piece_acked(t, r, &m->p[i], now);
 		} else if (h->slice != RL_NOSLICE && m->seq == h->seq && h->slice < m->npieces) {
+			drain_sample(t, p, r, &m->p[h->slice], now);
 			piece_acked(t, r, &m->p[h->slice], now);
 		}
 	}
@@ -1163,16 +1353,15 @@ static void ctl_reap(rails_tp *t, rl_link *L)
 /* --- the balancer --------------------------------------------------------- */
 
 /* Shares of one class.  equal and latency: from the policy and the
- * latencies.  throughput: the balancer's own (fold), started equal (Nezha's
- * uniform start); here only a rail too far behind the best loses its share
- * (it would only hold the others back), judged where messages are large
- * enough (RL_RATE_BYTES) for shares to reflect bandwidth.  Shares are
- * relative speeds once balanced, so "more than `tolerance` times slower"
- * is a share under the best's / tolerance; such a rail stays out of that
- * class (nothing measures it there any more) until the job ends. */
+ * latencies.  throughput: the balancer's own (fold), started equal
+ * (Nezha's uniform start).  The tolerance is pull()'s to apply, on
+ * messages of RL_PULL_BYTES and up (smaller ones' times are mostly
+ * latency, and tell little of a rail's speed), by the links' drains and
+ * the shares together: judged here, on the shares alone, it excluded a
+ * rail for the rest of the job on one bad fold. */
 static void shares(rails_tp *t, rl_class *k)
 {
-	double w[COLL_MAX_RAILS] = {0}, sum = 0, best = 0;
+	double w[COLL_MAX_RAILS] = {0}, sum = 0;
 	for (int r = 0; r < t->nrails; r++) {
 		switch (t->pol.split) {
 		case COLL_SPLIT_EQUAL:
@@ -1185,49 +1374,42 @@ static void shares(rails_tp *t, rl_class *k)
 			w[r] = k->share[r];
 			break;
 		}
-		best = w[r] > best ? w[r] : best;
-	}
-	if (best <= 0) {
-		for (int r = 0; r < t->nrails; r++)
-			w[r] = 1;
-		best = 1;
-	}
-	int judge = (1ull << (k - t->cls)) >= RL_RATE_BYTES && k->samples;
-	for (int r = 0; r < t->nrails; r++) {
-		if (judge && t->pol.split == COLL_SPLIT_THROUGHPUT && t->pol.tolerance > 0 && w[r] > 0 &&
-		    best / w[r] > t->pol.tolerance)
-			w[r] = 0;
 		sum += w[r];
 	}
 	for (int r = 0; r < t->nrails; r++)
-		k->share[r] = w[r] / sum;
+		k->share[r] = sum > 0 ? w[r] / sum : 1.0 / t->nrails;
 }
 
 /* A class's samples since its last fold go into its rates (an average
- * with what it had, for the failover check and the cold threshold) and,
- * under split=throughput, move its shares.
+ * with what it had: for the failover check, the cold threshold and the
+ * survivor's choice) and, under split=throughput, move its shares.
  *
- * The balancer is a controller on finish times, not shares from rates.
- * Each sampled message gives every rail's finish time T_r (from the split
- * to its part's last acknowledgement) and its log-imbalance
- * d_r = log T_r - mean over rails of log T.  A fold scales each share by
- * exp(-RL_GAIN * mean d_r).  With T_r proportional to share_r / speed_r a
- * gain of 1 would land on equal finish times in one step, but the first
- * messages after a change still carry the queue the old shares left, and
- * it overshot (200 + 60 Mbit/s, 8 ranks: 50/50, 72/28, 87/13, 73/27);
- * halfway settles at 76/24 in two folds.  It moves only when some
- * mean d_r is beyond twice its standard error and 3%: the imbalance of a
- * message is a ratio of two times that share the delays of the message's
- * start and its receiver, so much of the scatter cancels, and what remains
- * (8 ranks on 2 cores scatter one rail's rate by a quarter) is left alone
- * instead of followed.  Shares from rates followed it: on two equal rails
- * nezha ran 1.70-1.86x the single rail where `equal` ran 1.93-2.02x, and
- * a shaper's burst made one rail look 5x the other and excluded it. */
+ * Classes of RL_PULL_BYTES and up go out by pull(), which gives each rail
+ * what it drains: their shares move halfway toward the fractions of the
+ * bytes each rail carried, the rails' relative speeds at that size: the
+ * data-length table reports them, pull() judges the tolerance by them
+ * with the drains, and smaller classes are seeded from them.
+ *
+ * Smaller classes are split by their shares, and there the balancer is a
+ * controller on finish times.  Each sampled message gives every rail's
+ * finish time T_r and its log-imbalance d_r = log T_r - mean over rails
+ * of log T.  A fold scales each share by exp(-RL_GAIN * mean d_r): with
+ * T_r proportional to share_r / speed_r a gain of 1 would land on equal
+ * finish times in one step, but the first messages after a change still
+ * carry the queue the old shares left, and it overshot; halfway settles
+ * in two folds.  It moves only when some mean d_r is beyond twice its
+ * standard error and 3%, so that the scatter of 8 ranks on 2 cores is
+ * left alone instead of followed.  (That controller ran every class
+ * before pull(): from 1 MiB up, with several messages queued, the finish
+ * times were mostly queue, and two equal rails ran 1.74-1.79x the single
+ * rail where `equal` ran 1.77-2.02x.) */
 static void fold(rails_tp *t, rl_class *k)
 {
-	int move = 0;
+	int move = 0, pulled = (1ull << (k - t->cls)) >= RL_PULL_BYTES;
 	double f[COLL_MAX_RAILS];
+	uint64_t bytes = 0;
 	for (int r = 0; r < t->nrails; r++) {
+		bytes += k->sb[r];
 		f[r] = 1;
 		if (k->nl[r] < 2)
 			continue;
@@ -1237,12 +1419,15 @@ static void fold(rails_tp *t, rl_class *k)
 			move = 1;
 		f[r] = exp(-RL_GAIN * mean);
 	}
-	if (move && t->pol.split == COLL_SPLIT_THROUGHPUT)
-		for (int r = 0; r < t->nrails; r++)
+	for (int r = 0; r < t->nrails && t->pol.split == COLL_SPLIT_THROUGHPUT; r++) {
+		if (pulled && bytes)
+			k->share[r] = 0.5 * k->share[r] + 0.5 * (double)k->sb[r] / (double)bytes;
+		else if (!pulled && move)
 			k->share[r] *= f[r];
-	if (t->debug > 1 && t->rank == 0)
-		fprintf(stderr, "fold cls %d n %d,%d d %.3f,%.3f move %d share %.3f,%.3f\n", (int)(k - t->cls), k->nl[0], k->nl[1],
-		        k->nl[0] ? k->sl[0] / k->nl[0] : 0, k->nl[1] ? k->sl[1] / k->nl[1] : 0, move, k->share[0], k->share[1]);
+	}
+	if (t->debug > 1 && t->rank == 0 && k->nsb)
+		fprintf(stderr, "fold cls %d samples %d %s share %.3f,%.3f\n", (int)(k - t->cls), k->nsb,
+		        pulled ? "pulled" : move ? "moved" : "kept", k->share[0], t->nrails > 1 ? k->share[1] : 0.0);
 	memset(k->sl, 0, sizeof k->sl);
 	memset(k->sll, 0, sizeof k->sll);
 	memset(k->nl, 0, sizeof k->nl);
@@ -1719,7 +1904,7 @@ static int rl_post_send(rt_tp *tp, rt_req *req)
 		return rt_err(tp->comm, COLL_ERR_INVALID, "rails: bad send (%zu bytes to rank %d)", len, req->peer);
 	int p = req->peer;
 	rl_peer *pr = &t->peer[p];
-	size_t cap = len / t->slice + (size_t)t->nrails + 2;
+	size_t cap = len / t->slice + (size_t)t->nrails + RL_PULL_PIECES + 2;   /* see cut() and start() */
 	int copy = len <= RL_COPY_BYTES;
 	rl_msg *m = calloc(1, sizeof *m + cap * sizeof(rl_piece) + (copy ? len : 0));
 	if (!m)
