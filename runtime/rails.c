@@ -618,45 +618,43 @@ static int pull(rails_tp *t, int p)
 			rl_piece *pc = &m->p[m->next_pull];
 			if (!pc->queued)
 				continue;
+			/* each alive link's drain and unacknowledged bytes; the best drain and share */
 			int nc = 0, drained = 1;
-			double top = 0, top_share = 0;
+			double d[COLL_MAX_RAILS], top = 0, top_share = 0;
+			uint64_t b[COLL_MAX_RAILS];
 			for (int r = 0; r < t->nrails; r++) {
 				rl_link *L = lk(t, p, r);
 				if (!L->up)
 					continue;
 				nc++;
-				double d = drain_of(L, now);
-				drained &= d > 0;
-				top = d > top ? d : top;
+				d[r] = drain_of(L, now);
+				b[r] = unacked(t, p, r);
+				drained &= d[r] > 0;
+				top = d[r] > top ? d[r] : top;
 				top_share = k->share[r] > top_share ? k->share[r] : top_share;
 			}
 			if (!nc)
 				return COLL_OK;   /* every rail to p is down: need() says so */
 			int best = -1;
 			double best_t = 0;
-			uint64_t best_b = 0;
 			for (int r = 0; r < t->nrails; r++) {
-				rl_link *L = lk(t, p, r);
-				if (!L->up)
+				if (!lk(t, p, r)->up)
 					continue;
-				uint64_t b = unacked(t, p, r);
-				double d = drain_of(L, now);
-				if (drained && t->pol.tolerance > 0 && d * t->pol.tolerance < top &&
+				if (drained && t->pol.tolerance > 0 && d[r] * t->pol.tolerance < top &&
 				    k->share[r] * t->pol.tolerance < top_share)
 					continue;   /* too slow, by its drain now and by what it carried */
-				double speed = drained ? d : 1;
-				double est = (double)(b + pc->len) / speed;
+				double est = (double)(b[r] + pc->len) / (drained ? d[r] : 1);
 				if (best < 0 || est < best_t)
-					best = r, best_t = est, best_b = b;
+					best = r, best_t = est;
 			}
-			if (best_b && (drained ? (double)best_b > RL_PULL_NS * drain_of(lk(t, p, best), now)
-			                       : best_b + pc->len > win))
+			if (b[best] && (drained ? (double)b[best] > RL_PULL_NS * d[best] : b[best] + pc->len > win))
 				return COLL_OK;   /* the link that would finish it first is full: later */
 			if (t->debug > 3 && t->rank == 0) {   /* every piece pulled: where, and what decided it */
 				fprintf(stderr, "pull seq %u piece %d to %d on rail %d:", m->seq, m->next_pull, p, best);
 				for (int r = 0; r < t->nrails; r++)
-					fprintf(stderr, " rail %d drain %.1f MB/s unacked %llu", r, lk(t, p, r)->drain * 1e3,
-					        (unsigned long long)unacked(t, p, r));
+					if (lk(t, p, r)->up)
+						fprintf(stderr, " rail %d drain %.1f MB/s unacked %llu", r, d[r] * 1e3,
+						        (unsigned long long)b[r]);
 				fputc('\n', stderr);
 			}
 			int rc = post_part(t, p, m, pc, best);
