@@ -116,9 +116,11 @@
 #define RL_IDLE_NS 100000000        /* a link idle this long is warming up again (start) */
 #define RL_GAIN 0.5                   /* how far one fold moves shares toward balance (fold) */
 #define RL_MOVE_MIN 0.03              /* a log-imbalance smaller than this moves no share (fold) */
+#define RL_MOVE_MAX 0.3               /* ... and one larger moves it as far as this one would */
 #define RL_EARLY_FOLDS 4              /* folds a new class gets every RL_FIRST_FOLD messages */
 #define RL_FIRST_FOLD 8               /* sampled messages per early fold (first_fold_due) */
 #define RL_PROBES 3                   /* latency probes per link at connect */
+#define RL_LAT_TIE 0.1                /* latencies this close (a fraction) tie: the first rail wins */
 #define RL_PULL_NS 20000000           /* pull(): a link takes a piece while it has less than this
                                        * much time's worth unacknowledged (enough to cover
                                        * acknowledgements that a busy receiver delays) */
@@ -128,6 +130,8 @@
 #define RL_PULL_PIECES 16             /* pieces of a message that pull() hands out (at most a slice each) */
 #define RL_DRAIN_NS 50000000          /* drain_sample(): the time one measurement of a drain spans */
 #define RL_RETRY_NS 1000000000        /* a link's drain not measured again this long is forgotten */
+#define RL_QUIET_NS 5000000           /* a rail with nothing to do for this long is quiet (children) */
+#define RL_QUIET_EVERY 8              /* ... and polled in one of this many passes that do not wait */
 
 enum { RH_DATA = 1, RH_ACK, RH_PROBE, RH_PROBE_ACK, RH_DOWN, RH_REJOIN };
 #define RL_REJOIN_BYTES 128           /* a REJOIN's record, at most */
@@ -269,6 +273,7 @@ typedef struct {
 	const rt_transport *ops;
 	char name[64];
 	double lat_ns;            /* one-way latency of a small message (probes) */
+	int64_t busy_ns;          /* last time it had something posted or an event (children) */
 	uint64_t bytes, resent, failovers, rejoins;
 } rl_rail;
 
@@ -292,6 +297,7 @@ typedef struct {
 	rl_ctl *free_ctl;
 	char *discard;
 	int64_t spin_ns, next_check_ns;
+	uint64_t nspin;           /* passes that did not wait (children) */
 	int fatal;
 	int aborted;              /* rl_abort ran: close without flushing */
 	int debug;                /* COLL_RAIL_DEBUG: count passes and time the gaps between them */
@@ -337,12 +343,23 @@ static int alive_rails(rails_tp *t, int p)
 	return k;
 }
 
+/* Is rail r's latency lower than rail q's by more than RL_LAT_TIE of it?
+ * Rails of like latency tie, and the first listed wins: every rank
+ * measures the latencies on its own, and if each took its own lowest
+ * reading, ranks would disagree on rails a few microseconds apart, and
+ * a rank would receive its cold messages on one rail and send on the
+ * other, keeping both busy (and polled) for nothing. */
+static int lower_latency(const rails_tp *t, int r, int q)
+{
+	return t->rail[r].lat_ns < t->rail[q].lat_ns * (1 - RL_LAT_TIE);
+}
+
 /* The alive rail to p of lowest latency, -1: none. */
 static int fastest(rails_tp *t, int p)
 {
 	int best = -1;
 	for (int r = 0; r < t->nrails; r++)
-		if (lk(t, p, r)->up && (best < 0 || t->rail[r].lat_ns < t->rail[best].lat_ns))
+		if (lk(t, p, r)->up && (best < 0 || lower_latency(t, r, best)))
 			best = r;
 	return best;
 }
@@ -367,7 +384,7 @@ static int survivor(rails_tp *t, int p, int not)
 		if (r == not || !lk(t, p, r)->up)
 			continue;
 		if (best < 0 || rail_rate(t, r) > rail_rate(t, best) ||
-		    (rail_rate(t, r) == rail_rate(t, best) && t->rail[r].lat_ns < t->rail[best].lat_ns))
+		    (rail_rate(t, r) == rail_rate(t, best) && lower_latency(t, r, best)))
 			best = r;
 	}
 	return best;
@@ -1415,7 +1432,7 @@ static void fold(rails_tp *t, rl_class *k)
 		double se = sqrt((var > 0 ? var : 0) / n);
 		if (fabs(mean) > 2 * se && fabs(mean) > RL_MOVE_MIN)
 			move = 1;
-		f[r] = exp(-RL_GAIN * mean);
+		f[r] = exp(-RL_GAIN * (mean > RL_MOVE_MAX ? RL_MOVE_MAX : mean < -RL_MOVE_MAX ? -RL_MOVE_MAX : mean));
 	}
 	for (int r = 0; r < t->nrails && t->pol.split == COLL_SPLIT_THROUGHPUT; r++) {
 		if (pulled && bytes)
@@ -1782,7 +1799,7 @@ static int child_error(rails_tp *t, int r, int rc)
 	return link_down(t, p, r, 1, "%s", t->base.comm->err);
 }
 
-static int children(rails_tp *t, int timeout_ms);
+static int children(rails_tp *t, int timeout_ms, int64_t now);
 
 /* One round of everything: the children's I/O (waiting up to wait_ms for
  * some), what arrived on every link, timers. */
@@ -1798,7 +1815,8 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
 	}
 	if (t->have_news && (rc = adopt_news(t)))
 		return rc;
-	if ((rc = children(t, wait_ms)))
+	int64_t now = rt_now_ns();
+	if ((rc = children(t, wait_ms, now)))
 		return rc;
 	for (int p = 0; p < t->n; p++) {
 		if (p == t->rank)
@@ -1809,6 +1827,8 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
 				continue;
 			if ((rc = link_recv(t, p, r, moved)))
 				return rc;
+			if (L->ctl || L->out)
+				t->rail[r].busy_ns = now;
 			if (L->ctl)
 				ctl_reap(t, L);
 			if (L->out) {
@@ -1819,7 +1839,7 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
 		}
 		*moved |= copied_out(t, p);
 	}
-	int64_t now = rt_now_ns();
+	now = rt_now_ns();
 	if (now < t->next_check_ns)
 		return COLL_OK;
 	t->next_check_ns = now + 2000000;
@@ -1841,12 +1861,25 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
  * costs one poll() however many rails there are (a child's own
  * progress(0) is a poll() each: with two rails, 10% on a 1 KiB
  * allreduce).  A child that cannot say what it waits on makes every
- * child progress() on its own, each given a share of the wait. */
-static int children(rails_tp *t, int timeout_ms)
+ * child progress() on its own, each given a share of the wait.
+ *
+ * A quiet rail (nothing posted on it and no event for RL_QUIET_NS: the
+ * second rail while messages are cold) is left out of passes that do
+ * not wait, but for one in RL_QUIET_EVERY: poll()'s cost grows with its
+ * fds, and a spinning rank makes many such passes, so with n = 8 on 2
+ * cores two rails cost a cold 1 KiB allreduce 10-13% over one.  What
+ * arrives on it meanwhile waits in its socket for at most that many
+ * passes, or for the next pass that waits, which polls every rail. */
+static int children(rails_tp *t, int timeout_ms, int64_t now)
 {
 	int np = 0, at[COLL_MAX_RAILS + 1], rc;
+	int all = timeout_ms > 0 || ++t->nspin % RL_QUIET_EVERY == 0;
 	for (int r = 0; r < t->nrails; r++) {
 		const rt_rail_ops *ro = t->rail[r].ops->rail;
+		if (!all && now - t->rail[r].busy_ns > RL_QUIET_NS && ro->pollfds && ro->serve) {
+			at[r] = np;
+			continue;
+		}
 		int k = ro->pollfds && ro->serve ? ro->pollfds(t->rail[r].tp, t->pfd + np, t->pfd_cap - np) : -1;
 		if (k < 0) {
 			int each = timeout_ms / t->nrails;
@@ -1866,6 +1899,11 @@ static int children(rails_tp *t, int timeout_ms)
 		return rt_err(t->base.comm, COLL_ERR_SYSTEM, "poll: %s", strerror(errno));
 	for (int r = 0; r < t->nrails && k > 0; r++) {
 		rt_tp *c = t->rail[r].tp;
+		for (int i = at[r]; i < at[r + 1]; i++)
+			if (t->pfd[i].revents) {
+				t->rail[r].busy_ns = now;
+				break;
+			}
 		if ((rc = t->rail[r].ops->rail->serve(c, t->pfd + at[r], at[r + 1] - at[r])) && (rc = child_error(t, r, rc)))
 			return rc;
 	}
@@ -2404,7 +2442,7 @@ int rt_rails_stats(rt_tp *tp, coll_rail_info *out)
 			continue;
 		int best = 0;
 		for (int r = 1; r < t->nrails; r++)
-			if (t->rail[r].lat_ns < t->rail[best].lat_ns)
+			if (lower_latency(t, r, best))
 				best = r;
 		out->size[out->nsizes].bytes = 1ull << k;
 		out->size[out->nsizes].cold = (1ull << k) < t->cold;
