@@ -251,6 +251,8 @@ typedef struct {
 	uint32_t expect, freed, cum, highest, credit_sent;
 	int ack_owed, ack_rail;
 	int64_t ack_owed_ns;
+	int64_t heard_ns;        /* its last ACK or PROBE_ACK on any rail */
+	int64_t back_ns;         /* when it answered after a silence on every rail (heard) */
 	rt_reqq xrq;             /* the executor's receives */
 	int probes_answered;     /* connect: PROBEs of this peer answered */
 	rl_link *link;           /* [nrails] */
@@ -855,8 +857,8 @@ static void reap(rails_tp *t, int p, int r)
 		if (!L->out)
 			L->idle_ns = rt_now_ns();
 		if (++m->nfin == m->npieces) {
-			if (m->hot && m->clean == m->npieces && !m->warmup)
-				sample(t, m);
+			if (m->hot && m->clean == m->npieces && !m->warmup && m->start_ns >= t->peer[p].back_ns)
+				sample(t, m);   /* (not if the peer was away meanwhile: see heard()) */
 			if (m->req)
 				m->req->done = 1;
 			msg_unlink(&t->peer[p], m);
@@ -886,6 +888,25 @@ static int copied_out(rails_tp *t, int p)
 		}
 	}
 	return moved;
+}
+
+/* An ACK or PROBE_ACK from p on rail r.  A peer that answers after being
+ * silent on every rail for the failover check's detection time was away
+ * (a long computation, descheduled, a size's buffers being filled), not
+ * cut off: the silence of each of its links counts again from here
+ * (check_links), or the rail whose data is still on its way when the
+ * other answers first would be declared down for the peer's pause (8
+ * ranks on 2 cores, collbench between 64 MiB sizes: 1.6 s).  Not from
+ * the probe interval: the check's own PROBEs keep an otherwise idle
+ * rail answering about that often, and a dead link beside it would then
+ * never be declared down. */
+static void heard(rails_tp *t, int p, int r, int64_t now)
+{
+	rl_peer *pr = &t->peer[p];
+	if (now - pr->heard_ns > (int64_t)t->pol.failover_ms * 500000)
+		pr->back_ns = now;
+	pr->heard_ns = now;
+	lk(t, p, r)->last_ack_ns = now;
 }
 
 static void piece_acked(rails_tp *t, int r, rl_piece *pc, int64_t now)
@@ -922,8 +943,8 @@ static void drain_sample(rails_tp *t, int p, int r, const rl_piece *pc, int64_t 
 		return;
 	int64_t from = L->drain_ns > pc->posted_ns ? L->drain_ns : pc->posted_ns;
 	L->drain_ns = now;
-	if (pc->woke)
-		return;   /* TCP's ramp after idle, not the link: the next piece times from here */
+	if (pc->woke || pc->posted_ns < t->peer[p].back_ns)
+		return;   /* TCP's ramp after idle, or the peer was away (heard()): not the link */
 	L->dr_bytes += pc->len;
 	L->dr_ns += now > from ? now - from : 0;
 	double old = drain_of(L, now);
@@ -939,6 +960,7 @@ static void on_ack(rails_tp *t, int p, int r, const rl_hdr *h)
 {
 	rl_peer *pr = &t->peer[p];
 	int64_t now = rt_now_ns();
+	heard(t, p, r, now);
 	for (rl_msg *m = pr->head; m && m->started; m = m->next) {
 		if ((int32_t)(m->seq - h->cum) < 0) {
 			for (int i = 0; i < m->npieces; i++)
@@ -948,7 +970,6 @@ static void on_ack(rails_tp *t, int p, int r, const rl_hdr *h)
 			piece_acked(t, r, &m->p[h->slice], now);
 		}
 	}
-	lk(t, p, r)->last_ack_ns = now;
 	if ((int32_t)(h->freed + RL_WINDOW - pr->credit) > 0)
 		pr->credit = h->freed + RL_WINDOW;
 	for (int k = 0; k < t->nrails; k++)
@@ -1084,6 +1105,8 @@ static int check_links(rails_tp *t, int64_t now)
 			if (!L->up || !old)
 				continue;
 			int64_t from = old->posted_ns > L->last_ack_ns ? old->posted_ns : L->last_ack_ns;
+			if (t->peer[p].back_ns > from)
+				from = t->peer[p].back_ns;   /* the peer was away (heard) */
 			/* A rail too slow to finish one piece within the bound is
 			 * given the time that piece needs. */
 			double rate = rail_rate(t, r);
@@ -1170,6 +1193,11 @@ static int piece_in(rails_tp *t, int p, int r, int si, int slice)
 		deliver(t, p);
 	}
 	if (s->nslices > 1 || s->total > RL_COPY_BYTES)   /* its sender waits for this to complete it */
+		return send_ack(t, p, r, seq, slice);
+	/* A small message behind one still arriving (on another rail) is not
+	 * covered by `cum` until that one is whole, which at a slow rail's
+	 * pace can be longer than the failover check gives its rail. */
+	if ((int32_t)(seq - pr->cum) >= 0)
 		return send_ack(t, p, r, seq, slice);
 	if (!pr->ack_owed) {
 		pr->ack_owed = 1;
@@ -1279,7 +1307,7 @@ static int link_recv(rails_tp *t, int p, int r, int *moved)
 			}
 			case RH_PROBE_ACK: {
 				int64_t now = rt_now_ns();
-				L->last_ack_ns = now;
+				heard(t, p, r, now);
 				if (L->lat_n < RL_PROBES)
 					L->lat_min[L->lat_n++] = now - h->stamp;
 				break;
