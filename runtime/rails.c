@@ -26,8 +26,9 @@
  *              that have nothing to dial (ibverbs; see Failover)
  *
  * Splitting (the policy, coll_rail_policy in coll_plan.h).  A message below
- * the cold threshold goes whole to the alive rail of lowest latency (cold
- * start); a larger one is split over the rails (hot start).  Under
+ * the cold threshold goes whole to the alive rail of lowest latency, the
+ * first listed among those within RL_LAT_TIE (cold start); a larger one
+ * is split over the rails (hot start).  Under
  * split=throughput a message of RL_PULL_BYTES or more is cut into pieces
  * that the rails pull as they drain, each piece to the rail that would
  * finish it first (pull()), so that the rails finish together whatever
@@ -66,11 +67,12 @@
  * Failover.  A link (peer, rail) whose oldest unacknowledged piece has seen
  * no acknowledgement for half the policy's failover bound, while another
  * rail to that peer answered after that moment (a PROBE is sent on the
- * others at a quarter to make sure), or whose child reports an error for
- * that peer, is declared down: the child drops that peer's link, its
- * unacknowledged pieces are posted again on the best surviving rail, and
- * the peer is told (DOWN) on a survivor.  The higher rank then redials the
- * rail every RL_REJOIN_MS from a background thread (which also accepts the
+ * others at a quarter to make sure; silence counts from the peer's
+ * return if it was away on every rail, heard()), or whose child reports
+ * an error for that peer, is declared down: the child drops that peer's
+ * link, its unacknowledged pieces are posted again on the best surviving
+ * rail, and the peer is told (DOWN) on a survivor.  The higher rank then
+ * redials the rail every RL_REJOIN_MS from a background thread (which also accepts the
  * lower ranks' redials on each rail's listener, one authenticated
  * handshake at a time, each bounded); the main thread adopts the new link
  * at its next progress.  When every rail to a peer is down and we need
