@@ -1896,10 +1896,13 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
  * A quiet rail (nothing posted on it and no event for RL_QUIET_NS: the
  * second rail while messages are cold) is left out of passes that do
  * not wait, but for one in RL_QUIET_EVERY: poll()'s cost grows with its
- * fds, and a spinning rank makes many such passes, so with n = 8 on 2
- * cores two rails cost a cold 1 KiB allreduce 10-13% over one.  What
+ * fds, and a spinning rank makes many such passes (with n = 8 on 2
+ * cores two rails cost a cold 1 KiB allreduce 7-18% over one, which
+ * this and the cold rail's tie in lower_latency() took to 5-10%).  What
  * arrives on it meanwhile waits in its socket for at most that many
- * passes, or for the next pass that waits, which polls every rail. */
+ * passes, or for the next pass that waits, which polls every rail (left
+ * out of those too, it gained 2-3% more, but a message arriving on a
+ * quiet rail would wait for the poll's timeout). */
 static int children(rails_tp *t, int timeout_ms, int64_t now)
 {
 	int np = 0, at[COLL_MAX_RAILS + 1], rc;
