@@ -1462,7 +1462,7 @@ static void fold(rails_tp *t, rl_class *k)
 		double se = sqrt((var > 0 ? var : 0) / n);
 		if (fabs(mean) > 2 * se && fabs(mean) > RL_MOVE_MIN)
 			move = 1;
-		f[r] = exp(-RL_GAIN * (mean > RL_MOVE_MAX ? RL_MOVE_MAX : mean < -RL_MOVE_MAX ? -RL_MOVE_MAX : mean));
+		f[r] = exp(-RL_GAIN * fmax(-RL_MOVE_MAX, fmin(RL_MOVE_MAX, mean)));
 	}
 	for (int r = 0; r < t->nrails && t->pol.split == COLL_SPLIT_THROUGHPUT; r++) {
 		if (pulled && bytes)
@@ -1845,9 +1845,11 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
 	}
 	if (t->have_news && (rc = adopt_news(t)))
 		return rc;
-	int64_t now = rt_now_ns();
+	int64_t now = rt_now_ns();   /* one clock read per pass that does not wait */
 	if ((rc = children(t, wait_ms, now)))
 		return rc;
+	if (wait_ms > 0)
+		now = rt_now_ns();   /* poll() may have waited */
 	for (int p = 0; p < t->n; p++) {
 		if (p == t->rank)
 			continue;
@@ -1869,7 +1871,6 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
 		}
 		*moved |= copied_out(t, p);
 	}
-	now = rt_now_ns();
 	if (now < t->next_check_ns)
 		return COLL_OK;
 	t->next_check_ns = now + 2000000;
@@ -1909,11 +1910,12 @@ static int children(rails_tp *t, int timeout_ms, int64_t now)
 	int all = timeout_ms > 0 || ++t->nspin % RL_QUIET_EVERY == 0;
 	for (int r = 0; r < t->nrails; r++) {
 		const rt_rail_ops *ro = t->rail[r].ops->rail;
-		if (!all && now - t->rail[r].busy_ns > RL_QUIET_NS && ro->pollfds && ro->serve) {
+		int says = ro->pollfds && ro->serve;   /* the child can say what it waits on */
+		if (says && !all && now - t->rail[r].busy_ns > RL_QUIET_NS) {
 			at[r] = np;
 			continue;
 		}
-		int k = ro->pollfds && ro->serve ? ro->pollfds(t->rail[r].tp, t->pfd + np, t->pfd_cap - np) : -1;
+		int k = says ? ro->pollfds(t->rail[r].tp, t->pfd + np, t->pfd_cap - np) : -1;
 		if (k < 0) {
 			int each = timeout_ms / t->nrails;
 			for (int s = 0; s < t->nrails; s++) {
