@@ -78,6 +78,16 @@ static int cluster_round_order(const cluster_desc *d)
 	return d->links != NULL || d->ndecls > 0;
 }
 
+/* How flows share a segment (cost_params.share_alpha): as TCP does
+ * wherever the executor runs in round order, i.e. on a network between
+ * hosts, as collc cost/sim do with --links.  ibverbs is costed the same
+ * way for want of an RDMA fabric to measure (its congestion control is
+ * the NIC's, not TCP's). */
+static double cluster_sharing(const cluster_desc *d)
+{
+	return cluster_round_order(d) ? COST_TCP_ALPHA : 0;
+}
+
 /* Report a link model error at pos, or, about the links file, at the
  * file's line (file:line: error: ...). */
 static void links_error(const cluster_desc *d, srcpos pos, const link_error *err)
@@ -111,7 +121,8 @@ static int choose_by_cost(libplan *lp, const cluster_block *b)
 	int prev = -1;
 	for (int k = 0; k <= 32 && rc == 0; k++) {
 		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = -1, .segments = 1,
-				  .perm = lp->perm, .round_order = cluster_round_order(d) };
+				  .perm = lp->perm, .round_order = cluster_round_order(d),
+				  .share_alpha = cluster_sharing(d) };
 		int best = -1;
 		double bt = 0;
 		for (int a = 0; a < na; a++) {
@@ -224,7 +235,8 @@ static int critical_delays(libplan *lp)
 		}
 		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = lp->algos[sa].straggler_role,
 				  .delay = COST_MASKED, .segments = 1, .perm = lp->perm,
-				  .round_order = cluster_round_order(d) };
+				  .round_order = cluster_round_order(d),
+				  .share_alpha = cluster_sharing(d) };
 		double dl = 0;
 		int found = rc == 0 ? cost_critical_delay(m, plans[sa], plans[b], &q, &dl, &err) : -1;
 		if (found < 0)
@@ -294,7 +306,8 @@ static int choose_order(libplan *lp)
 		lp->t_best = res.t_best;
 		lp->optimal = res.optimal;
 		cost_params q = { .bytes = (double)lp->reorder_bytes, .links = &lm, .straggler = -1, .segments = 1,
-				  .round_order = cluster_round_order(d) };
+				  .round_order = cluster_round_order(d),
+				  .share_alpha = cluster_sharing(d) };
 		cost_result r;
 		lp->sim_identity = cost_sim_time(p, &q, &r, &err) == 0 ? r.time : NAN;
 		q.perm = lp->perm;

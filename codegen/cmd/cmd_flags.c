@@ -74,6 +74,8 @@ static const char common_help[] =
 	"  --round-order on|off  the sim runs as libcollrt does on TCP: a rank's sends\n"
 	"                      (receives) of a round wait for those of its earlier rounds\n"
 	"                      (default: on with --links, a network; off otherwise)\n"
+	"  --sharing maxmin|tcp|alpha=K  how flows share a segment in the sim: max-min,\n"
+	"                      or alpha-fair as TCP (alpha 2; default with --links)\n"
 	"  --max-steps N       evaluation step limit\n"
 	"  --help              this text\n"
 	"units: sizes B KB MB GB (x1000), KiB MiB GiB (x1024), K M G as nccl-tests (x1024);\n"
@@ -158,6 +160,7 @@ static const struct {
 	{ "--segments", 1, CMD_ALL },
 	{ "--seg-bytes", 1, CMD_COST | CMD_SIM | CMD_COMPARE | CMD_TUNE },
 	{ "--round-order", 1, CMD_ALL },
+	{ "--sharing", 1, CMD_ALL },
 	{ "--baseline", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--model", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--csv", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
@@ -228,6 +231,7 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 	o->straggler = -1;
 	o->segments = 1;
 	o->round_order = -1;
+	o->sharing = -1;
 	o->baseline = "ring";
 	o->model = "sim";
 	for (int i = 1; i < argc; i++) {
@@ -381,6 +385,17 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 			if (strcmp(v, "on") && strcmp(v, "off"))
 				return cmd_usage_error("--round-order must be on or off, found '%s'", v);
 			o->round_order = strcmp(v, "on") == 0;
+		} else if (strcmp(name, "--sharing") == 0) {
+			char *end = NULL;
+			if (strcmp(v, "maxmin") == 0)
+				o->sharing = 0;
+			else if (strcmp(v, "tcp") == 0)
+				o->sharing = COST_TCP_ALPHA;
+			else if (strncmp(v, "alpha=", 6) == 0 && (o->sharing = strtod(v + 6, &end)) > 0 && o->sharing <= 8 &&
+				 end != v + 6 && *end == 0)
+				;
+			else
+				return cmd_usage_error("--sharing must be maxmin, tcp or alpha=K (0 < K <= 8), found '%s'", v);
 		} else if (strcmp(name, "--baseline") == 0) {
 			o->baseline = v;
 			o->baseline_given = true;

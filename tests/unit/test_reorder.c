@@ -3,7 +3,8 @@
  * search (codegen/cost.c, codegen/reorder.c, lang/linkmodel.c), built and
  * run by tests/reorder.test.
  *
- * 1. max-min fairness (cost_maxmin) on small cases with known answers;
+ * 1. max-min fairness (cost_maxmin) and alpha-fairness (cost_alphafair)
+ *    on small cases with known answers;
  * 2. the closed forms: ring allreduce on two racks joined by uplinks,
  *    crossing the trunk twice (racks contiguous) or n times (alternating),
  *    by both models; and a segment too wide to matter changes nothing;
@@ -201,6 +202,82 @@ static void test_maxmin(void)
 		cost_maxmin(4, cap, off, res, 2, rcap, rate);
 		check(close_rel(rate[0], 1, 1e-12) && close_rel(rate[1], 3, 1e-12) && close_rel(rate[3], 3, 1e-12),
 		      "bottleneck elsewhere: %g %g %g %g", rate[0], rate[1], rate[2], rate[3]);
+	}
+}
+
+/* alpha-fair sharing: the parking lot (flow 0 across r0 and r1, flow 1
+ * on r0 only, flow 2 on r1 only, capacities 1) has closed forms: max-min
+ * 1/2 each; proportional (alpha 1) 1/3 and 2/3; alpha 2 (TCP) the long
+ * flow 1 - 1/(1 + 1/sqrt 2) = 0.4142 and the short ones 0.5858 (the
+ * long flow's price is the sum of two: x_long / x_short = 2^(-1/alpha)). */
+static void test_alphafair(void)
+{
+	double cap[] = { 100, 100, 100 }, rcap[] = { 1, 1 }, rate[3];
+	int off[] = { 0, 2, 3, 4 }, res[] = { 0, 1, 0, 1 };
+	cost_alphafair(3, cap, off, res, 2, rcap, 1, rate);
+	check(close_rel(rate[0], 1.0 / 3, 1e-6) && close_rel(rate[1], 2.0 / 3, 1e-6) && close_rel(rate[2], 2.0 / 3, 1e-6),
+	      "parking lot, alpha 1: %g %g %g", rate[0], rate[1], rate[2]);
+	cost_alphafair(3, cap, off, res, 2, rcap, 2, rate);
+	double s = 1 / (1 + 1 / sqrt(2));
+	check(close_rel(rate[0], 1 - s, 1e-6) && close_rel(rate[1], s, 1e-6) && close_rel(rate[2], s, 1e-6),
+	      "parking lot, alpha 2: %g %g %g", rate[0], rate[1], rate[2]);
+	cost_alphafair(3, cap, off, res, 2, rcap, 8, rate);   /* x1 / x0 = 2^(1/8): towards max-min */
+	check(close_rel(rate[0], 1 / (1 + pow(2, 0.125)), 1e-6) && close_rel(rate[1], 1 - rate[0], 1e-6),
+	      "parking lot, alpha 8: %g %g", rate[0], rate[1]);
+	/* one resource: every alpha gives max-min's answer, caps included */
+	{
+		double c2[] = { 2, 100 }, r1[] = { 10 }, x[2];
+		int o2[] = { 0, 1, 2 }, s2[] = { 0, 0 };
+		cost_alphafair(2, c2, o2, s2, 1, r1, 2, x);
+		check(close_rel(x[0], 2, 1e-6) && close_rel(x[1], 8, 1e-6), "alpha 2, capped flow: %g %g", x[0], x[1]);
+	}
+	/* a flow alone across two full resources of the same capacity (the
+	 * prices could split any way): it runs at that capacity; a resource
+	 * its caps fit in changes nothing */
+	{
+		double c1[] = { 100 }, r2[] = { 5, 5 }, x[1];
+		int o1[] = { 0, 2 }, s1[] = { 0, 1 };
+		cost_alphafair(1, c1, o1, s1, 2, r2, 2, x);
+		check(close_rel(x[0], 5, 1e-6), "alone across two: %g", x[0]);
+		double c3[] = { 3 }, r3[] = { 5 };
+		int o3[] = { 0, 1 }, s3[] = { 0 };
+		cost_alphafair(1, c3, o3, s3, 1, r3, 2, x);
+		check(x[0] == 3, "fits: %g", x[0]);
+	}
+	/* the rings of the emulated 4-rack network (2 hosts a rack, uplinks
+	 * of 50, hosts of 100): every rack sending two flows out (all 8 flows
+	 * cross two loaded uplinks) gives each flow 25, as max-min does; racks
+	 * sending 2, 1, 1, 2 give the slowest flow 20.7 (max-min: 25), which
+	 * is the order the emulated network measured them in */
+	{
+		/* resources: 0..3 up of rack k, 4..7 down of rack k */
+		static const int rack[8] = { 0, 1, 2, 3, 0, 3, 1, 2 };   /* host -> rack */
+		static const int ring[2][8] = { { 0, 1, 2, 3, 4, 5, 6, 7 }, { 0, 6, 1, 5, 2, 7, 4, 3 } };
+		double want[2] = { 25, 20.71 };
+		for (int k = 0; k < 2; k++) {
+			double c[8], rc[8], x[8];
+			int o[9], sres[16], m = 0;
+			for (int i = 0; i < 8; i++) {
+				int a = ring[k][i], b = ring[k][(i + 1) % 8];
+				c[i] = 100;
+				o[i] = m;
+				if (rack[a] != rack[b])
+					sres[m++] = rack[a], sres[m++] = 4 + rack[b];
+			}
+			o[8] = m;
+			for (int r = 0; r < 8; r++)
+				rc[r] = 50;
+			cost_alphafair(8, c, o, sres, 8, rc, 2, x);
+			double lo = INFINITY;
+			for (int i = 0; i < 8; i++)
+				lo = fmin(lo, x[i]);
+			check(fabs(lo - want[k]) < 0.01, "ring %d on 4 racks, alpha 2: slowest flow %g, want %g", k, lo, want[k]);
+			cost_maxmin(8, c, o, sres, 8, rc, x);
+			lo = INFINITY;
+			for (int i = 0; i < 8; i++)
+				lo = fmin(lo, x[i]);
+			check(close_rel(lo, 25, 1e-9), "ring %d on 4 racks, max-min: slowest flow %g", k, lo);
+		}
 	}
 }
 
@@ -462,6 +539,7 @@ static void test_files(void)
 int main(void)
 {
 	test_maxmin();
+	test_alphafair();
 	test_closed_forms();
 	test_eval_matches();
 	test_exact();
