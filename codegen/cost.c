@@ -821,10 +821,10 @@ int cost_check_perm(const int32_t *perm, int n, link_error *err)
  * chunks they send, the previous message on their send and receive
  * ports), then a discrete-event loop starts each record once its
  * predecessors have landed and both ranks have joined, runs every active
- * one as a flow at its max-min rate, and lands it alpha after its last
- * byte.  Ports: a rank's k-th send waits for its (k - ports)-th, which for
- * one port (every stdlib algorithm but bcube, direct and alltoall) is
- * exactly sim_pass's rule. */
+ * one as a flow at its fair rate (max-min or alpha-fair, share_alpha),
+ * and lands it alpha after its last byte.  Ports: a rank's k-th send
+ * waits for its (k - ports)-th, which for one port (every stdlib
+ * algorithm but bcube, direct and alltoall) is exactly sim_pass's rule. */
 
 enum { FL_START, FL_LAND };
 enum { DEP_DATA, DEP_SEND, DEP_RECV };
@@ -1182,7 +1182,8 @@ static void start_rec(const cost_plan *p, const cost_params *q, fluid *f, cost_s
 	f->rate[a] = 0;
 }
 
-/* Recompute the rates of the active flows (max-min over the segments).
+/* Recompute the rates of the active flows (shared over the segments as
+ * cost_params.share_alpha says).
  * Active slot a holds record active[a], its own cap cap[a] and its rate
  * rate[a]. */
 static void fluid_rates(const cost_params *q, fluid *f, int na)
