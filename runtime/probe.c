@@ -39,12 +39,13 @@
  *      other groups) at once, in reps + 1 calls (two of half the bytes if
  *      reps is 1); total bytes over the slowest flow's time in the best
  *      call is what G's uplink carries, and it becomes a segment when
- *      that is below 80% of what the flows would get on their own links.  The whole time, not step 2's slope: the trunk
- *      carries several flows' bytes, so what a call pays whatever its size
- *      is a small part of it (a tbf's burst, 2-3%), while a slope is the
- *      difference of two times and doubles their noise (4 probes of one
- *      6.25 MB/s trunk: slopes 4.9-8.1 MB/s, whole times 5.6-6.6).
- *      Uplinks within 15% of the median uplink are given the median.
+ *      that is below 80% of what the flows would get on their own links.
+ *      The whole time, not step 2's slope: the trunk carries several
+ *      flows' bytes, so what a call pays whatever its size is a small
+ *      part of it (a tbf's burst, 2-3%), while a slope is the difference
+ *      of two times and doubles their noise (4 probes of one 6.25 MB/s
+ *      trunk: slopes 4.9-8.1 MB/s).  Uplinks within 15% of the median
+ *      uplink are given the median.
  * Pairs measured concurrently under a shared trunk report less than the
  * pair gets alone, so a pair between two groups is given the fastest
  * rate measured between those groups: the segments account for sharing.
