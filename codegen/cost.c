@@ -784,7 +784,7 @@ static void alphafair(af_scratch *w, int nf, const double *cap, const int *off, 
 int cost_alphafair(int nflows, const double *cap, const int *off, const int *res, int nres, const double *rcap,
 		   double alpha, double *rate)
 {
-	af_scratch w;
+	af_scratch w = {0};   /* af_free() is safe whatever af_alloc() got to */
 	double *price = calloc((size_t)nres + 1, sizeof *price);
 	int rc = price && af_alloc(&w, nflows, nres, off[nflows]) == 0 ? 0 : -1;
 	if (rc == 0)
@@ -1127,13 +1127,18 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	f->used = malloc(sizeof *f->used * ns);
 	f->rcap = malloc(sizeof *f->rcap * ns);
 	f->nun = malloc(sizeof *f->nun * ns);
-	f->price = calloc(ns, sizeof *f->price);
-	int afrc = af_alloc(&f->af, nr, lm->nsegs, nms * S);   /* at most every record at once */
+	/* alpha-fair sharing's prices and scratch, only where it runs (at
+	 * most every record in flight at once) */
+	int afrc = 0;
+	if (q->share_alpha > 0) {
+		f->price = calloc(ns, sizeof *f->price);
+		afrc = !f->price || af_alloc(&f->af, nr, lm->nsegs, nms * S);
+	}
 	f->active = malloc(sizeof *f->active * nrr);
 	f->apos = malloc(sizeof *f->apos * nrr);
 	f->heap = malloc(sizeof *f->heap * (2 * nrr));
 	if (!f->rem || !f->cap || !f->rate || !f->frozen || !f->foff || !f->fres || !f->used || !f->rcap ||
-	    !f->nun || !f->price || afrc || !f->active || !f->apos || !f->heap)
+	    !f->nun || afrc || !f->active || !f->apos || !f->heap)
 		goto out;
 	for (int s = 0; s < lm->nsegs; s++)
 		f->rcap[s] = lm->segs[s].cap;

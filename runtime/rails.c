@@ -72,10 +72,10 @@
  * an error for that peer, is declared down: the child drops that peer's
  * link, its unacknowledged pieces are posted again on the best surviving
  * rail, and the peer is told (DOWN) on a survivor.  The higher rank then
- * redials the rail every RL_REJOIN_MS from a background thread (which also accepts the
- * lower ranks' redials on each rail's listener, one authenticated
- * handshake at a time, each bounded); the main thread adopts the new link
- * at its next progress.  When every rail to a peer is down and we need
+ * redials the rail every RL_REJOIN_MS from a background thread (which
+ * also accepts the lower ranks' redials on each rail's listener, one
+ * authenticated handshake at a time, each bounded); the main thread
+ * adopts the new link at its next progress.  When every rail to a peer is down and we need
  * that peer (a send or receive outstanding), the call fails with
  * COLL_ERR_PEER naming every rail's reason; a peer that merely left (all
  * its links closed after its last call) is no error until needed.  When
