@@ -62,7 +62,6 @@
 #include "rt.h"
 
 #define PROBE_SMALL 64   /* bytes of a ping */
-#define PROBE_SAME_UPLINK 0.15   /* uplinks this close to their median are one rate (step 4) */
 
 /* The circle method: in round t of np players (np even), player np-1
  * meets t and every other r meets (2t - r) mod (np - 1).  -1: a bye (the
@@ -217,7 +216,7 @@ int rt_probe_bcast(coll_comm *c, void *buf, size_t len)
 
 void rt_probe_free(rt_probe_result *r)
 {
-	free(r->alpha), free(r->bw), free(r->group), free(r->uplink);
+	free(r->alpha), free(r->bw), free(r->group), free(r->uplink), free(r->uplink_read);
 	memset(r, 0, sizeof *r);
 }
 
@@ -493,8 +492,9 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 	if (rc == COLL_OK && me == 0) {
 		res->ngroups = ngw;
 		res->uplink = calloc((size_t)ngw + 1, sizeof *res->uplink);
+		res->uplink_read = calloc((size_t)ngw + 1, sizeof *res->uplink_read);
 		double *v = malloc(sizeof *v * (size_t)n + 1);
-		if (!res->uplink || !v) {
+		if (!res->uplink || !res->uplink_read || !v) {
 			free(v);
 			rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
 			goto times_out;
@@ -524,8 +524,9 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 			}
 			double cap = msz[g] * (double)ubytes / (slow > 1e-9 ? slow : 1e-9);
 			res->uplink[g] = cap < 0.8 * msz[g] * res->rank_bw ? cap : 0;
+			res->uplink_read[g] = cap;
 		}
-		/* Uplinks within PROBE_SAME_UPLINK of their median are given the
+		/* Uplinks within RT_PROBE_SAME_UPLINK of their median are given the
 		 * median: six probes of four identical 6.25 MB/s trunks read
 		 * 5.3-6.4 MB/s, and differences of that size are what the
 		 * simulator's TCP sharing orders rings by (2 hosts per rack: the
@@ -539,7 +540,7 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 			qsort(v, (size_t)nu, sizeof *v, cmp_double);
 			double med = nu % 2 ? v[nu / 2] : 0.5 * (v[nu / 2 - 1] + v[nu / 2]);
 			for (int g = 0; g < ngw; g++)
-				if (res->uplink[g] > 0 && fabs(res->uplink[g] / med - 1) <= PROBE_SAME_UPLINK)
+				if (res->uplink[g] > 0 && fabs(res->uplink[g] / med - 1) <= RT_PROBE_SAME_UPLINK)
 					res->uplink[g] = med;
 		}
 		free(v);

@@ -213,6 +213,13 @@ coll_result coll_probe(coll_comm *c, const coll_probe_config *cfg, char **links)
 		k->reps > 0 ? k->reps : dflt.reps, c->n + (c->n & 1) - 1,
 		k->directions ? "each direction as measured" : "symmetric (a pair's cost: the larger direction's)",
 		pr.ngroups, pr.ngroups == 1 ? "" : "s");
+	if (pr.ngroups > 0) {
+		fprintf(f, "# uplinks as read (B/s; within %.0f%% of their median, given the median):",
+			100 * RT_PROBE_SAME_UPLINK);
+		for (int g = 0; g < pr.ngroups; g++)
+			fprintf(f, " group%d %.6g", g, pr.uplink_read[g]);
+		fprintf(f, "\n");
+	}
 	link_write_matrix(f, &lm, c->n);
 	link_free(&lm);
 	if (fclose(f) != 0 || !text) {

@@ -646,8 +646,10 @@ typedef struct {
 	int *group;                /* n */
 	int ngroups;
 	double *uplink;            /* ngroups */
+	double *uplink_read;       /* ngroups: as measured, before equal readings were made one */
 	double rank_bw;            /* a rank's own rate (B/s), 0: unknown */
 } rt_probe_result;
+#define RT_PROBE_SAME_UPLINK 0.15   /* uplinks this close to their median are one rate (probe.c, step 4) */
 /* Probe (coll_probe's measurements) into res on rank 0; other ranks get
  * res->n = 0.  Collective; runs with the identity order whatever c's. */
 int rt_probe(coll_comm *c, const coll_probe_config *cfg, rt_probe_result *res);
