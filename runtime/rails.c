@@ -98,6 +98,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -132,8 +133,6 @@
 #define RL_PULL_PIECES 16             /* pieces of a message that pull() hands out (at most a slice each) */
 #define RL_DRAIN_NS 50000000          /* drain_sample(): the time one measurement of a drain spans */
 #define RL_RETRY_NS 1000000000        /* a link's drain not measured again this long is forgotten */
-#define RL_QUIET_NS 5000000           /* a rail with nothing to do for this long is quiet (children) */
-#define RL_QUIET_EVERY 8              /* ... and polled in one of this many passes that do not wait */
 
 enum { RH_DATA = 1, RH_ACK, RH_PROBE, RH_PROBE_ACK, RH_DOWN, RH_REJOIN };
 #define RL_REJOIN_BYTES 128           /* a REJOIN's record, at most */
@@ -277,9 +276,15 @@ typedef struct {
 	const rt_transport *ops;
 	char name[64];
 	double lat_ns;            /* one-way latency of a small message (probes) */
-	int64_t busy_ns;          /* last time it had something posted or an event (children) */
 	uint64_t bytes, resent, failovers, rejoins;
 } rl_rail;
+
+/* An fd in children()'s epoll set. */
+typedef struct {
+	uint32_t ev;     /* the events it is registered for; 0: not in the set */
+	uint32_t pass;   /* the last pass that wanted it */
+	int at;          /* its index in pfd that pass */
+} rl_epfd;
 
 /* What the rejoin thread hands to the main thread. */
 typedef struct rl_new {
@@ -301,7 +306,6 @@ typedef struct {
 	rl_ctl *free_ctl;
 	char *discard;
 	int64_t spin_ns, next_check_ns;
-	uint64_t nspin;           /* passes that did not wait (children) */
 	int fatal;
 	int aborted;              /* rl_abort ran: close without flushing */
 	int debug;                /* COLL_RAIL_DEBUG: count passes and time the gaps between them */
@@ -321,8 +325,17 @@ typedef struct {
 	uint8_t *want;            /* [peer * nrails + rail]: dial it (we are the higher rank) */
 	rl_new *news;
 	volatile int have_news;
+	/* children(): what the children wait on this pass (pfd), and the
+	 * epoll set that mirrors it */
 	struct pollfd *pfd;
 	int pfd_cap;
+	int ep;                   /* the epoll set; -1: to be made */
+	int ep_stale;             /* a child's fd closed or changed (drop, adopt): make it afresh */
+	rl_epfd *epfd;            /* [fd number] */
+	int nepfd;
+	int *ep_reg, nreg;        /* the fds in the set */
+	uint32_t ep_pass;
+	struct epoll_event *evs;  /* [pfd_cap] */
 } rails_tp;
 
 extern const rt_transport rails_transport;
@@ -1009,6 +1022,7 @@ static int link_down(rails_tp *t, int p, int r, int tell, const char *fmt, ...)
 	L->up = 0;
 	rl_rail *R = &t->rail[r];
 	R->tp->ops->rail->drop(R->tp, p);
+	t->ep_stale = 1;
 	R->failovers++;
 	t->failovers++;
 	if (L->out) {
@@ -1803,6 +1817,7 @@ static int adopt_news(rails_tp *t)
 		if (L->up)
 			rc = link_down(t, p, r, 0, "rank %d reconnected it", p);
 		rt_tp *c = t->rail[r].tp;
+		t->ep_stale = 1;
 		if (!rc && c->ops->rail->adopt(c, p, nw->fd, nw->sess) == COLL_OK) {
 			rc = link_up(t, p, r);
 			pthread_mutex_lock(&t->mu);
@@ -1829,7 +1844,7 @@ static int child_error(rails_tp *t, int r, int rc)
 	return link_down(t, p, r, 1, "%s", t->base.comm->err);
 }
 
-static int children(rails_tp *t, int timeout_ms, int64_t now);
+static int children(rails_tp *t, int timeout_ms);
 
 /* One round of everything: the children's I/O (waiting up to wait_ms for
  * some), what arrived on every link, timers. */
@@ -1845,11 +1860,9 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
 	}
 	if (t->have_news && (rc = adopt_news(t)))
 		return rc;
-	int64_t now = rt_now_ns();   /* one clock read per pass that does not wait */
-	if ((rc = children(t, wait_ms, now)))
+	if ((rc = children(t, wait_ms)))
 		return rc;
-	if (wait_ms > 0)
-		now = rt_now_ns();   /* poll() may have waited */
+	int64_t now = rt_now_ns();
 	for (int p = 0; p < t->n; p++) {
 		if (p == t->rank)
 			continue;
@@ -1859,8 +1872,6 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
 				continue;
 			if ((rc = link_recv(t, p, r, moved)))
 				return rc;
-			if (L->ctl || L->out)
-				t->rail[r].busy_ns = now;
 			if (L->ctl)
 				ctl_reap(t, L);
 			if (L->out) {
@@ -1887,35 +1898,86 @@ static int pass(rails_tp *t, int *moved, int wait_ms)
 	return check_links(t, now);
 }
 
-/* The children's I/O: one poll() over every child's fds, up to
- * timeout_ms, then each serves its part of the results, so that a pass
- * costs one poll() however many rails there are (a child's own
- * progress(0) is a poll() each: with two rails, 10% on a 1 KiB
- * allreduce).  A child that cannot say what it waits on makes every
- * child progress() on its own, each given a share of the wait.
- *
- * A quiet rail (nothing posted on it and no event for RL_QUIET_NS: the
- * second rail while messages are cold) is left out of passes that do
- * not wait, but for one in RL_QUIET_EVERY: poll()'s cost grows with its
- * fds, and a spinning rank makes many such passes (with n = 8 on 2
- * cores two rails cost a cold 1 KiB allreduce 7-18% over one, which
- * this and the cold rail's tie in lower_latency() took to 5-10%).  What
- * arrives on it meanwhile waits in its socket for at most that many
- * passes, or for the next pass that waits, which polls every rail (left
- * out of those too, it gained 2-3% more, but a message arriving on a
- * quiet rail would wait for the poll's timeout). */
-static int children(rails_tp *t, int timeout_ms, int64_t now)
+/* Make t->ep's set the fds (and events) in pfd[0..np): add, change and
+ * remove only what differs from the last pass, which in a run of small
+ * messages is nothing (the links' receives stay posted; only a send the
+ * kernel could not take at once adds POLLOUT for a while).  The set is
+ * made afresh after a child's link was dropped or adopted: a closed fd
+ * leaves an epoll set by itself, and its number may come back as
+ * another socket's. */
+static int ep_sync(rails_tp *t, int np)
 {
-	int np = 0, at[COLL_MAX_RAILS + 1], rc;
-	int all = timeout_ms > 0 || ++t->nspin % RL_QUIET_EVERY == 0;
-	for (int r = 0; r < t->nrails; r++) {
-		const rt_rail_ops *ro = t->rail[r].ops->rail;
-		int says = ro->pollfds && ro->serve;   /* the child can say what it waits on */
-		if (says && !all && now - t->rail[r].busy_ns > RL_QUIET_NS) {
-			at[r] = np;
+	if (t->ep_stale && t->ep >= 0) {
+		close(t->ep);
+		t->ep = -1;
+	}
+	if (t->ep < 0) {
+		if ((t->ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
+			return rt_err(t->base.comm, COLL_ERR_SYSTEM, "epoll_create1: %s", strerror(errno));
+		for (int i = 0; i < t->nreg; i++)
+			t->epfd[t->ep_reg[i]].ev = 0;
+		t->nreg = 0;
+		t->ep_stale = 0;
+	}
+	uint32_t pass = ++t->ep_pass;
+	for (int i = 0; i < np; i++) {
+		int fd = t->pfd[i].fd;
+		if (fd >= t->nepfd) {
+			int m = fd + 64;
+			rl_epfd *e = realloc(t->epfd, (size_t)m * sizeof *e);
+			if (!e)
+				return rt_err(t->base.comm, COLL_ERR_NOMEM, "out of memory");
+			memset(e + t->nepfd, 0, (size_t)(m - t->nepfd) * sizeof *e);
+			t->epfd = e;
+			t->nepfd = m;
+		}
+		t->epfd[fd].pass = pass;
+		t->epfd[fd].at = i;
+	}
+	for (int i = 0; i < t->nreg;) {   /* out first: then the set never holds more than np */
+		int fd = t->ep_reg[i];
+		if (t->epfd[fd].pass == pass) {
+			i++;
 			continue;
 		}
-		int k = says ? ro->pollfds(t->rail[r].tp, t->pfd + np, t->pfd_cap - np) : -1;
+		epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
+		t->epfd[fd].ev = 0;
+		t->ep_reg[i] = t->ep_reg[--t->nreg];
+	}
+	for (int i = 0; i < np; i++) {
+		int fd = t->pfd[i].fd;
+		rl_epfd *e = &t->epfd[fd];
+		uint32_t want = (uint16_t)t->pfd[i].events;   /* EPOLLIN == POLLIN, and so on, on Linux */
+		if (e->ev == want)
+			continue;
+		struct epoll_event ev = {.events = want, .data.fd = fd};
+		if (epoll_ctl(t->ep, e->ev ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) < 0)
+			return rt_err(t->base.comm, COLL_ERR_SYSTEM, "epoll_ctl: %s", strerror(errno));
+		if (!e->ev)
+			t->ep_reg[t->nreg++] = fd;
+		e->ev = want;
+	}
+	return COLL_OK;
+}
+
+/* The children's I/O: one wait over every child's fds, up to timeout_ms,
+ * then each serves its part of the results, so that a pass costs one
+ * system call however many rails there are (a child's own progress(0) is
+ * a poll() each: with two rails, 10% on a 1 KiB allreduce).  The wait is
+ * an epoll set, not poll(): poll() looks at every fd it is given, and the
+ * links of a rail that carries nothing (the second rail while messages
+ * are cold: every link keeps receives posted) made two rails cost a cold
+ * 1 KiB allreduce at n = 8 on 2 cores about 7% over one, the extra time
+ * all in the kernel's sock_poll/tcp_poll; an epoll wait costs what is
+ * ready, whatever waits idle.  A child that cannot say what it waits on
+ * makes every child progress() on its own, each given a share of the
+ * wait. */
+static int children(rails_tp *t, int timeout_ms)
+{
+	int np = 0, at[COLL_MAX_RAILS + 1], rc;
+	for (int r = 0; r < t->nrails; r++) {
+		const rt_rail_ops *ro = t->rail[r].ops->rail;
+		int k = ro->pollfds && ro->serve ? ro->pollfds(t->rail[r].tp, t->pfd + np, t->pfd_cap - np) : -1;
 		if (k < 0) {
 			int each = timeout_ms / t->nrails;
 			for (int s = 0; s < t->nrails; s++) {
@@ -1929,16 +1991,19 @@ static int children(rails_tp *t, int timeout_ms, int64_t now)
 		np += k;
 	}
 	at[t->nrails] = np;
-	int k = poll(t->pfd, (nfds_t)np, timeout_ms);
+	if ((rc = ep_sync(t, np)))
+		return rc;
+	int k = epoll_wait(t->ep, t->evs, t->pfd_cap, timeout_ms);
 	if (k < 0 && errno != EINTR)
-		return rt_err(t->base.comm, COLL_ERR_SYSTEM, "poll: %s", strerror(errno));
-	for (int r = 0; r < t->nrails && k > 0; r++) {
+		return rt_err(t->base.comm, COLL_ERR_SYSTEM, "epoll_wait: %s", strerror(errno));
+	if (k <= 0)
+		return COLL_OK;
+	for (int i = 0; i < np; i++)
+		t->pfd[i].revents = 0;
+	for (int i = 0; i < k; i++)
+		t->pfd[t->epfd[t->evs[i].data.fd].at].revents = (short)t->evs[i].events;
+	for (int r = 0; r < t->nrails; r++) {
 		rt_tp *c = t->rail[r].tp;
-		for (int i = at[r]; i < at[r + 1]; i++)
-			if (t->pfd[i].revents) {
-				t->rail[r].busy_ns = now;
-				break;
-			}
 		if ((rc = t->rail[r].ops->rail->serve(c, t->pfd + at[r], at[r + 1] - at[r])) && (rc = child_error(t, r, rc)))
 			return rc;
 	}
@@ -2151,6 +2216,11 @@ static void rl_close(rt_tp *tp)
 		close(t->wake_fd);
 	if (t->mu_on)
 		pthread_mutex_destroy(&t->mu);
+	if (t->ep >= 0)
+		close(t->ep);
+	free(t->epfd);
+	free(t->ep_reg);
+	free(t->evs);
 	free(t->want);
 	free(t->pfd);
 	free(t->discard);
@@ -2353,6 +2423,7 @@ int rt_rails_open(coll_comm *c, int nrails, const rt_transport *const *tr, const
 	t->rank = c->rank;
 	t->n = c->n;
 	t->wake_fd = -1;
+	t->ep = -1;
 	t->pol = *pol;
 	int rc;
 	for (int k = 0; k < nrails; k++) {
@@ -2394,9 +2465,11 @@ int rt_rails_open(coll_comm *c, int nrails, const rt_transport *const *tr, const
 	t->pfd_cap = nfds + 1;
 	t->peer = calloc((size_t)t->n, sizeof *t->peer);
 	t->pfd = calloc((size_t)t->pfd_cap, sizeof *t->pfd);
+	t->ep_reg = calloc((size_t)t->pfd_cap, sizeof *t->ep_reg);
+	t->evs = calloc((size_t)t->pfd_cap, sizeof *t->evs);
 	t->discard = malloc(RT_STAGE_BYTES);
 	t->want = calloc((size_t)t->n * (size_t)t->nrails, 1);
-	if (!t->peer || !t->pfd || !t->discard || !t->want)
+	if (!t->peer || !t->pfd || !t->ep_reg || !t->evs || !t->discard || !t->want)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
 	pthread_mutex_init(&t->mu, NULL);
 	t->mu_on = 1;
