@@ -137,10 +137,11 @@ typedef struct rt_rail_ops {
 	 * share of its wait). */
 	int (*pollfds)(rt_tp *tp, struct pollfd *pfd, int max);
 	/* Optional, with pollfds: do what progress(tp, 0) would, given the
-	 * results of one poll() over exactly the fds pollfds() last filled
-	 * (pfd[0..n) with revents set; no other op in between).  A caller
-	 * serving several transports then makes one poll() per pass, not one
-	 * per transport: on a small message every syscall shows. */
+	 * results of one wait (poll(), or an epoll set holding the same fds
+	 * and events) over exactly the fds pollfds() last filled (pfd[0..n)
+	 * with revents set; no other op in between).  A caller serving
+	 * several transports then makes one wait per pass, not one per
+	 * transport: on a small message every syscall shows. */
 	int (*serve)(rt_tp *tp, const struct pollfd *pfd, int n);
 	/* Optional, for transports with nothing to dial (ibverbs: a queue
 	 * pair is made by both ends exchanging records): a dropped link
