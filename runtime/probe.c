@@ -18,13 +18,18 @@
  *      ping-pongs a 64-byte message once; each rank times its own calls,
  *      and half the 10th percentile of those round trips (the paper's
  *      filter for interference) is the pair's latency as this rank saw it;
- *   2. bandwidth: per round, `reps` calls (each after a barrier, so the
- *      pairs start together) in which every pair exchanges `bytes` each
- *      way at once, and as many with half of it; the rate of the flow a
- *      rank received is the half it did not send twice over the
- *      difference of its fastest times (a slope: what is paid per call
- *      whatever the size, latency, a rate limiter's burst allowance, the
- *      executor's start, cancels out);
+ *   2. bandwidth: per round, after a barrier (so that the pairs start
+ *      together), one untimed call in which every pair exchanges half of
+ *      `bytes` each way at once, then `reps` timed calls of `bytes`, back
+ *      to back; the rate of the flow a rank received is `bytes` over its
+ *      fastest call (less the latency).  The untimed call spends what a
+ *      rate limiter lets through in a burst after a pause, so the timed
+ *      ones see the steady rate a long collective gets: timed after a
+ *      barrier, a 1 MiB exchange on a 100 Mbit/s tbf link (12.4 MB/s
+ *      each way, measured over whole allreduces) read 14.1 MB/s, and the
+ *      slope of 1 MiB and 512 KiB calls, which should cancel the burst,
+ *      12.4-15.8: how full the bucket is after a barrier varies from call
+ *      to call, and a slope doubles that noise.
  *   3. the rows are gathered to rank 0, which symmetrises them (a pair's
  *      cost the larger of its two directions, as the paper does, unless
  *      `directions`) and infers groups: two ranks are close when their
@@ -40,12 +45,12 @@
  *      reps is 1); total bytes over the slowest flow's time in the best
  *      call is what G's uplink carries, and it becomes a segment when
  *      that is below 80% of what the flows would get on their own links.
- *      The whole time, not step 2's slope: the trunk carries several
- *      flows' bytes, so what a call pays whatever its size is a small
- *      part of it (a tbf's burst, 2-3%), while a slope is the difference
- *      of two times and doubles their noise (4 probes of one 6.25 MB/s
- *      trunk: slopes 4.9-8.1 MB/s).  Uplinks within 15% of the median
- *      uplink are given the median.
+ *      Each call after a barrier, without step 2's untimed call: the
+ *      trunk carries several flows' bytes, so a burst after the pause is
+ *      a small part of it (2-3%), and a slope of two sizes, which these
+ *      were once read from, doubled their noise (4 probes of one 6.25
+ *      MB/s trunk: slopes 4.9-8.1 MB/s).  Uplinks within 15% of the
+ *      median uplink are given the median.
  * Pairs measured concurrently under a shared trunk report less than the
  * pair gets alone, so a pair between two groups is given the fastest
  * rate measured between those groups: the segments account for sharing.
@@ -81,15 +86,20 @@ static int partner(int r, int t, int n)
 static int nrounds(int n) { return n + (n & 1) - 1; }
 
 /* reps calls of an exchange plan moving each way `half` bytes per chunk
- * (buf holds 2 * half), each after a barrier: the fastest in *best, and
- * every call's time in each[] when it is not NULL. */
-static int time_exchange(coll_comm *c, const coll_algo *xch, char *buf, size_t half, int reps, double *best,
-			 double *each)
+ * (buf holds 2 * half): the fastest in *best, and every call's time in
+ * each[] when it is not NULL.  warm 0: each call after a barrier; else
+ * one barrier, an untimed call moving `warm` bytes each way, and the
+ * timed calls back to back. */
+static int time_exchange(coll_comm *c, const coll_algo *xch, char *buf, size_t half, int reps, size_t warm,
+			 double *best, double *each)
 {
 	int rc = COLL_OK;
 	*best = INFINITY;
 	for (int k = 0; k < reps && rc == COLL_OK; k++) {
-		rc = coll_barrier(c);
+		if (k == 0 || !warm)
+			rc = coll_barrier(c);
+		if (k == 0 && warm && rc == COLL_OK)
+			rc = coll_run_algo(c, xch, buf, buf, 2 * warm, COLL_UINT8, COLL_SUM);
 		int64_t t0 = rt_now_ns();
 		if (rc == COLL_OK)
 			rc = coll_run_algo(c, xch, buf, buf, 2 * half, COLL_UINT8, COLL_SUM);
@@ -100,21 +110,6 @@ static int time_exchange(coll_comm *c, const coll_algo *xch, char *buf, size_t h
 			each[k] = dt;
 	}
 	return rc;
-}
-
-/* Bytes per second from the fastest times of S and S/2 bytes: the slope,
- * or (when noise makes the difference useless) the whole time.  Never
- * below S / t_full: S bytes did arrive in t_full, so a slope under that is
- * noise (a stalled flow in the S/2 run: one uplink of a 4-rack testbed
- * came out at 0.45 of its rate and doubled every crossing's prediction). */
-static double slope_rate(size_t S, double t_full, double t_half, double alpha)
-{
-	double d = t_full - t_half, whole = (double)S / (t_full > 1e-9 ? t_full : 1e-9);
-	if (d > 0.1 * t_full) {
-		double slope = (double)(S - S / 2) / d;
-		return slope > whole ? slope : whole;
-	}
-	return (double)S / (t_full - alpha > 1e-9 ? t_full - alpha : 1e-9);
 }
 
 /* A plan over pairs (a[i], b[i]): ping-pong (pong = 1: a -> b in round 0,
@@ -357,13 +352,11 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 			alpha = samples[(pings - 1) / 10] / 2;
 			row[peer] = alpha;
 		}
-		double tf = 0, th = 0;
+		double tf = 0;
 		if (rc == COLL_OK)
-			rc = time_exchange(c, xch, buf, S, reps, &tf, NULL);
-		if (rc == COLL_OK)
-			rc = time_exchange(c, xch, buf, S / 2, reps, &th, NULL);
+			rc = time_exchange(c, xch, buf, S, reps, S / 2, &tf, NULL);
 		if (rc == COLL_OK && peer >= 0)
-			row[n + peer] = slope_rate(S, tf, th, alpha);
+			row[n + peer] = (double)S / (tf - alpha > 1e-9 ? tf - alpha : 1e-9);
 		coll_algo_free(lat), coll_algo_free(xch);
 	}
 	/* 3: rows to rank 0, which infers the groups and tells everyone */
@@ -477,7 +470,7 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 			mine |= pa[i] == me || pb[i] == me;
 		/* one size, one more call than a pair gets: see step 4 above */
 		double tf = 0;
-		rc = time_exchange(c, xch, buf, ubytes, ureps, &tf, times + (size_t)g * ureps);
+		rc = time_exchange(c, xch, buf, ubytes, ureps, 0, &tf, times + (size_t)g * ureps);
 		if (!mine)
 			memset(times + (size_t)g * ureps, 0, sizeof *times * (size_t)ureps);
 		coll_algo_free(xch);
