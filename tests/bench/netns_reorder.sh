@@ -17,7 +17,8 @@
 #      predicted no better (n16r4: measured/predicted 0.95-1.25 from a
 #      2 MiB probe, 0.96-1.22 from 1 MiB) and took 43.8 s where 1 MiB took
 #      21.5; 512 KiB overrated every link (rank-bw 16.5 MB/s of 12.5) and
-#      predicted 1.03-1.39;
+#      predicted 1.03-1.39 (these three with pair bandwidths read from a
+#      slope, before the probe spent the shaper's burst first);
 #   2. reorder at init is timed (COLL_REORDER=reprobe, then a second start
 #      that reads the cache);
 #   3. per algorithm: `collc reorder` on probe.tsv gives the reordered
