@@ -78,8 +78,8 @@
  *   ready, is a flow whose rate the allocation (max-min or alpha-fair)
  *   over every active flow gives (recomputed whenever a flow starts or
  *   ends), capped by its own pair bandwidth (and rank_bw / share); it
- *   lands alpha after its last byte left.  Without segments both models are exactly what they
- *   were (the segment-free code paths run).
+ *   lands alpha after its last byte left.  Without segments both models
+ *   are exactly what they were (the segment-free code paths run).
  *
  * Round order (cost_params.round_order; collc's default with --links):
  * both simulations then run as libcollrt's executor does on TCP: a rank's

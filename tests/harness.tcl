@@ -216,6 +216,12 @@ proc needs {tag} {
     return 1
 }
 
+# The whole of file path, as text.
+proc slurp {path} {
+    set f [open $path]; set c [read $f]; close $f
+    return $c
+}
+
 proc tmpfile {name args} {
     set p [file join $::tmpdir $name]
     if {[llength $args]} {
