@@ -5,6 +5,7 @@
 #   tests/bench/netns_reorder.sh [-build DIR] [-configs "8:2:11 8:4:12 16:2:13 16:4:14"]
 #                                [-algos "ring rhd dbt"] [-size 16M] [-random 10] [-iters 2]
 #                                [-rate 100mbit] [-oversub 4] [-out DIR] [-summary]
+#                                [-retest DIR2]
 #
 # Each config N:K:SEED is a testbed (tests/netns/testbed.sh) of N hosts in
 # K racks joined by trunks oversubscribed OVERSUB:1, the hosts dealt to
@@ -43,16 +44,22 @@
 # order it can tell apart), and measured / predicted per order.  Also
 # `collc reorder`'s search time at N = 512 (ring) and 64 (rhd, dbt) on a
 # scrambled 8-rack network.  Raw rows: OUT/results.csv; summary on stdout
-# and in OUT/summary.txt.  Targets (printed at the end): ring reordered >=
-# 2x faster than the median random order at >= 16 MiB on 2 racks; Spearman
-# >= 0.9 per algorithm; predicted within 15% of measured; probe n = 16 <
-# 30 s; reorder at init n = 16 < 3 s; search times < 10 s.
+# and in OUT/summary.txt.  -retest DIR2 (another run's OUT, same configs
+# and seeds) adds how far two measurements of the same orders agree: per
+# config and algorithm, over the orders both runs measured with the same
+# permutation, Spearman of one run's measured times against the other's
+# (no model can rank orders more consistently than that) and of this
+# run's predictions against the two runs' mean.  Targets (printed at the
+# end): ring reordered >= 2x faster than the median random order at >= 16
+# MiB on 2 racks; Spearman >= 0.9 per algorithm; predicted within 15% of
+# measured; probe n = 16 < 30 s; reorder at init n = 16 < 3 s; search
+# times < 10 s.
 [ -z "${BASH_VERSION:-}" ] && exec bash "$0" "$@"
 set -u
 cd "$(dirname "$0")/../.."
 B=build CONFIGS="8:2:11 8:4:12 16:2:13 16:4:14" ALGOS="ring rhd dbt" SIZE=16M RANDOM_N=10 ITERS=2 RATE=100mbit
 OVERSUB=4 OUT=
-inner=0 summary=0
+inner=0 summary=0 RETEST=
 args=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -67,7 +74,8 @@ while [ $# -gt 0 ]; do
 	-out) OUT=$2; shift ;;
 	-inner) inner=1 ;;
 	-summary) summary=1 ;;
-	-h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-retest) RETEST=$2; shift ;;
+	-h|--help) sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "netns_reorder.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -206,8 +214,7 @@ predict() {   # links algo perm
 } > "$OUT/results.tmp" && mv "$OUT/results.tmp" "$OUT/results.csv"
 
 # --- summary ---------------------------------------------------------------
-awk -F, -v size="$SIZE" '
-function spearman(x, y, m,    i, j, rx, ry, mx, my, sxy, sxx, syy) {
+AWKLIB='function spearman(x, y, m,    i, j, rx, ry, mx, my, sxy, sxx, syy) {
 	for (i = 1; i <= m; i++) { rx[i] = 1; ry[i] = 1
 		for (j = 1; j <= m; j++) { if (x[j] < x[i]) rx[i]++; if (x[j] == x[i] && j != i) rx[i] += 0.5
 					   if (y[j] < y[i]) ry[i]++; if (y[j] == y[i] && j != i) ry[i] += 0.5 } }
@@ -216,6 +223,8 @@ function spearman(x, y, m,    i, j, rx, ry, mx, my, sxy, sxx, syy) {
 	for (i = 1; i <= m; i++) { sxy += (rx[i] - mx) * (ry[i] - my); sxx += (rx[i] - mx)^2; syy += (ry[i] - my)^2 }
 	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0
 }
+function sig3(v,    e) { if (v <= 0) return v; e = int(log(v) / log(10)); if (v < 1) e--; return sprintf("%.2f", v / 10^e) * 10^e }'
+awk -F, -v size="$SIZE" "$AWKLIB"'
 function median(v, m,    i, j, t) {
 	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 	return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
@@ -230,7 +239,6 @@ function best_spearman(x, y, m,    i, j, t, ix, ys, yb) {
 	for (i = 1; i <= m; i++) yb[ix[i]] = ys[i]
 	return spearman(x, yb, m)
 }
-function sig3(v,    e) { if (v <= 0) return v; e = int(log(v) / log(10)); if (v < 1) e--; return sprintf("%.2f", v / 10^e) * 10^e }
 NR > 1 && $7 != "nan" { key = $1 "," $2; if (!(key in cnt)) keys[++nk] = key
 	c = ++cnt[key]; P[key, c] = $5; T[key, c] = $6; M[key, c] = $7; K[key, c] = $3 }
 END {
@@ -250,4 +258,22 @@ END {
 echo | tee -a "$OUT/summary.txt"
 echo "times (s): config,what,value[,identity best][,lower bound]" | tee -a "$OUT/summary.txt"
 tee -a "$OUT/summary.txt" < "$OUT/times.csv"
+if [ -n "$RETEST" ]; then
+	echo | tee -a "$OUT/summary.txt"
+	echo "retest against $RETEST: config algo orders, Spearman run vs run, predictions vs the runs' mean (as computed, ties3)" |
+		tee -a "$OUT/summary.txt"
+	awk -F, "$AWKLIB"'
+	FNR == 1 { f++; next }
+	f == 1 { other[$1, $2, $3, $4] = $7; next }
+	($1, $2, $3, $4) in other && $7 != "nan" && other[$1, $2, $3, $4] != "nan" {
+		key = $1 "," $2; if (!(key in cnt)) keys[++nk] = key
+		c = ++cnt[key]; A[key, c] = other[$1, $2, $3, $4]; B[key, c] = $7; P[key, c] = $5 }
+	END { for (q = 1; q <= nk; q++) { key = keys[q]; m = cnt[key]
+			for (i = 1; i <= m; i++) { a[i] = A[key, i]; b[i] = B[key, i]; v[i] = (a[i] + b[i]) / 2
+				p[i] = P[key, i]; p3[i] = sig3(P[key, i]) }
+			split(key, kk, ",")
+			printf "%-6s %-5s %6d %8.3f %8.3f %8.3f\n", kk[1], kk[2], m, spearman(a, b, m), spearman(p, v, m),
+				spearman(p3, v, m) } }
+	' "$RETEST/results.csv" "$OUT/results.csv" | tee -a "$OUT/summary.txt"
+fi
 exit $status
