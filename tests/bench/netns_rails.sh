@@ -25,7 +25,8 @@
 #            counts Ethernet, IP and TCP headers (about 4.5% at MTU 1500),
 #            and a ring's steps leave each link idle between them, so one
 #            rail alone reaches about 0.89 of its nominal rate here.
-# Sizes up to 64 KiB run 300 calls, five times interleaved, medians kept;
+# Sizes up to 64 KiB run 300 calls, seven times interleaved, medians kept
+# (the 1 KiB target is judged on the median of each round's own ratio);
 # larger ones ITERS calls once.
 # Then, on the homogeneous network with n = 4: the balancer (shares of
 # 4 MiB messages after 100 calls against after 300, heterogeneous network;
@@ -97,20 +98,28 @@ for net in homogeneous heterogeneous; do
 			exit 2
 		fi
 		# Small sizes are latency: 300 calls each, the four runs interleaved
-		# five times and each size's median kept, so that a 5% target is not
-		# judged on one run's noise (with 8 ranks on 2 cores, rail 0 alone
-		# and rail 1 alone, the same network, differ by up to 28% in one
-		# run: three medians still missed by that).  Large sizes: ITERS
-		# calls, once.
+		# seven times and each size's median kept, so that a 5% target is
+		# not judged on one run's noise (with 8 ranks on 2 cores, rail 0
+		# alone and rail 1 alone, the same network, differ by up to 28% in
+		# one run: three medians still missed by that).  The 1 KiB verdict
+		# is the median of each round's own ratio (the best single rail of
+		# that round over both rails in it): runs next to each other share
+		# the machine's moment, so a ratio within a round scatters less
+		# than one of medians taken over different rounds.  Large sizes:
+		# ITERS calls, once.
 		small=(-b 1K -e 64K -f 4 -n 300 -w 20)
 		large=(-b 256K -e "$MAX" -f 4 -n "$ITERS" -w 1 --iter-bytes 64M)
-		a="" b="" c="" d=""
-		for rep in 1 2 3 4 5; do
-			a+=$(run "$n" tcp:eth0 cold=always "${small[@]}")$'\n'
-			b+=$(run "$n" tcp:eth1 cold=always "${small[@]}")$'\n'
-			c+=$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=throughput "${small[@]}")$'\n'
+		a="" b="" c="" d="" pair=""
+		for rep in 1 2 3 4 5 6 7; do
+			ra=$(run "$n" tcp:eth0 cold=always "${small[@]}")
+			rb=$(run "$n" tcp:eth1 cold=always "${small[@]}")
+			rc=$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=throughput "${small[@]}")
 			d+=$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=equal "${small[@]}")$'\n'
+			a+=$ra$'\n' b+=$rb$'\n' c+=$rc$'\n'
+			pair+=$(printf '%s\n%s\n%s\n' "$ra" "$rb" "$rc" | awk -F, '$1 == 1024 { t[++k] = $2 }
+				END { if (k == 3 && t[3] > 0) printf "%.3f ", (t[1] < t[2] ? t[1] : t[2]) / t[3] }')
 		done
+		p1k=$(printf '%s\n' $pair | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
 		a=$(printf '%s' "$a" | median)$'\n'$(run "$n" tcp:eth0 cold=always "${large[@]}")
 		b=$(printf '%s' "$b" | median)$'\n'$(run "$n" tcp:eth1 cold=always "${large[@]}")
 		c=$(printf '%s' "$c" | median)$'\n'$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=throughput "${large[@]}")
@@ -118,7 +127,8 @@ for net in homogeneous heterogeneous; do
 		echo
 		echo "# $net rails ($r0 + $r1 Mbit/s each way), n = $n, ring allreduce fp32; times in ms"
 		echo "# of sum: ring busbw over the two rails' summed capacity, measured (each rail alone, this run) / nominal (tc rate)"
-		paste -d, <(echo "$a") <(echo "$b") <(echo "$c") <(echo "$d") | awk -F, -v n="$n" -v net=$net \
+		echo "# 1 KiB, nezha x best within each round: $pair-> median ${p1k:-?}"
+		paste -d, <(echo "$a") <(echo "$b") <(echo "$c") <(echo "$d") | awk -F, -v n="$n" -v net=$net -v p1k="${p1k:-0}" \
 			-v cap=$(( (r0 + r1) * 125000 )) '
 		BEGIN { printf "%12s %10s %10s %10s %10s %8s %8s %15s %15s\n", "bytes", "rail0", "rail1", "nezha", "equal",
 			"nezha", "equal", "nezha", "equal"
@@ -129,7 +139,7 @@ for net in homogeneous heterogeneous; do
 		  bw = s * 2 * (n - 1) / n
 		  printf "%12d %10.3f %10.3f %10.3f %10.3f %8.2f %8.2f %7.2f/%-7.2f %7.2f/%-7.2f\n", s, ta, tb, tc, td, best / tc, best / td,
 			both / tc, bw / (tc / 1e3) / cap, both / td, bw / (td / 1e3) / cap
-		  if (s == 1024 && best / tc < 1 / 1.05) { bad = bad " 1KiB:" best / tc }
+		  if (s == 1024 && p1k < 1 / 1.05) { bad = bad " 1KiB:" p1k }
 		  if (s >= 4194304 && net == "homogeneous" && best / tc < 1.85) { bad = bad " " s ":" best / tc "x" }
 		  if (s >= 4194304 && net == "heterogeneous" && both / tc < 0.95) { bad = bad " " s ":" both / tc }
 		}
