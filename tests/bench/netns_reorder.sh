@@ -5,7 +5,7 @@
 #   tests/bench/netns_reorder.sh [-build DIR] [-configs "8:2:11 8:4:12 16:2:13 16:4:14"]
 #                                [-algos "ring rhd dbt"] [-size 16M] [-random 10] [-iters 2]
 #                                [-rate 100mbit] [-oversub 4] [-out DIR] [-summary]
-#                                [-retest DIR2]
+#                                [-retest DIR2] [-sharing tcp|maxmin|alpha=K]
 #
 # Each config N:K:SEED is a testbed (tests/netns/testbed.sh) of N hosts in
 # K racks joined by trunks oversubscribed OVERSUB:1, the hosts dealt to
@@ -28,7 +28,8 @@
 #      calls);
 #   4. afterwards every measured order is predicted (collc cost --perm,
 #      event-driven simulation pipelined in 1 MiB pieces as the executor's
-#      TCP messages are, --seg-bytes 1MiB) on probe.tsv, and on the
+#      TCP messages are, --seg-bytes 1MiB, flows sharing a segment as
+#      -sharing says: collc's --sharing, tcp by default) on probe.tsv, and on the
 #      testbed's declared network, truth.tsv, to tell probe errors from
 #      model errors.  -summary redoes only this step and the summary from
 #      OUT/results.csv (the model can change without measuring again).
@@ -59,7 +60,7 @@ set -u
 cd "$(dirname "$0")/../.."
 B=build CONFIGS="8:2:11 8:4:12 16:2:13 16:4:14" ALGOS="ring rhd dbt" SIZE=16M RANDOM_N=10 ITERS=2 RATE=100mbit
 OVERSUB=4 OUT=
-inner=0 summary=0 RETEST=
+inner=0 summary=0 RETEST= SHARING=tcp
 args=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -75,6 +76,7 @@ while [ $# -gt 0 ]; do
 	-inner) inner=1 ;;
 	-summary) summary=1 ;;
 	-retest) RETEST=$2; shift ;;
+	-sharing) SHARING=$2; shift ;;
 	-h|--help) sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "netns_reorder.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -203,7 +205,7 @@ fi
 # --- predictions -------------------------------------------------------------
 # every measured order, on the probed and on the declared network
 predict() {   # links algo perm
-	./collc cost "stdlib/$2.coll" -a "$2" --links "$1" -s "$SIZE" --seg-bytes 1MiB --perm "$3" --csv | awk -F, '$5 == "sim" {print $6}'
+	./collc cost "stdlib/$2.coll" -a "$2" --links "$1" -s "$SIZE" --seg-bytes 1MiB --perm "$3" --sharing "$SHARING" --csv | awk -F, '$5 == "sim" {print $6}'
 }
 {
 	head -1 "$OUT/results.csv"
