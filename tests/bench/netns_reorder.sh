@@ -77,7 +77,7 @@ while [ $# -gt 0 ]; do
 	-summary) summary=1 ;;
 	-retest) RETEST=$2; shift ;;
 	-sharing) SHARING=$2; shift ;;
-	-h|--help) sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
 	*) echo "netns_reorder.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
