@@ -104,9 +104,10 @@ for net in homogeneous heterogeneous; do
 		# one run: three medians still missed by that).  The 1 KiB verdict
 		# is the median of each round's own ratio (the best single rail of
 		# that round over both rails in it): runs next to each other share
-		# the machine's moment, so a ratio within a round scatters less
-		# than one of medians taken over different rounds.  Large sizes:
-		# ITERS calls, once.
+		# the machine's moment (the times drift by 40% within a minute),
+		# where a ratio of medians can pair one round's rail with
+		# another's.  Rounds still scatter (0.76-1.30 in one run), hence
+		# seven.  Large sizes: ITERS calls, once.
 		small=(-b 1K -e 64K -f 4 -n 300 -w 20)
 		large=(-b 256K -e "$MAX" -f 4 -n "$ITERS" -w 1 --iter-bytes 64M)
 		a="" b="" c="" d="" pair=""
