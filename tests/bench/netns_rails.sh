@@ -120,7 +120,7 @@ for net in homogeneous heterogeneous; do
 			pair+=$(printf '%s\n%s\n%s\n' "$ra" "$rb" "$rc" | awk -F, '$1 == 1024 { t[++k] = $2 }
 				END { if (k == 3 && t[3] > 0) printf "%.3f ", (t[1] < t[2] ? t[1] : t[2]) / t[3] }')
 		done
-		p1k=$(printf '%s\n' $pair | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+		p1k=$(printf '1024,%s\n' $pair | median | cut -d, -f2)
 		a=$(printf '%s' "$a" | median)$'\n'$(run "$n" tcp:eth0 cold=always "${large[@]}")
 		b=$(printf '%s' "$b" | median)$'\n'$(run "$n" tcp:eth1 cold=always "${large[@]}")
 		c=$(printf '%s' "$c" | median)$'\n'$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=throughput "${large[@]}")
