@@ -3,7 +3,8 @@
 #
 #   testbed.sh up --hosts N [--rails R] [--rate 200mbit[,60mbit...]] [--mtu 9000]
 #                 [--racks K [--rack-of 0,1,1,0,... | --shuffle SEED]]
-#                 [--trunk-rate 100mbit[,...] | --oversub F] [--prefix NAME] [--dry-run]
+#                 [--trunk-rate 100mbit[,...] | --oversub F] [--queue MS]
+#                 [--prefix NAME] [--dry-run]
 #                                           (--dry-run: check the options and print what
 #                                           `info` would, building nothing; no root needed)
 #   testbed.sh down [--prefix NAME] [--stale]
@@ -28,7 +29,14 @@
 # into that rail's bridge.  Both directions of every host link are shaped
 # with tc tbf at the rail's rate: the host-side end limits what the host
 # sends, the bridge-side end what it receives.  Bandwidth only: netem is not
-# used (no delay).
+# used (no delay).  Each tbf lets ~10 ms of traffic through at once (its
+# burst) and queues what comes faster: by default up to 50 ms of traffic
+# with the burst (at least 256 KiB), a deep queue, the one every
+# measurement before --queue existed ran on; --queue MS queues at most MS
+# ms beyond the burst (at least two packets), e.g. --queue 5 for fq_codel's
+# 5 ms target, what a Linux host's own NIC queue holds under load.  The
+# depth matters wherever a sender cannot take back what it has queued: the
+# README ("Rails") measures a split over unequal rails at several depths.
 #
 # Rates.  --rate takes one tc rate for every rail or a comma list with one
 # per rail (--rate 200mbit,60mbit: rail 0 at 200, rail 1 at 60 Mbit/s);
@@ -98,6 +106,7 @@
 #   TESTBED_TRUNK_RATE, TESTBED_TRUNK_RATE_BPS, TESTBED_TRUNK_RATE_<r>,
 #   TESTBED_TRUNK_RATE_BPS_<r>, TESTBED_TRUNK_RATES   the same for trunks
 #   TESTBED_OVERSUB                          F of --oversub, or empty
+#   TESTBED_QUEUE_MS                         MS of --queue, or empty (the default queue)
 #   TESTBED_RACK_OF                          host i's rack, comma separated (0,1,1,0)
 #   TESTBED_IFACES                           rail r's interface in every host (eth0,eth1)
 #   TESTBED_ADDRS_RAIL<r>                    host i's address on rail r, comma
@@ -119,7 +128,7 @@ die() { echo "$ME: error: $*" >&2; exit 1; }
 log() { [ -n "${QUIET:-}" ] || echo "$*"; }
 
 PREFIX= HOSTS= RAILS= RACKS= RATE=200mbit TRUNK_RATE= OVERSUB= MTU=9000
-RACK_OF= SHUFFLE= DRY_RUN=0 FROM=0 TO=1 RAIL=0 SECONDS=3 STALE=0 PAIRS=
+RACK_OF= SHUFFLE= QUEUE_MS= DRY_RUN=0 FROM=0 TO=1 RAIL=0 SECONDS=3 STALE=0 PAIRS=
 HOST= COUNT=10 DOWN_MS=300 UP_MS=700 SEED= ADMIN=0
 CMD=() POS=()
 
@@ -135,6 +144,7 @@ parse() {
             --rack-of) RACK_OF=${2:-}; shift 2 ;;
             --shuffle) SHUFFLE=${2:-}; shift 2 ;;
             --mtu) MTU=${2:-}; shift 2 ;;
+            --queue) QUEUE_MS=${2:-}; shift 2 ;;
             --prefix) PREFIX=${2:-}; shift 2 ;;
             --from) FROM=${2:-}; shift 2 ;;
             --to) TO=${2:-}; shift 2 ;;
@@ -264,12 +274,17 @@ sweep_stale() {
 }
 
 # tbf on DEV (optionally in namespace NS) at RATE: burst ~10 ms of traffic
-# (at least 64 KiB so one GSO super-packet fits), queue ~50 ms.
+# (at least 64 KiB so one GSO super-packet fits); queue ~50 ms with the
+# burst, or --queue's milliseconds beyond it (see the header).
 shape() {
     local ns=$1 dev=$2 rate=$3 bps burst limit
     bps=$(rate_bps "$rate")
     burst=$((bps / 8 / 100)); [ $burst -ge 65536 ] || burst=65536
-    limit=$((bps / 8 / 20)); [ $limit -ge 262144 ] || limit=262144
+    if [ -n "$QUEUE_MS" ]; then
+        limit=$((burst + bps / 8 * QUEUE_MS / 1000)); [ $limit -ge $((burst + 2 * MTU)) ] || limit=$((burst + 2 * MTU))
+    else
+        limit=$((bps / 8 / 20)); [ $limit -ge 262144 ] || limit=262144
+    fi
     tc ${ns:+-n "$ns"} qdisc replace dev "$dev" root tbf rate "$rate" burst "$burst" limit "$limit"
 }
 
@@ -351,6 +366,8 @@ configure() {
     if [ -z "$RAILS" ]; then RAILS=1; [ "$nr" -le "$RAILS" ] || RAILS=$nr; [ "$nt" -le "$RAILS" ] || RAILS=$nt; fi
     isnum "$RAILS" && [ "$RAILS" -ge 1 ] && [ "$RAILS" -le 9 ] || die "--rails must be 1..9"
     isnum "$MTU" && [ "$MTU" -ge 576 ] || die "bad --mtu '$MTU'"
+    [ -z "$QUEUE_MS" ] || { isnum "$QUEUE_MS" && [ "$QUEUE_MS" -le 1000 ]; } ||
+        die "bad --queue '$QUEUE_MS' (want milliseconds, 0..1000)"
     per_rail --rate "$RATE" RATES
     place_hosts
     if [ -n "$OVERSUB" ]; then
@@ -417,6 +434,7 @@ print_env() {
         echo "TESTBED_RAILS=$RAILS"
         echo "TESTBED_RACKS=$RACKS"
         echo "TESTBED_MTU=$MTU"
+        echo "TESTBED_QUEUE_MS=$QUEUE_MS"
         echo "TESTBED_RATE=${RATES[0]}"
         echo "TESTBED_RATE_BPS=${RATES_BPS[0]}"
         echo "TESTBED_RATES=$(IFS=,; echo "${RATES[*]}")"
@@ -474,7 +492,7 @@ cmd_up() {
         trunks=", trunks $(one_or_list "${TRUNKS[@]}")"
         [ -z "$OVERSUB" ] || trunks+=" (oversubscription $OVERSUB)"
     fi
-    log "testbed $P: $HOSTS hosts, $RAILS rail(s), $RACKS rack(s), host links $(one_or_list "${RATES[@]}") each way$trunks, mtu $MTU"
+    log "testbed $P: $HOSTS hosts, $RAILS rail(s), $RACKS rack(s), host links $(one_or_list "${RATES[@]}") each way$trunks, mtu $MTU${QUEUE_MS:+, queue $QUEUE_MS ms}"
     log "namespaces ${P}h%d (collrun --netns ${P}h%d); rank 0 rendezvous address $(addr_of 0 0)"
     [ -n "${QUIET:-}" ] || print_addrs
 }
