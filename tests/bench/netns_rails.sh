@@ -2,7 +2,7 @@
 # netns_rails.sh - two rails at once on emulated hosts (make bench-rails).
 #
 #   tests/bench/netns_rails.sh [-build DIR] [-n "4 8"] [-max 64M] [-iters 6] [-quick]
-#                              [-calls 1000] [-flaps 10]
+#                              [-calls 1000] [-flaps 10] [-queue MS]
 #
 # For each network -- two homogeneous rails (2 x 200 Mbit/s) and two
 # heterogeneous ones (200 + 60 Mbit/s), every host link shaped with tc tbf
@@ -40,10 +40,18 @@
 # machine's physical reference.  Exit status 0 when every target is met,
 # 1 when one is not, 2 when it cannot run (not root, no namespaces,
 # nothing built).  -quick: n = 4, up to 16 MiB, 200 calls, 3 flaps.
+#
+# -queue MS: every shaper queues at most MS ms beyond its burst
+# (testbed.sh --queue); by default the testbed's 50 ms queue, on which
+# every number in the README was measured.  The depth moves the results
+# both ways (README, "Rails"): a byte queued in a rail's shaper is a byte
+# no scheduler can move to the other rail, and at 5 ms unequal rails (n =
+# 4, 4 MiB) got 0.97 of their sum where 50 ms gives 0.88-0.95, but equal
+# rails got 1.68x (n = 4) and 1.55x (n = 8) where 50 ms gives 1.87-1.89x.
 [ -z "${BASH_VERSION:-}" ] && exec bash "$0" "$@"
 set -u
 cd "$(dirname "$0")/../.."
-B=build NS="4 8" MAX=64M ITERS=6 CALLS=1000 FLAPS=10
+B=build NS="4 8" MAX=64M ITERS=6 CALLS=1000 FLAPS=10 QUEUE=default
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-build) B=$2; shift ;;
@@ -52,12 +60,18 @@ while [ $# -gt 0 ]; do
 	-iters) ITERS=$2; shift ;;
 	-calls) CALLS=$2; shift ;;
 	-flaps) FLAPS=$2; shift ;;
+	-queue) QUEUE=$2; shift ;;
 	-quick) NS=4 MAX=16M CALLS=200 FLAPS=3 ;;
 	*) echo "netns_rails.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
 done
 TB=tests/netns/testbed.sh
+case "$QUEUE" in
+default) QOPT=() ;;
+*[!0-9]* | '') echo "netns_rails.sh: -queue takes milliseconds or 'default' (got '$QUEUE')" >&2; exit 2 ;;
+*) QOPT=(--queue "$QUEUE") ;;
+esac
 CB="$B/collbench"
 CRUN="$B/collrun"
 for p in "$CRUN" "$CB"; do
@@ -93,7 +107,7 @@ for net in homogeneous heterogeneous; do
 	if [ $net = homogeneous ]; then rates=200mbit,200mbit; r0=200; r1=200; else rates=200mbit,60mbit; r0=200; r1=60; fi
 	for n in $NS; do
 		$TB down --prefix "$PFX" >/dev/null 2>&1
-		if ! $TB up -q --hosts "$n" --rails 2 --rate $rates --prefix "$PFX" >/dev/null; then
+		if ! $TB up -q --hosts "$n" --rails 2 --rate $rates "${QOPT[@]}" --prefix "$PFX" >/dev/null; then
 			echo "netns_rails.sh: testbed.sh up failed" >&2
 			exit 2
 		fi
@@ -126,7 +140,7 @@ for net in homogeneous heterogeneous; do
 		c=$(printf '%s' "$c" | median)$'\n'$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=throughput "${large[@]}")
 		d=$(printf '%s' "$d" | median)$'\n'$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=equal "${large[@]}")
 		echo
-		echo "# $net rails ($r0 + $r1 Mbit/s each way), n = $n, ring allreduce fp32; times in ms"
+		echo "# $net rails ($r0 + $r1 Mbit/s each way, queues: $QUEUE${QOPT:+ ms}), n = $n, ring allreduce fp32; times in ms"
 		echo "# of sum: ring busbw over the two rails' summed capacity, measured (each rail alone, this run) / nominal (tc rate)"
 		echo "# 1 KiB, nezha x best within each round: $pair-> median ${p1k:-?}"
 		paste -d, <(echo "$a") <(echo "$b") <(echo "$c") <(echo "$d") | awk -F, -v n="$n" -v net=$net -v p1k="${p1k:-0}" \
@@ -150,7 +164,7 @@ done
 
 # --- the balancer: 4 MiB shares after 100 and after 300 calls (heterogeneous) ---
 $TB down --prefix "$PFX" >/dev/null 2>&1
-$TB up -q --hosts 4 --rails 2 --rate 200mbit,60mbit --prefix "$PFX" >/dev/null || exit 2
+$TB up -q --hosts 4 --rails 2 --rate 200mbit,60mbit "${QOPT[@]}" --prefix "$PFX" >/dev/null || exit 2
 shares() {   # calls -> the rail-0 share of the 1 MiB class (4 MiB ring, n = 4: 1 MiB messages)
 	"$CRUN" -np 4 --timeout 900 --no-prefix --netns "${PFX}h%d" "$CB" --rails tcp:eth0,tcp:eth1 \
 		-f stdlib/ring.coll -a ring -b 4M -e 4M -n "$1" -w 0 2>&1 |
@@ -165,7 +179,7 @@ awk -v a="${s100:-0}" -v b="${s300:-100}" 'BEGIN { d = a - b; if (d < 0) d = -d
 
 # --- failover ---------------------------------------------------------------------
 $TB down --prefix "$PFX" >/dev/null 2>&1
-$TB up -q --hosts 4 --rails 2 --rate 200mbit,200mbit --prefix "$PFX" >/dev/null || exit 2
+$TB up -q --hosts 4 --rails 2 --rate 200mbit,200mbit "${QOPT[@]}" --prefix "$PFX" >/dev/null || exit 2
 fo() {
 	"$CRUN" -np 4 --timeout 1800 --no-prefix --netns "${PFX}h%d" "$CB" --rails tcp:eth0,tcp:eth1 \
 		-f stdlib/ring.coll -a ring -b 1M -e 1M -n "$CALLS" -w 0 -c

@@ -5,12 +5,14 @@
 #   tests/bench/netns_reorder.sh [-build DIR] [-configs "8:2:11 8:4:12 16:2:13 16:4:14"]
 #                                [-algos "ring rhd dbt"] [-size 16M] [-random 10] [-iters 2]
 #                                [-rate 100mbit] [-oversub 4] [-out DIR] [-summary]
-#                                [-retest DIR2] [-sharing tcp|maxmin|alpha=K]
+#                                [-retest DIR2] [-sharing tcp|maxmin|alpha=K] [-queue MS]
 #
 # Each config N:K:SEED is a testbed (tests/netns/testbed.sh) of N hosts in
 # K racks joined by trunks oversubscribed OVERSUB:1, the hosts dealt to
 # racks by `--shuffle SEED` (a scrambled placement, as a cloud's random IP
-# list gives), host links shaped at RATE each way, one rank per host over
+# list gives), host links shaped at RATE each way (-queue MS: every shaper
+# queues MS ms beyond its burst, testbed.sh --queue; by default its 50 ms
+# queue, on which the README's numbers were measured), one rank per host over
 # TCP with the socket buffers netns_stragglar.sh explains (128 / 256 KiB).
 # In it:
 #   1. collprobe measures the network (its defaults: 1 MiB exchanges, the
@@ -60,7 +62,7 @@ set -u
 cd "$(dirname "$0")/../.."
 B=build CONFIGS="8:2:11 8:4:12 16:2:13 16:4:14" ALGOS="ring rhd dbt" SIZE=16M RANDOM_N=10 ITERS=2 RATE=100mbit
 OVERSUB=4 OUT=
-inner=0 summary=0 RETEST= SHARING=tcp
+inner=0 summary=0 RETEST= SHARING=tcp QOPT=()
 args=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -77,6 +79,7 @@ while [ $# -gt 0 ]; do
 	-summary) summary=1 ;;
 	-retest) RETEST=$2; shift ;;
 	-sharing) SHARING=$2; shift ;;
+	-queue) QOPT=(--queue "$2"); shift ;;
 	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
 	*) echo "netns_reorder.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -176,7 +179,7 @@ for cfg in $CONFIGS; do
 	n=${cfg%%:*} rest=${cfg#*:} k=${rest%%:*} seed=${rest#*:}
 	tag="n${n}r${k}"
 	CFG=$tag SEED=$seed tests/netns/testbed.sh run --hosts "$n" --rate "$RATE" --racks "$k" --shuffle "$seed" \
-		--oversub "$OVERSUB" --prefix "rb$$x$i" -- \
+		--oversub "$OVERSUB" "${QOPT[@]}" --prefix "rb$$x$i" -- \
 		env CFG=$tag SEED=$seed bash "$0" -inner -build "$B" -algos "$ALGOS" -size "$SIZE" -random "$RANDOM_N" \
 		-iters "$ITERS" -out "$OUT" || status=1
 done
