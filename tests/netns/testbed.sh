@@ -31,12 +31,12 @@
 # sends, the bridge-side end what it receives.  Bandwidth only: netem is not
 # used (no delay).  Each tbf lets ~10 ms of traffic through at once (its
 # burst) and queues what comes faster: by default up to 50 ms of traffic
-# with the burst (at least 256 KiB), a deep queue, the one every
-# measurement before --queue existed ran on; --queue MS queues at most MS
-# ms beyond the burst (at least two packets), e.g. --queue 5 for fq_codel's
-# 5 ms target, what a Linux host's own NIC queue holds under load.  The
-# depth matters wherever a sender cannot take back what it has queued: the
-# README ("Rails") measures a split over unequal rails at several depths.
+# with the burst (at least 256 KiB), a deep queue, the one the README's
+# measurements ran on; --queue MS queues at most MS ms beyond the burst
+# (at least two packets), e.g. --queue 5 for fq_codel's 5 ms target, what
+# a Linux host's own NIC queue holds under load.  The depth matters
+# wherever a sender cannot take back what it has queued: the README
+# ("Rails") measures a split over unequal rails at several depths.
 #
 # Rates.  --rate takes one tc rate for every rail or a comma list with one
 # per rail (--rate 200mbit,60mbit: rail 0 at 200, rail 1 at 60 Mbit/s);
