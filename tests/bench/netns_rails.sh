@@ -52,7 +52,7 @@
 [ -z "${BASH_VERSION:-}" ] && exec bash "$0" "$@"
 set -u
 cd "$(dirname "$0")/../.."
-B=build NS="4 8" MAX=64M ITERS=6 CALLS=1000 FLAPS=10 QUEUE=default
+B=build NS="4 8" MAX=64M ITERS=6 CALLS=1000 FLAPS=10 QOPT=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-build) B=$2; shift ;;
@@ -61,18 +61,13 @@ while [ $# -gt 0 ]; do
 	-iters) ITERS=$2; shift ;;
 	-calls) CALLS=$2; shift ;;
 	-flaps) FLAPS=$2; shift ;;
-	-queue) QUEUE=$2; shift ;;
+	-queue) QOPT=(--queue "$2"); shift ;;   # testbed.sh checks the value
 	-quick) NS=4 MAX=16M CALLS=200 FLAPS=3 ;;
 	*) echo "netns_rails.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
 done
 TB=tests/netns/testbed.sh
-case "$QUEUE" in
-default) QOPT=() ;;
-*[!0-9]* | '') echo "netns_rails.sh: -queue takes milliseconds or 'default' (got '$QUEUE')" >&2; exit 2 ;;
-*) QOPT=(--queue "$QUEUE") ;;
-esac
 CB="$B/collbench"
 CRUN="$B/collrun"
 for p in "$CRUN" "$CB"; do
@@ -141,7 +136,7 @@ for net in homogeneous heterogeneous; do
 		c=$(printf '%s' "$c" | median)$'\n'$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=throughput "${large[@]}")
 		d=$(printf '%s' "$d" | median)$'\n'$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=equal "${large[@]}")
 		echo
-		echo "# $net rails ($r0 + $r1 Mbit/s each way, queues: $QUEUE${QOPT:+ ms}), n = $n, ring allreduce fp32; times in ms"
+		echo "# $net rails ($r0 + $r1 Mbit/s each way, queues: ${QOPT[1]:-default}${QOPT:+ ms}), n = $n, ring allreduce fp32; times in ms"
 		echo "# of sum: ring busbw over the two rails' summed capacity, measured (each rail alone, this run) / nominal (tc rate)"
 		echo "# 1 KiB, nezha x best within each round: $pair-> median ${p1k:-?}"
 		paste -d, <(echo "$a") <(echo "$b") <(echo "$c") <(echo "$d") | awk -F, -v n="$n" -v net=$net -v p1k="${p1k:-0}" \
