@@ -139,10 +139,11 @@ for net in homogeneous heterogeneous; do
 			rc=$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=throughput "${small[@]}")
 			d+=$(run "$n" tcp:eth0,tcp:eth1 cold=auto,split=equal "${small[@]}")$'\n'
 			a+=$ra$'\n' b+=$rb$'\n' c+=$rc$'\n'
-			pair+=$(printf '%s\n%s\n%s\n' "$ra" "$rb" "$rc" | awk -F, -v r0=$r0 -v r1=$r1 '$1 == 1024 { t[++k] = $2 }
-				END { if (k == 3 && t[3] > 0) printf "%.3f ", bestrail(t[1], t[2]) / t[3] }'"$BEST")
-			pmin+=$(printf '%s\n%s\n%s\n' "$ra" "$rb" "$rc" | awk -F, '$1 == 1024 { t[++k] = $2 }
-				END { if (k == 3 && t[3] > 0) printf "%.3f ", (t[1] < t[2] ? t[1] : t[2]) / t[3] }')
+			# this round's ratio against the best rail, and against the lower of the two
+			read -r x y < <(printf '%s\n%s\n%s\n' "$ra" "$rb" "$rc" | awk -F, -v r0=$r0 -v r1=$r1 '$1 == 1024 { t[++k] = $2 }
+				END { if (k == 3 && t[3] > 0) printf "%.3f %.3f\n", bestrail(t[1], t[2]) / t[3],
+					(t[1] < t[2] ? t[1] : t[2]) / t[3] }'"$BEST")
+			pair+=${x:+$x } pmin+=${y:+$y }
 		done
 		p1k=$(printf '1024,%s\n' $pair | median | cut -d, -f2)
 		p1kmin=$(printf '1024,%s\n' $pmin | median | cut -d, -f2)
