@@ -22,9 +22,10 @@
  *      together), one untimed call in which every pair exchanges half of
  *      `bytes` each way at once, then `reps` timed calls of `bytes`, back
  *      to back, timed as one block; the rate of the flow a rank received
- *      is `bytes` over the block's mean call (less the latency).  The untimed call spends what a
- *      rate limiter lets through in a burst after a pause, so the timed
- *      ones see the steady rate a long collective gets: timed after a
+ *      is `bytes` over the block's mean call (less the latency).  The
+ *      untimed call spends what a rate limiter lets through in a burst
+ *      after a pause, so the timed ones see the steady rate a long
+ *      collective gets (see time_exchange for the block): timed after a
  *      barrier, a 1 MiB exchange on a 100 Mbit/s tbf link (12.4 MB/s
  *      each way, measured over whole allreduces) read 14.1 MB/s, and the
  *      slope of 1 MiB and 512 KiB calls, which should cancel the burst,
