@@ -276,6 +276,7 @@ typedef struct {
 	double sl[COLL_MAX_RAILS], sll[COLL_MAX_RAILS];   /* log-imbalances since then (fold): sum, squares, */
 	int nl[COLL_MAX_RAILS];                           /* count */
 	int used;
+	int settled_seed;        /* seeded from a class past its coarse folds: none of its own */
 } rl_class;
 
 typedef struct {
@@ -1485,7 +1486,10 @@ static void shares(rails_tp *t, rl_class *k)
  * finish times in one step, but the first messages after a change still
  * carry the queue the old shares left, and it overshot; halfway settles
  * in two folds.  That is for a class's first RL_COARSE_FOLDS folds,
- * which bring it from its seed near the balance.  Near it, finish times
+ * which bring it from its seed near the balance, unless its seed was a
+ * class already past them (settled_seed: a sweep's next size starts
+ * near the balance, and halfway moves on 8 messages only add noise
+ * there).  Near it, finish times
  * are steeper than share / speed: a rail a little over its share lags
  * more on every ring step, since each step's part queues behind the
  * last one's (on 200 + 60 Mbit/s, n = 8, 512 KiB messages, a share 2
@@ -1515,7 +1519,7 @@ static void fold(rails_tp *t, rl_class *k)
 		double se = sqrt((var > 0 ? var : 0) / n);
 		if (fabs(mean) > 2 * se && fabs(mean) > RL_MOVE_MIN)
 			move = 1;
-		double gain = k->samples < RL_COARSE_FOLDS ? RL_GAIN : RL_GAIN_LATE;
+		double gain = k->samples < RL_COARSE_FOLDS && !k->settled_seed ? RL_GAIN : RL_GAIN_LATE;
 		f[r] = exp(-gain * fmax(-RL_MOVE_MAX, fmin(RL_MOVE_MAX, mean)));
 	}
 	for (int r = 0; r < t->nrails && t->pol.split == COLL_SPLIT_THROUGHPUT; r++) {
@@ -1562,6 +1566,7 @@ static void seed(rails_tp *t, rl_class *k)
 		memcpy(k->rate, t->cls[best].rate, sizeof k->rate);
 		memcpy(k->share, t->cls[best].share, sizeof k->share);
 	}
+	k->settled_seed = best >= 0 && t->cls[best].samples >= RL_COARSE_FOLDS;
 	shares(t, k);
 }
 
