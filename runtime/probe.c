@@ -21,11 +21,11 @@
  *   2. bandwidth: per round, after a barrier (so that the pairs start
  *      together), one untimed call in which every pair exchanges half of
  *      `bytes` each way at once, then `reps` timed calls of `bytes`, back
- *      to back, timed as one block; the rate of the flow a rank received
- *      is `bytes` over the block's mean call (less the latency).  The
- *      untimed call spends what a rate limiter lets through in a burst
- *      after a pause, so the timed ones see the steady rate a long
- *      collective gets (see time_exchange for the block): timed after a
+ *      to back; the rate of the flow a rank received is `bytes` over
+ *      their median call (less the latency).  The untimed call spends
+ *      what a rate limiter lets through in a burst after a pause, so the
+ *      timed ones see the steady rate a long collective gets (see
+ *      time_exchange for the median): timed after a
  *      barrier, a 1 MiB exchange on a 100 Mbit/s tbf link (12.4 MB/s
  *      each way, measured over whole allreduces) read 14.1 MB/s, and the
  *      slope of 1 MiB and 512 KiB calls, which should cancel the burst,
@@ -86,31 +86,36 @@ static int partner(int r, int t, int n)
 
 static int nrounds(int n) { return n + (n & 1) - 1; }
 
+static int cmp_double(const void *x, const void *y)
+{
+	double u = *(const double *)x, v = *(const double *)y;
+	return (u > v) - (u < v);
+}
+
 /* reps calls of an exchange plan moving each way `half` bytes per chunk
  * (buf holds 2 * half), and in *t the time a call takes.  warm 0: each
  * call after a barrier, *t the fastest, every call's time in each[] when
  * it is not NULL.  Else one barrier, an untimed call moving `warm` bytes
- * each way, then the reps calls back to back, timed as one block: *t is
- * the block over reps.  Why a block: a rate limiter refills its bucket
- * whenever its sender pauses, and on a busy host a rank descheduled for
- * 10 ms between two calls let the next one through 5% fast (13.2 MB/s
- * on a 12.4 MB/s link, the fastest call's reading, 1 probe in 6 with
- * three busy loops on 2 cores).  Over the block the pause is counted
- * too, and what it refilled pays for it. */
+ * each way, then the reps calls back to back, *t their median (each[]
+ * must then hold reps).  Why the median: on a busy host both tails are
+ * wrong.  A rank descheduled between two calls lets a rate limiter
+ * refill its bucket, and the next call goes through fast: the fastest
+ * of 2 read a 12.4 MB/s link at 13.2 MB/s (1 probe in 6 with three
+ * busy loops on 2 cores).  Timing the calls as one block fixed that,
+ * but a rank descheduled longer than the bucket covers counts the pause
+ * at no rate: 10.4 MB/s in one CI run.  The median of 3 drops one call
+ * of either kind. */
 static int time_exchange(coll_comm *c, const coll_algo *xch, char *buf, size_t half, int reps, size_t warm,
 			 double *t, double *each)
 {
 	int rc = COLL_OK;
 	*t = INFINITY;
-	int64_t block = 0;
 	for (int k = 0; k < reps && rc == COLL_OK; k++) {
 		if (k == 0 || !warm)
 			rc = coll_barrier(c);
 		if (k == 0 && warm && rc == COLL_OK)
 			rc = coll_run_algo(c, xch, buf, buf, 2 * warm, COLL_UINT8, COLL_SUM);
 		int64_t t0 = rt_now_ns();
-		if (k == 0)
-			block = t0;
 		if (rc == COLL_OK)
 			rc = coll_run_algo(c, xch, buf, buf, 2 * half, COLL_UINT8, COLL_SUM);
 		double dt = (double)(rt_now_ns() - t0) * 1e-9;
@@ -119,8 +124,10 @@ static int time_exchange(coll_comm *c, const coll_algo *xch, char *buf, size_t h
 		if (each)
 			each[k] = dt;
 	}
-	if (warm && rc == COLL_OK)
-		*t = (double)(rt_now_ns() - block) * 1e-9 / reps;
+	if (warm && rc == COLL_OK) {
+		qsort(each, (size_t)reps, sizeof *each, cmp_double);
+		*t = reps % 2 ? each[reps / 2] : (each[reps / 2 - 1] + each[reps / 2]) / 2;
+	}
 	return rc;
 }
 
@@ -154,12 +161,6 @@ static int round_pairs(int n, int t, int *a, int *b)
 			a[np] = r, b[np++] = p;
 	}
 	return np;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-	double u = *(const double *)x, v = *(const double *)y;
-	return (u > v) - (u < v);
 }
 
 /* Gather len bytes from every rank to rank 0 (all[n*len] there): one round
@@ -334,11 +335,11 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 	int rc = COLL_OK;
 	int *pa = malloc(sizeof *pa * (size_t)n), *pb = malloc(sizeof *pb * (size_t)n);
 	double *row = calloc(2 * (size_t)n + 1, sizeof *row);   /* my latency to each, bandwidth from each */
-	double *samples = malloc(sizeof *samples * (size_t)pings);
+	double *samples = malloc(sizeof *samples * (size_t)pings), *calls = malloc(sizeof *calls * (size_t)reps);
 	char *buf = malloc(2 * S + PROBE_SMALL);
 	double *all = me == 0 ? malloc(sizeof *all * 2 * (size_t)n * n + 1) : NULL;
 	int32_t *grp = malloc(sizeof *grp * (size_t)n);
-	if (!pa || !pb || !row || !samples || !buf || !grp || (me == 0 && !all)) {
+	if (!pa || !pb || !row || !samples || !calls || !buf || !grp || (me == 0 && !all)) {
 		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -366,7 +367,7 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 		}
 		double tf = 0;
 		if (rc == COLL_OK)
-			rc = time_exchange(c, xch, buf, S, reps, S / 2, &tf, NULL);
+			rc = time_exchange(c, xch, buf, S, reps, S / 2, &tf, calls);
 		if (rc == COLL_OK && peer >= 0)
 			row[n + peer] = (double)S / (tf - alpha > 1e-9 ? tf - alpha : 1e-9);
 		coll_algo_free(lat), coll_algo_free(xch);
@@ -586,7 +587,7 @@ times_out:
 	free(times), free(tall), free(msz);
 out:
 	c->perm = save, c->inv = savi;
-	free(pa), free(pb), free(row), free(samples), free(buf), free(all), free(grp);
+	free(pa), free(pb), free(row), free(samples), free(calls), free(buf), free(all), free(grp);
 	if (rc)
 		rt_probe_free(res);
 	return rc;

@@ -382,12 +382,12 @@ COLL_API const char *coll_rank_order(const coll_comm *comm, const int32_t **perm
 typedef struct {
 	int pings;          /* ping-pongs per pair for the latency (its 10th percentile); default 20 */
 	size_t bytes;       /* the bandwidth probe's message, each way; default 1 MiB */
-	int reps;           /* bandwidth exchanges per pair, timed as one block; default 2 */
+	int reps;           /* bandwidth exchanges per pair, back to back, their median kept; default 3 */
 	int directions;     /* 1: keep each direction's numbers; 0 (default): symmetrise, a pair's
 	                     * cost the larger of its two directions (the paper's max) */
 	int groups;         /* 1 (default): infer groups of ranks and measure their uplinks */
 } coll_probe_config;
-#define COLL_PROBE_CONFIG_INIT { 20, 1 << 20, 2, 0, 1 }
+#define COLL_PROBE_CONFIG_INIT { 20, 1 << 20, 3, 0, 1 }
 
 /* Measure the network between every pair of ranks with the communicator's
  * own transport: n-1 rounds of a round-robin tournament, each a perfect

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 	      "Probe every pair of ranks over the job's transport and write a links file\n"
 	      "(collc --links, cluster `links`): latency = half the 10th percentile of K\n"
 	      "ping-pongs (default 20), bandwidth from SIZE-byte exchanges (default 1M; K M G\n"
-	      "suffixes), R per pair back to back, timed as one block (default 2), pairs\n"
+	      "suffixes), R per pair back to back, the median kept (default 3), pairs\n"
 	      "probed concurrently in n-1 matchings; then groups of ranks (racks) and each\n"
 	      "group's uplink.\n"
 	      "  -o FILE        write the file there (rank 0), else stdout\n"
