@@ -24,8 +24,8 @@
  *      to back; the rate of the flow a rank received is `bytes` over
  *      their median call (less the latency).  The untimed call spends
  *      what a rate limiter lets through in a burst after a pause, so the
- *      timed ones see the steady rate a long collective gets (see
- *      time_exchange for the median): timed after a
+ *      timed ones see the steady rate a long collective gets (why the
+ *      median: at its computation in rt_probe): timed after a
  *      barrier, a 1 MiB exchange on a 100 Mbit/s tbf link (12.4 MB/s
  *      each way, measured over whole allreduces) read 14.1 MB/s, and the
  *      slope of 1 MiB and 512 KiB calls, which should cancel the burst,
@@ -93,23 +93,13 @@ static int cmp_double(const void *x, const void *y)
 }
 
 /* reps calls of an exchange plan moving each way `half` bytes per chunk
- * (buf holds 2 * half), and in *t the time a call takes.  warm 0: each
- * call after a barrier, *t the fastest, every call's time in each[] when
- * it is not NULL.  Else one barrier, an untimed call moving `warm` bytes
- * each way, then the reps calls back to back, *t their median (each[]
- * must then hold reps).  Why the median: on a busy host both tails are
- * wrong.  A rank descheduled between two calls lets a rate limiter
- * refill its bucket, and the next call goes through fast: the fastest
- * of 2 read a 12.4 MB/s link at 13.2 MB/s (1 probe in 6 with three
- * busy loops on 2 cores).  Timing the calls as one block fixed that,
- * but a rank descheduled longer than the bucket covers counts the pause
- * at no rate: 10.4 MB/s in one CI run.  The median of 3 drops one call
- * of either kind. */
+ * (buf holds 2 * half), every call's time in each[reps].  warm 0: each
+ * call after a barrier; else one barrier, an untimed call moving `warm`
+ * bytes each way, then the reps calls back to back. */
 static int time_exchange(coll_comm *c, const coll_algo *xch, char *buf, size_t half, int reps, size_t warm,
-			 double *t, double *each)
+			 double *each)
 {
 	int rc = COLL_OK;
-	*t = INFINITY;
 	for (int k = 0; k < reps && rc == COLL_OK; k++) {
 		if (k == 0 || !warm)
 			rc = coll_barrier(c);
@@ -118,15 +108,7 @@ static int time_exchange(coll_comm *c, const coll_algo *xch, char *buf, size_t h
 		int64_t t0 = rt_now_ns();
 		if (rc == COLL_OK)
 			rc = coll_run_algo(c, xch, buf, buf, 2 * half, COLL_UINT8, COLL_SUM);
-		double dt = (double)(rt_now_ns() - t0) * 1e-9;
-		if (dt < *t)
-			*t = dt;
-		if (each)
-			each[k] = dt;
-	}
-	if (warm && rc == COLL_OK) {
-		qsort(each, (size_t)reps, sizeof *each, cmp_double);
-		*t = reps % 2 ? each[reps / 2] : (each[reps / 2 - 1] + each[reps / 2]) / 2;
+		each[k] = (double)(rt_now_ns() - t0) * 1e-9;
 	}
 	return rc;
 }
@@ -365,11 +347,21 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 			alpha = samples[(pings - 1) / 10] / 2;
 			row[peer] = alpha;
 		}
-		double tf = 0;
+		/* the median call: on a busy host both tails are wrong.  A rank
+		 * descheduled between two calls lets a rate limiter refill its
+		 * bucket and the next call goes through fast (the fastest of 2
+		 * read a 12.4 MB/s link at 13.2 MB/s, 1 probe in 6 with three
+		 * busy loops on 2 cores); timing the calls as one block fixed
+		 * that, but a rank descheduled longer than the bucket covers
+		 * counts the pause at no rate (10.4 MB/s in one CI run).  The
+		 * median of 3 drops one call of either kind. */
 		if (rc == COLL_OK)
-			rc = time_exchange(c, xch, buf, S, reps, S / 2, &tf, calls);
-		if (rc == COLL_OK && peer >= 0)
+			rc = time_exchange(c, xch, buf, S, reps, S / 2, calls);
+		if (rc == COLL_OK && peer >= 0) {
+			qsort(calls, (size_t)reps, sizeof *calls, cmp_double);
+			double tf = reps % 2 ? calls[reps / 2] : (calls[reps / 2 - 1] + calls[reps / 2]) / 2;
 			row[n + peer] = (double)S / (tf - alpha > 1e-9 ? tf - alpha : 1e-9);
+		}
 		coll_algo_free(lat), coll_algo_free(xch);
 	}
 	/* 3: rows to rank 0, which infers the groups and tells everyone */
@@ -482,8 +474,7 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 		for (int i = 0; i < m; i++)
 			mine |= pa[i] == me || pb[i] == me;
 		/* one size, one more call than a pair gets: see step 4 above */
-		double tf = 0;
-		rc = time_exchange(c, xch, buf, ubytes, ureps, 0, &tf, times + (size_t)g * ureps);
+		rc = time_exchange(c, xch, buf, ubytes, ureps, 0, times + (size_t)g * ureps);
 		if (!mine)
 			memset(times + (size_t)g * ureps, 0, sizeof *times * (size_t)ureps);
 		coll_algo_free(xch);

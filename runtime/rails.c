@@ -1489,17 +1489,17 @@ static void shares(rails_tp *t, rl_class *k)
  * which bring it from its seed near the balance, unless its seed was a
  * class already past them (settled_seed: a sweep's next size starts
  * near the balance, and halfway moves on 8 messages only add noise
- * there).  Near it, finish times
- * are steeper than share / speed: a rail a little over its share lags
- * more on every ring step, since each step's part queues behind the
- * last one's (on 200 + 60 Mbit/s, n = 8, 512 KiB messages, a share 2
- * points past the balance read that rail 1.3-1.5x late), and halfway
- * steps swung the shares 0.75 <-> 0.79 around 0.77 for good, the slow
- * rail's part 9% too large every other fold.  Later folds move by
- * RL_GAIN_LATE; the early folds after the coarse ones (every
- * RL_FIRST_FOLD messages, up to RL_EARLY_FOLDS) let a rank that the
- * coarse ones left short of the balance get there within its first few
- * calls.  It moves only when some mean d_r is beyond twice its
+ * there).  Near the balance, finish times are steeper than share /
+ * speed: a rail a little over its share lags more on every ring step,
+ * since each step's part queues behind the last one's (on 200 + 60
+ * Mbit/s, n = 8, 512 KiB messages, a share 2 points past the balance
+ * read that rail 1.3-1.5x late), and halfway steps swung the shares
+ * 0.75 <-> 0.79 around 0.77 for good, the slow rail's part 9% too large
+ * every other fold.  Later folds move by RL_GAIN_LATE; the early folds
+ * after the coarse ones (every RL_FIRST_FOLD messages, up to
+ * RL_EARLY_FOLDS) let a rank that the coarse ones left short of the
+ * balance get there within its first few calls.  It moves only when
+ * some mean d_r is beyond twice its
  * standard error and 3%, so that the scatter of 8 ranks on 2 cores is
  * left alone instead of followed.  (That controller ran every class
  * before pull(): from 1 MiB up, with several messages queued, the finish
