@@ -92,6 +92,13 @@ static int cmp_double(const void *x, const void *y)
 	return (u > v) - (u < v);
 }
 
+/* The median of v[k] (k >= 1), sorting v. */
+static double median(double *v, int k)
+{
+	qsort(v, (size_t)k, sizeof *v, cmp_double);
+	return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
 /* reps calls of an exchange plan moving each way `half` bytes per chunk
  * (buf holds 2 * half), every call's time in each[reps].  warm 0: each
  * call after a barrier; else one barrier, an untimed call moving `warm`
@@ -358,8 +365,7 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 		if (rc == COLL_OK)
 			rc = time_exchange(c, xch, buf, S, reps, S / 2, calls);
 		if (rc == COLL_OK && peer >= 0) {
-			qsort(calls, (size_t)reps, sizeof *calls, cmp_double);
-			double tf = reps % 2 ? calls[reps / 2] : (calls[reps / 2 - 1] + calls[reps / 2]) / 2;
+			double tf = median(calls, reps);
 			row[n + peer] = (double)S / (tf - alpha > 1e-9 ? tf - alpha : 1e-9);
 		}
 		coll_algo_free(lat), coll_algo_free(xch);
@@ -534,8 +540,7 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 			if (res->uplink[g] > 0)
 				v[nu++] = res->uplink[g];
 		if (nu > 1) {
-			qsort(v, (size_t)nu, sizeof *v, cmp_double);
-			double med = nu % 2 ? v[nu / 2] : 0.5 * (v[nu / 2 - 1] + v[nu / 2]);
+			double med = median(v, nu);
 			for (int g = 0; g < ngw; g++)
 				if (res->uplink[g] > 0 && fabs(res->uplink[g] / med - 1) <= RT_PROBE_SAME_UPLINK)
 					res->uplink[g] = med;

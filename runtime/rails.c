@@ -198,8 +198,8 @@ typedef struct rl_msg {
 	int64_t start_ns;        /* when it was cut into pieces */
 	int64_t fin_ns[COLL_MAX_RAILS];   /* each rail's last acknowledgement of its part */
 	uint64_t part[COLL_MAX_RAILS];    /* each rail's bytes of it */
-	char *copy;              /* the bytes, where the sender keeps a copy (see start()) */
-	int own_copy;            /* copy was allocated on its own (start()), not with the message */
+	char *copy;              /* the bytes, where the sender keeps a copy: after p[cap] if the
+	                          * message was copied when posted, else allocated by start() */
 	rl_piece p[];
 } rl_msg;
 
@@ -814,7 +814,6 @@ static int start(rails_tp *t, int p, rl_msg *m)
 	if (!m->copy && (m->pulled || !m->hot) && m->total <= RL_COPY_MAX && t->peer[p].head == m) {
 		if (!(m->copy = malloc(m->total)))
 			return rt_err(t->base.comm, COLL_ERR_NOMEM, "out of memory");
-		m->own_copy = 1;
 		gather(m->copy, m->req);
 	}
 	if (m->pulled) {
@@ -863,7 +862,7 @@ static int pump(rails_tp *t, int p)
 
 static void msg_free(rl_msg *m)
 {
-	if (m->own_copy)
+	if (m->copy != (char *)&m->p[m->cap])   /* start()'s copy, or none */
 		free(m->copy);
 	free(m);
 }
