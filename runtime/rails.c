@@ -131,13 +131,13 @@
 #define RL_FIRST_FOLD 8               /* sampled messages per early fold (first_fold_due) */
 #define RL_PROBES 3                   /* latency probes per link at connect */
 #define RL_LAT_TIE 0.1                /* latencies this close (a fraction) tie: the first rail wins */
-#define RL_PULL_NS 20000000           /* pull(): a link takes a piece while it has less than this
-                                       * much time's worth unacknowledged (enough to cover
-                                       * acknowledgements that a busy receiver delays) */
+#define RL_PULL_NS 5000000            /* pull(): a link takes a piece while it has less than this
+                                       * much time's worth unacknowledged (see pull()) */
 #define RL_PULL_SLICES 4              /* ... and until its drain is measured, fewer than this many
                                        * slices (512 KiB: 20 ms of a 200 Mbit/s rail) */
 #define RL_PULL_BYTES (512 << 10)     /* split=throughput: messages from this size go out by pull() */
-#define RL_PULL_PIECES 16             /* pieces of a message that pull() hands out (at most a slice each) */
+#define RL_PULL_PIECE (32 << 10)      /* pull() hands a message out in pieces of this size ... */
+#define RL_PULL_PIECES 32             /* ... or in this many, when that makes them larger */
 #define RL_DRAIN_NS 50000000          /* drain_sample(): the time one measurement of a drain spans */
 #define RL_DRAIN_AVG 8                /* a drain is the mean of its first measurements, then moves
                                        * 1/RL_DRAIN_AVG of the way to each new one */
@@ -676,7 +676,25 @@ static int post_part(rails_tp *t, int p, rl_msg *m, rl_piece *pc, int r)
  * their two halves on average 2.1x apart.  Why the drain and not the
  * shares as the speed: ECF on shares learnt from what it gave each rail
  * feeds on itself (the fast rail's window fills first, the slow one gets
- * the overflow, carries less than it could, and its share falls). */
+ * the overflow, carries less than it could, and its share falls).
+ *
+ * Why RL_PULL_NS is short (5 ms, with pieces of 32 KiB, start()): a
+ * link holding more than a message's worth takes the whole message at
+ * once, and pulling becomes a split fixed at the start by the drains of
+ * that moment, which is what pulling is for avoiding.  With 20 ms and
+ * pieces of up to a slice, a 512 KiB message (a ring at n = 8, 4 MiB)
+ * was handed out whole as it started, and a 2 MiB one (16 MiB) had its
+ * 128 KiB pieces a slow rail's 17 ms each.  A link that holds nothing
+ * takes a piece whatever its size, so a rail never waits for work;
+ * the rest of a message waits for the first acknowledgement, which is
+ * what keeps it with the rail that drains it.  On 200 + 60 Mbit/s,
+ * ring, paired rounds against 20 ms and pieces to a slice: n = 8 4 MiB
+ * 1.03-1.05 of the summed capacity against 0.97-1.01, 16 MiB
+ * 1.04-1.06 against 0.96-0.97, 64 MiB 1.01-1.02 against 0.96-0.98; n
+ * = 4 4 MiB 0.99-1.02 against 0.95; two 200 Mbit/s rails at n = 8,
+ * 4 MiB 2.02-2.07x one rail against 1.76-2.04x, 16 MiB 2.05-2.06x
+ * against 1.94-1.95x.  2.5 ms was too short (n = 8 4 MiB: 0.91-0.95):
+ * a link then idles for each acknowledgement's round trip. */
 static int pull(rails_tp *t, int p)
 {
 	uint64_t win = (uint64_t)RL_PULL_SLICES * t->slice;
@@ -817,12 +835,13 @@ static int start(rails_tp *t, int p, rl_msg *m)
 		gather(m->copy, m->req);
 	}
 	if (m->pulled) {
-		/* RL_PULL_PIECES pieces, so that the rails' last pieces of a
-		 * message end close together (on 200 + 60 Mbit/s a 128 KiB piece
-		 * is 17 ms of the slow rail), and a message just above the cold
-		 * threshold can still be shared. */
+		/* Small pieces, so that the rails' last pieces of a message end
+		 * close together (on 200 + 60 Mbit/s a 32 KiB piece is 4 ms of
+		 * the slow rail, a 128 KiB one 17), and a link can be given
+		 * less than RL_PULL_NS of work (pull()).  At most RL_PULL_PIECES
+		 * of them, which rl_post_send() makes room for. */
 		uint64_t psz = (m->total + RL_PULL_PIECES - 1) / RL_PULL_PIECES;
-		psz = psz < RL_MIN_PIECE ? RL_MIN_PIECE : psz > t->slice ? t->slice : psz;
+		psz = psz < RL_PULL_PIECE ? RL_PULL_PIECE : psz;
 		uint64_t all[COLL_MAX_RAILS] = {m->total};
 		cut(m, all, 1, psz, 1);
 		return pull(t, p);
