@@ -682,9 +682,9 @@ static int post_part(rails_tp *t, int p, rl_msg *m, rl_piece *pc, int r)
  * link holding more than a message's worth takes the whole message at
  * once, and pulling becomes a split fixed at the start by the drains of
  * that moment, which is what pulling is for avoiding.  With 20 ms and
- * pieces of up to a slice, a 512 KiB message (a ring at n = 8, 4 MiB)
- * was handed out whole as it started, and a 2 MiB one (16 MiB) had its
- * 128 KiB pieces a slow rail's 17 ms each.  A link that holds nothing
+ * pieces of a sixteenth, a 512 KiB message (a ring at n = 8, 4 MiB)
+ * was handed out whole as it started, and a 1 MiB one (the tcp child's
+ * largest) had pieces of 64 KiB, 8.7 ms each of a 60 Mbit/s rail.  A link that holds nothing
  * takes a piece whatever its size, so a rail never waits for work;
  * the rest of a message waits for the first acknowledgement, which is
  * what keeps it with the rail that drains it.  On 200 + 60 Mbit/s,
@@ -693,8 +693,10 @@ static int post_part(rails_tp *t, int p, rl_msg *m, rl_piece *pc, int r)
  * 1.04-1.06 against 0.96-0.97, 64 MiB 1.01-1.02 against 0.96-0.98; n
  * = 4 4 MiB 0.99-1.02 against 0.95; two 200 Mbit/s rails at n = 8,
  * 4 MiB 2.02-2.07x one rail against 1.76-2.04x, 16 MiB 2.05-2.06x
- * against 1.94-1.95x.  2.5 ms was too short (n = 8 4 MiB: 0.91-0.95):
- * a link then idles for each acknowledgement's round trip. */
+ * against 1.94-1.95x (1 MiB messages were cut in 44 KiB pieces in
+ * those rounds; README "Rails" has the table).  2.5 ms was too short (n
+ * = 8 4 MiB: 0.91-0.95): a link then idles for each acknowledgement's
+ * round trip. */
 static int pull(rails_tp *t, int p)
 {
 	uint64_t win = (uint64_t)RL_PULL_SLICES * t->slice;
@@ -836,12 +838,15 @@ static int start(rails_tp *t, int p, rl_msg *m)
 	}
 	if (m->pulled) {
 		/* Small pieces, so that the rails' last pieces of a message end
-		 * close together (on 200 + 60 Mbit/s a 32 KiB piece is 4 ms of
-		 * the slow rail, a 128 KiB one 17), and a link can be given
+		 * close together (on 200 + 60 Mbit/s a 32 KiB piece is 4.4 ms
+		 * of the slow rail), and a link can be given
 		 * less than RL_PULL_NS of work (pull()).  At most RL_PULL_PIECES
-		 * of them, which rl_post_send() makes room for. */
+		 * of them, or of a slice each (the most any piece is, so that
+		 * the child and the receiver see nothing new), which
+		 * rl_post_send() makes room for. */
 		uint64_t psz = (m->total + RL_PULL_PIECES - 1) / RL_PULL_PIECES;
 		psz = psz < RL_PULL_PIECE ? RL_PULL_PIECE : psz;
+		psz = psz > t->slice ? t->slice : psz;
 		uint64_t all[COLL_MAX_RAILS] = {m->total};
 		cut(m, all, 1, psz, 1);
 		return pull(t, p);
@@ -2223,6 +2228,9 @@ static void rl_dump(rails_tp *t)
 {
 	fprintf(stderr, "rails %d: %llu passes, %llu checks, longest gap between passes %.1f ms, fatal %d\n", t->rank,
 	        (unsigned long long)t->npass, (unsigned long long)t->nchecks, t->max_gap_ns / 1e6, t->fatal);
+	for (int r = 0; r < t->nrails; r++)
+		fprintf(stderr, "rails %d: rail %d latency %.1f us, %llu bytes sent\n", t->rank, r, t->rail[r].lat_ns / 1e3,
+		        (unsigned long long)t->rail[r].bytes);
 	for (int p = 0; p < t->n; p++) {
 		if (p == t->rank)
 			continue;
