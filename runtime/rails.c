@@ -679,16 +679,17 @@ static int post_part(rails_tp *t, int p, rl_msg *m, rl_piece *pc, int r)
  * the overflow, carries less than it could, and its share falls).
  *
  * Why RL_PULL_NS is short (5 ms, with pieces of 32 KiB, start()): a
- * link holding more than a message's worth takes the whole message at
- * once, and pulling becomes a split fixed at the start by the drains of
- * that moment, which is what pulling is for avoiding.  With 20 ms and
- * pieces of a sixteenth, a 512 KiB message (a ring at n = 8, 4 MiB)
- * was handed out whole as it started, and a 1 MiB one (the tcp child's
- * largest) had pieces of 64 KiB, 8.7 ms each of a 60 Mbit/s rail.  A link that holds nothing
- * takes a piece whatever its size, so a rail never waits for work;
- * the rest of a message waits for the first acknowledgement, which is
- * what keeps it with the rail that drains it.  On 200 + 60 Mbit/s,
- * ring, paired rounds against 20 ms and pieces to a slice: n = 8 4 MiB
+ * link that may hold more than a message's worth takes the whole
+ * message at once, and pulling becomes a split fixed at the start by
+ * that moment's drains, which is what pulling exists to avoid.  With 20
+ * ms and pieces of a sixteenth, a 512 KiB message (a ring at n = 8, 4
+ * MiB) was handed out whole as it started, and a 1 MiB one (the tcp
+ * child's largest) had pieces of 64 KiB, 8.7 ms each of a 60 Mbit/s
+ * rail.  A link that holds nothing takes a piece whatever its size, so
+ * a rail never waits for work; the rest of a message waits for the
+ * first acknowledgements, which is what keeps it with the rail that
+ * drains it.  On 200 + 60 Mbit/s, ring, paired rounds against 20 ms
+ * and pieces of a sixteenth: n = 8 4 MiB
  * 1.03-1.05 of the summed capacity against 0.97-1.01, 16 MiB
  * 1.04-1.06 against 0.96-0.97, 64 MiB 1.01-1.02 against 0.96-0.98; n
  * = 4 4 MiB 0.99-1.02 against 0.95; two 200 Mbit/s rails at n = 8,
@@ -839,11 +840,10 @@ static int start(rails_tp *t, int p, rl_msg *m)
 	if (m->pulled) {
 		/* Small pieces, so that the rails' last pieces of a message end
 		 * close together (on 200 + 60 Mbit/s a 32 KiB piece is 4.4 ms
-		 * of the slow rail), and a link can be given
-		 * less than RL_PULL_NS of work (pull()).  At most RL_PULL_PIECES
-		 * of them, or of a slice each (the most any piece is, so that
-		 * the child and the receiver see nothing new), which
-		 * rl_post_send() makes room for. */
+		 * of the slow rail), and a link can be given less than
+		 * RL_PULL_NS of work (pull()).  At most RL_PULL_PIECES of them,
+		 * or pieces of a slice (no piece is larger, so the child and
+		 * the receiver see nothing new); rl_post_send() makes room. */
 		uint64_t psz = (m->total + RL_PULL_PIECES - 1) / RL_PULL_PIECES;
 		psz = psz < RL_PULL_PIECE ? RL_PULL_PIECE : psz;
 		psz = psz > t->slice ? t->slice : psz;
