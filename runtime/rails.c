@@ -58,9 +58,9 @@
  * again) and hands whole messages to the executor in order.  Small
  * messages (<= RL_COPY_BYTES), and those that go out by pull() or whole
  * on one rail (up to RL_COPY_MAX, and the oldest to their peer: see
- * start()), are copied at the sender, so the
- * executor's send completes as soon as the child has written them
- * (copied_out) and a resend takes the copy; messages split by shares
+ * start()), are copied at the sender, so the executor's send completes
+ * as soon as the child has written them (copied_out) and a resend takes
+ * the copy; messages split by shares
  * complete when every piece is acknowledged (on TCP "written" only means
  * the kernel took it; see start() for why they keep no copy).  Pieces of
  * messages above RL_COPY_BYTES are acknowledged as they arrive (their
@@ -689,15 +689,14 @@ static int post_part(rails_tp *t, int p, rl_msg *m, rl_piece *pc, int r)
  * a rail never waits for work; the rest of a message waits for the
  * first acknowledgements, which is what keeps it with the rail that
  * drains it.  On 200 + 60 Mbit/s, ring, paired rounds against 20 ms
- * and pieces of a sixteenth: n = 8 4 MiB
- * 1.03-1.05 of the summed capacity against 0.97-1.01, 16 MiB
- * 1.04-1.06 against 0.96-0.97, 64 MiB 1.01-1.02 against 0.96-0.98; n
- * = 4 4 MiB 0.99-1.02 against 0.95; two 200 Mbit/s rails at n = 8,
- * 4 MiB 2.02-2.07x one rail against 1.76-2.04x, 16 MiB 2.05-2.06x
- * against 1.94-1.95x (1 MiB messages were cut in 44 KiB pieces in
- * those rounds; README "Rails" has the table).  2.5 ms was too short (n
- * = 8 4 MiB: 0.91-0.95): a link then idles for each acknowledgement's
- * round trip. */
+ * and pieces of a sixteenth: n = 8 4 MiB 1.03-1.05 of the summed
+ * capacity against 0.97-1.01, 16 MiB 1.04-1.06 against 0.96-0.97, 64
+ * MiB 1.01-1.02 against 0.96-0.98; n = 4 4 MiB 0.99-1.02 against 0.95;
+ * two 200 Mbit/s rails at n = 8, 4 MiB 2.02-2.07x one rail against
+ * 1.76-2.04x, 16 MiB 2.05-2.06x against 1.94-1.95x (1 MiB messages were
+ * cut in 44 KiB pieces in those rounds; README "Rails" has the table).
+ * 2.5 ms was too short (n = 8 4 MiB: 0.91-0.95): a link then idles for
+ * each acknowledgement's round trip. */
 static int pull(rails_tp *t, int p)
 {
 	uint64_t win = (uint64_t)RL_PULL_SLICES * t->slice;
@@ -2159,7 +2158,12 @@ static int rl_post_send(rt_tp *tp, rt_req *req)
 		return rt_err(tp->comm, COLL_ERR_INVALID, "rails: bad send (%zu bytes to rank %d)", len, req->peer);
 	int p = req->peer;
 	rl_peer *pr = &t->peer[p];
-	size_t cap = len / t->slice + (size_t)t->nrails + RL_PULL_PIECES + 2;   /* see cut() and start() */
+	/* Pieces cut() may make: each rail's part in slices (and one piece
+	 * more for the 64-byte rule), or a message that may be pulled in up
+	 * to RL_PULL_PIECES (start()).  Only such a message gets room for
+	 * those: the piece array is zeroed on every send, a small one's
+	 * included. */
+	size_t cap = len / t->slice + (size_t)t->nrails + 2 + (len >= RL_PULL_BYTES ? RL_PULL_PIECES : 0);
 	int copy = len <= RL_COPY_BYTES;
 	rl_msg *m = calloc(1, sizeof *m + cap * sizeof(rl_piece) + (copy ? len : 0));
 	if (!m)
