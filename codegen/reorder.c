@@ -1005,6 +1005,157 @@ int reorder_search(const cost_plan *p, const link_model *lm, const reorder_opts 
 	return rc;
 }
 
+/* --- orders spread over the range of costs ------------------------------------ */
+
+typedef struct {
+	rs *s;
+	reorder_cost_fn fn;      /* NULL: the objective T */
+	void *ctx;
+	int failed;              /* fn returned a negative cost (an error) */
+} spread_ctx;
+
+static double spread_cost(spread_ctx *c, const int32_t *perm)
+{
+	if (c->fn) {
+		double t = c->fn(c->ctx, perm);
+		if (!(t >= 0))
+			c->failed = 1;
+		return t;
+	}
+	memcpy(c->s->perm, perm, sizeof *perm * (size_t)c->s->n);
+	recompute(c->s);
+	return c->s->T;
+}
+
+/* How far cost t is from goal (goal = INFINITY: the higher the nearer). */
+static double spread_dist(double t, double goal) { return isinf(goal) ? -t : fabs(t - goal); }
+
+/* Swap moves from perm toward an order whose cost is nearest goal: a move
+ * is kept when it brings the cost no farther (equal ones drift over the
+ * plateaus that segments' maxima make) and, one time in 20, when it does
+ * (out of a local extreme).  perm ends as the nearest order met that is
+ * none of the ntaken orders in taken (unchanged if every one met was),
+ * *t as its cost; stops when within tol of goal or after moves moves. */
+static void spread_walk(spread_ctx *c, int32_t *perm, int n, double *t, double goal, double tol, long moves,
+			uint64_t *rng, int32_t *cur, const int32_t *taken, int ntaken)
+{
+	double d = spread_dist(*t, goal), bd = INFINITY, tc = *t;
+	memcpy(cur, perm, sizeof *cur * (size_t)n);
+	for (long m = 0; m < moves && bd > tol && n > 1 && !c->failed; m++) {
+		int a = (int)(rng_next(rng) % (uint64_t)n), b = (int)(rng_next(rng) % (uint64_t)n);
+		if (a == b)
+			continue;
+		int32_t x = cur[a];
+		cur[a] = cur[b];
+		cur[b] = x;
+		double t2 = spread_cost(c, cur), d2 = spread_dist(t2, goal);
+		if (d2 <= d || rng_unit(rng) < 0.05) {
+			d = d2, tc = t2;
+			if (d < bd) {
+				int seen = 0;
+				for (int i = 0; i < ntaken && !seen; i++)
+					seen = memcmp(taken + (size_t)i * (size_t)n, cur, sizeof *cur * (size_t)n) == 0;
+				if (!seen) {
+					bd = d;
+					*t = tc;
+					memcpy(perm, cur, sizeof *perm * (size_t)n);
+				}
+			}
+		} else {
+			cur[b] = cur[a];
+			cur[a] = x;
+		}
+	}
+}
+
+int reorder_spread(const cost_plan *p, const link_model *lm, double bytes, const int32_t *best, int k,
+		   uint64_t seed, reorder_cost_fn fn, void *ctx, int32_t *orders, double *t, link_error *err)
+{
+	if (check_args(p, lm, bytes, err) || (best && cost_check_perm(best, p->n, err)))
+		return -1;
+	if (k < 1)
+		return link_errorf(err, "the number of spread orders must be at least 1");
+	int n = p->n;
+	rs s;
+	if (rs_init(&s, p, lm, bytes, err)) {
+		rs_free(&s);
+		return -1;
+	}
+	int32_t *top = malloc(sizeof *top * ((size_t)n + 1)), *cur = malloc(sizeof *cur * ((size_t)n + 1));
+	int32_t *w = malloc(sizeof *w * ((size_t)n + 1));
+	if (!top || !cur || !w) {
+		rs_free(&s), free(top), free(cur), free(w);
+		return link_errorf(err, "out of memory");
+	}
+	for (int i = 0; i < n; i++)
+		s.placed[i] = 1;
+	spread_ctx c = { &s, fn, ctx, 0 };
+	uint64_t rng = seed ^ 0x636f6c6c2d737072ULL;   /* "coll-spr" */
+	/* each walk's moves: enough to cross the range at small n; a caller's
+	 * cost (a simulation) costs far more than T, so it gets fewer */
+	long moves = fn ? (long)n * n * 2 : (long)n * n * 50;
+	moves = fn ? (moves < 300 ? 300 : moves > 2000 ? 2000 : moves)
+		   : (moves < 5000 ? 5000 : moves > 200000 ? 200000 : moves);
+	/* the top of the range: the highest cost of walks uphill from 4
+	 * random orders (the search keeps only its best: it has no top) */
+	double t_top = -1;
+	for (int r = 0; r < 4 && !c.failed; r++) {
+		for (int i = 0; i < n; i++)
+			w[i] = i;
+		for (int i = n - 1; i > 0; i--) {
+			int j = (int)(rng_next(&rng) % (uint64_t)(i + 1));
+			int32_t x = w[i];
+			w[i] = w[j];
+			w[j] = x;
+		}
+		double tw = spread_cost(&c, w);
+		spread_walk(&c, w, n, &tw, INFINITY, -INFINITY, moves, &rng, cur, NULL, 0);
+		if (tw > t_top) {
+			t_top = tw;
+			memcpy(top, w, sizeof *top * (size_t)n);
+		}
+	}
+	/* the bottom: the given best order */
+	for (int i = 0; i < n; i++)
+		w[i] = best ? best[i] : i;
+	double t_low = spread_cost(&c, w);
+	if (t_top < t_low) {   /* nothing above best was found */
+		t_top = t_low;
+		memcpy(top, w, sizeof *top * (size_t)n);
+	}
+	/* order i walks from order i-1 (the first from best) to its point of
+	 * the range, within a hundredth of the range, to an order not taken
+	 * yet (where costs have few values, other orders of the same cost:
+	 * the network may still tell them apart) */
+	double tol = (t_top - t_low) * 0.01, tw = t_low;
+	int32_t *taken = malloc(sizeof *taken * ((size_t)k + 2) * (size_t)n);
+	int ntaken = 2;
+	if (!taken)
+		c.failed = 2;
+	else
+		memcpy(taken, w, sizeof *w * (size_t)n), memcpy(taken + n, top, sizeof *top * (size_t)n);
+	for (int i = 1; i <= k && !c.failed; i++) {
+		if (i == k) {
+			memcpy(w, top, sizeof *w * (size_t)n);
+			tw = t_top;
+		} else {
+			spread_walk(&c, w, n, &tw, t_low + (t_top - t_low) * i / k, tol, moves, &rng, cur, taken,
+				    ntaken);
+			memcpy(taken + (size_t)ntaken++ * (size_t)n, w, sizeof *w * (size_t)n);
+		}
+		memcpy(orders + (size_t)(i - 1) * (size_t)n, w, sizeof *w * (size_t)n);
+		t[i - 1] = tw;
+	}
+	free(taken);
+	rs_free(&s);
+	free(top), free(cur), free(w);
+	if (c.failed == 2)
+		return link_errorf(err, "out of memory");
+	if (c.failed)
+		return link_errorf(err, "the cost of an order could not be computed");
+	return 0;
+}
+
 int reorder_exhaustive(const cost_plan *p, const link_model *lm, double bytes, reorder_result *r, link_error *err)
 {
 	memset(r, 0, sizeof *r);

@@ -126,6 +126,22 @@ int reorder_eval(const cost_plan *p, const link_model *lm, double bytes, const i
  * swap per order): the reference the search is tested against.  r as
  * reorder_search fills it, optimal always set. */
 int reorder_exhaustive(const cost_plan *p, const link_model *lm, double bytes, reorder_result *r, link_error *err);
+/* A cost of one order (schedule rank -> physical rank), e.g. a
+ * simulation: seconds, or negative on an error. */
+typedef double (*reorder_cost_fn)(void *ctx, const int32_t *perm);
+/* The rank-reordering paper's test of a cost model (its Table I): k
+ * orders whose cost lies about i/k of the way from best's (NULL: the
+ * identity's) to the highest cost found, i = 1..k, the k-th being that
+ * highest (walks uphill from random orders: a heuristic top, not a proven
+ * worst).  The cost is fn (NULL: the objective T, whose segment maxima
+ * leave few distinct values; a simulation spreads better).  Random orders
+ * cluster where most of them cross the network alike; these span the
+ * range, so measuring them asks whether the model ranks orders that
+ * differ.  Each order walks by swaps from the one before; orders can
+ * repeat where the costs have few values.  orders: k x n ranks, t: their
+ * k costs.  Deterministic for a given seed.  0 or -1 with err set. */
+int reorder_spread(const cost_plan *p, const link_model *lm, double bytes, const int32_t *best, int k,
+		   uint64_t seed, reorder_cost_fn fn, void *ctx, int32_t *orders, double *t, link_error *err);
 /* Parse an order "3,1,0,2" (or blanks between the ranks) of n ranks
  * (n <= 0: as many as listed) into a new array (*perm, free()), checked
  * to be a permutation.  0 or -1 with err set. */

@@ -103,7 +103,11 @@ static const char reorder_help[] =
 	"  --exact-max N       branch and bound when n <= N (default 10; -1: never)\n"
 	"  --perm LIST|@FILE   start annealing from this order (schedule rank -> physical rank)\n"
 	"  --sim               also run the event-driven simulation where it is slow\n"
+	"  --seg-bytes X       the simulation pipelines each chunk in pieces of at most X\n"
+	"  --sharing RULE      how the simulation shares a segment: tcp (default), maxmin, alpha=K\n"
 	"  --exhaustive        try every order instead (n <= 11): the reference for the search\n"
+	"  --spread K          also K orders spread from the best to the highest predicted time,\n"
+	"                      the i-th about i/K of the way (to test a model against a network)\n"
 	"  --json              one JSON object (README: collc reorder --json)\n"
 	"  --help              this text\n";
 
@@ -155,12 +159,13 @@ static const struct {
 	{ "--exact-max", 1, CMD_REORDER },
 	{ "--sim", 0, CMD_REORDER },
 	{ "--exhaustive", 0, CMD_REORDER },
+	{ "--spread", 1, CMD_REORDER },
 	{ "--straggler", 1, CMD_ALL },
 	{ "--delay", 1, CMD_ALL },
 	{ "--segments", 1, CMD_ALL },
-	{ "--seg-bytes", 1, CMD_COST | CMD_SIM | CMD_COMPARE | CMD_TUNE },
+	{ "--seg-bytes", 1, CMD_COST | CMD_SIM | CMD_COMPARE | CMD_TUNE | CMD_REORDER },
 	{ "--round-order", 1, CMD_ALL },
-	{ "--sharing", 1, CMD_ALL },
+	{ "--sharing", 1, CMD_ALL | CMD_REORDER },
 	{ "--baseline", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--model", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--csv", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
@@ -366,6 +371,9 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 			o->sim = true;
 		} else if (strcmp(name, "--exhaustive") == 0) {
 			o->exhaustive = true;
+		} else if (strcmp(name, "--spread") == 0) {
+			if (parse_int("--spread", v, 1, 1000, &o->spread))
+				return 2;
 		} else if (strcmp(name, "--straggler") == 0) {
 			if (strcmp(v, "last") == 0)
 				o->straggler = -2;

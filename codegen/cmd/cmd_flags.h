@@ -81,6 +81,7 @@ typedef struct {
 	int exact_max;         /* --exact-max (0: the default, -1: never) */
 	bool sim;              /* --sim: also simulate at large n */
 	bool exhaustive;       /* --exhaustive: try every order (n <= 11) */
+	int spread;            /* --spread K: also K orders spread over the range of costs (0: none) */
 } cmd_opts;
 
 /* An algorithm to cost, built for one n at a time. */

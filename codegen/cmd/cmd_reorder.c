@@ -3,7 +3,7 @@
  * runs fastest on a measured (or declared) network.
  *
  *   collc reorder FILE -a ALGO -n N --links MATRIX [-s SIZE] [--time-limit T]
- *                 [--seed K] [--moves M] [--exact-max N] [--perm START] [--json]
+ *                 [--seed K] [--moves M] [--exact-max N] [--perm START] [--spread K] [--json]
  *
  * Pipeline position: command line -> flags (cmd_flags.c) -> the verified
  * schedule and its cost plan (cmd_algos.c) -> the search (reorder.h) ->
@@ -12,7 +12,9 @@
  * (schedule rank -> physical rank), the predicted time of the identity
  * order and of the best one under the rounds model (the objective) and
  * the event-driven simulation, the tie-breaking sums, a lower bound, and
- * "optimal" only when branch and bound finished.
+ * "optimal" only when branch and bound finished.  --spread K adds K orders
+ * spread from the best to the highest predicted time (reorder_spread):
+ * the orders the rank-reordering paper measured to test its model.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -21,10 +23,12 @@
 
 #include "cmd.h"
 #include "cmd_flags.h"
+#include "xalloc.h"
 
 static const char reorder_usage[] =
 	"usage: collc reorder FILE... -a ALGO -n N --links MATRIX [-s SIZE] [--time-limit T]\n"
-	"                     [--seed K] [--moves M] [--exact-max N] [--perm START] [--json]\n"
+	"                     [--seed K] [--moves M] [--exact-max N] [--perm START] [--spread K]\n"
+	"                     [--json]\n"
 	"The rank order (schedule rank -> physical rank) that minimises ALGO's predicted\n"
 	"time on the network of MATRIX: simulated annealing, then branch and bound for\n"
 	"small n seeded with its result.  Prints the order, the predicted time of the\n"
@@ -52,11 +56,28 @@ static int predict(const cmd_opts *o, const cost_plan *pl, const int32_t *perm, 
 	x->rounds = r.time;
 	x->sim = NAN;
 	if (sim) {
+		q.segments = cmd_segments(o, pl, o->sizes[0]);
 		if (cost_sim_time(pl, &q, &r, &err))
 			return cmd_input_error("%s", err.msg);
 		x->sim = r.time;
 	}
 	return 0;
+}
+
+/* reorder_spread's cost: the simulation, as the "sim" line reports it */
+typedef struct {
+	const cmd_opts *o;
+	const cost_plan *pl;
+	int rc;
+} sim_ctx;
+
+static double sim_cost(void *ctx, const int32_t *perm)
+{
+	sim_ctx *c = ctx;
+	pred x;
+	if (c->rc == 0)
+		c->rc = predict(c->o, c->pl, perm, true, &x);
+	return c->rc ? -1 : x.sim;
 }
 
 static void json_perm(const int32_t *perm, int n)
@@ -116,6 +137,24 @@ int cmd_reorder(int argc, char **argv)
 	rc = predict(&o, pl, NULL, sim, &id);
 	if (rc == 0)
 		rc = predict(&o, pl, res.perm, sim, &best);
+	int ns = o.spread;
+	int32_t *sp = NULL;
+	double *st = NULL;
+	pred *spp = NULL;
+	if (rc == 0 && ns > 0) {
+		sp = xmalloc(sizeof *sp * (size_t)ns * (size_t)o.n);
+		st = xmalloc(sizeof *st * (size_t)ns);
+		spp = xmalloc(sizeof *spp * (size_t)ns);
+		/* spread by the simulation where it runs: the rounds model's
+		 * segment maxima leave few distinct times (ring on 4 racks of 2:
+		 * two) */
+		sim_ctx sc = { &o, pl, 0 };
+		if (reorder_spread(pl, &o.links, o.sizes[0], res.perm, ns, ro.seed, sim ? sim_cost : NULL, &sc, sp, st,
+				   &err))
+			rc = sc.rc ? sc.rc : cmd_input_error("%s", err.msg);
+		for (int i = 0; i < ns && rc == 0; i++)
+			rc = predict(&o, pl, sp + (size_t)i * (size_t)o.n, sim, &spp[i]);
+	}
 	if (rc == 0 && o.json) {
 		printf("{\n  \"algorithm\": ");
 		cmd_json_str(stdout, v[0].name);
@@ -136,9 +175,23 @@ int cmd_reorder(int argc, char **argv)
 		       res.stopped ? "true" : "false");
 		printf("  \"start\": \"%s\", ", res.start);
 		printf("\"seed\": %llu, \"moves\": %ld, \"accepted\": %ld, \"runs\": %d, \"nodes\": %ld, "
-		       "\"patterns\": %d, \"rounds\": %d, \"seconds\": %.6f\n}\n",
+		       "\"patterns\": %d, \"rounds\": %d, \"seconds\": %.6f",
 		       (unsigned long long)ro.seed, res.moves, res.accepted, res.runs, res.nodes, res.npatterns,
 		       res.nrounds, res.seconds);
+		if (ns > 0) {
+			printf(",\n  \"spread\": [\n");
+			for (int i = 0; i < ns; i++) {
+				printf("    {\"rounds_s\": ");
+				cmd_json_num(stdout, spp[i].rounds);
+				printf(", \"sim_s\": ");
+				cmd_json_num(stdout, spp[i].sim);
+				printf(", \"perm\": ");
+				json_perm(sp + (size_t)i * (size_t)o.n, o.n);
+				printf("}%s\n", i + 1 < ns ? "," : "");
+			}
+			printf("  ]");
+		}
+		printf("\n}\n");
 	} else if (rc == 0) {
 		char sz[32];
 		cmd_describe_sched(&v[0]);
@@ -179,7 +232,18 @@ int cmd_reorder(int argc, char **argv)
 		else if (isfinite(res.lower_bound))
 			printf("lower bound            %12s (every message at the cheapest pair; not proven optimal)\n",
 			       cmd_fmt_time(res.lower_bound, lb, sizeof lb));
+		if (ns > 0)
+			printf("# %d orders spread from the best to the highest predicted time found\n", ns);
+		for (int i = 0; i < ns; i++) {
+			char x[32], y[32];
+			printf("spread %3d/%-3d %12s %12s  order:", i + 1, ns, cmd_fmt_time(spp[i].rounds, x, sizeof x),
+			       sim ? cmd_fmt_time(spp[i].sim, y, sizeof y) : "-");
+			for (int r = 0; r < o.n; r++)
+				printf(" %d", sp[(size_t)i * (size_t)o.n + (size_t)r]);
+			printf("\n");
+		}
 	}
+	free(sp), free(st), free(spp);
 	reorder_result_free(&res);
 	return cmd_teardown(rc, &o, p, v, nv);
 }

@@ -3,7 +3,7 @@
 # and measure orders against their predictions (`make bench-reorder`).
 #
 #   tests/bench/netns_reorder.sh [-build DIR] [-configs "8:2:11 8:4:12 16:2:13 16:4:14"]
-#                                [-algos "ring rhd dbt"] [-size 16M] [-random 10] [-iters 2]
+#                                [-algos "ring rhd dbt"] [-size 16M] [-random 10] [-spread 10] [-iters 2]
 #                                [-rate 100mbit] [-oversub 4] [-out DIR] [-summary]
 #                                [-retest DIR2] [-sharing tcp|maxmin|alpha=K] [-queue MS]
 #
@@ -25,9 +25,12 @@
 #   2. reorder at init is timed (COLL_REORDER=reprobe, then a second start
 #      that reads the cache);
 #   3. per algorithm: `collc reorder` on probe.tsv gives the reordered
-#      order; with the identity and RANDOM random orders (seeded) each order
-#      is measured (collbench under COLL_PERM, SIZE bytes, 1 warm-up + ITERS
-#      calls);
+#      order; with the identity, RANDOM random orders (seeded) and SPREAD
+#      orders spread over the range of predicted times (`collc reorder
+#      --spread`: the i-th about i/SPREAD of the way from the reordered
+#      order's predicted time to the highest found, as the rank-reordering
+#      paper chose the orders of its Table I) each order is measured
+#      (collbench under COLL_PERM, SIZE bytes, 1 warm-up + ITERS calls);
 #   4. afterwards every measured order is predicted (collc cost --perm,
 #      event-driven simulation pipelined in 1 MiB pieces as the executor's
 #      TCP messages are, --seg-bytes 1MiB, flows sharing a segment as
@@ -37,14 +40,18 @@
 #      OUT/results.csv (the model can change without measuring again).
 # Then, per config and algorithm: best vs worst measured, reordered vs the
 # median random order, Spearman's rank correlation of predicted and
-# measured time over the orders (as computed, and with predictions equal
+# measured time over the identity, the random orders and the reordered
+# one (as computed, and with predictions equal
 # to 3 significant digits counted as ties: orders that cross the trunks
 # alike are the same order to the model, and the probe's pair-to-pair
 # scatter of a fraction of a percent would otherwise rank them at random;
 # max3, the highest Spearman any measurement could reach against those
 # tied predictions: when most random orders cross the trunks alike, even
 # a perfect model scores below 1, and ties3 = max3 says it ranked every
-# order it can tell apart), and measured / predicted per order.  Also
+# order it can tell apart), the same over the reordered and the spread
+# orders (`spread`, `spread3`: the paper's test, orders that differ by
+# more than the network's noise), and measured / predicted per order
+# (all orders).  Also
 # `collc reorder`'s search time at N = 512 (ring) and 64 (rhd, dbt) on a
 # scrambled 8-rack network.  Raw rows: OUT/results.csv; summary on stdout
 # and in OUT/summary.txt.  -retest DIR2 (another run's OUT, same configs
@@ -60,7 +67,8 @@
 [ -z "${BASH_VERSION:-}" ] && exec bash "$0" "$@"
 set -u
 cd "$(dirname "$0")/../.."
-B=build CONFIGS="8:2:11 8:4:12 16:2:13 16:4:14" ALGOS="ring rhd dbt" SIZE=16M RANDOM_N=10 ITERS=2 RATE=100mbit
+B=build CONFIGS="8:2:11 8:4:12 16:2:13 16:4:14" ALGOS="ring rhd dbt" SIZE=16M RANDOM_N=10 SPREAD=10 ITERS=2
+RATE=100mbit
 OVERSUB=4 OUT=
 inner=0 summary=0 RETEST= SHARING=tcp QOPT=()
 args=("$@")
@@ -71,6 +79,7 @@ while [ $# -gt 0 ]; do
 	-algos) ALGOS=$2; shift ;;
 	-size) SIZE=$2; shift ;;
 	-random) RANDOM_N=$2; shift ;;
+	-spread) SPREAD=$2; shift ;;
 	-iters) ITERS=$2; shift ;;
 	-rate) RATE=$2; shift ;;
 	-oversub) OVERSUB=$2; shift ;;
@@ -146,13 +155,20 @@ if [ $inner = 1 ]; then
 	for algo in $ALGOS; do
 		ai=$((ai + 1))
 		f=stdlib/$algo.coll
-		js=$(./collc reorder "$f" -a "$algo" --links "$OUT/probe-$tag.tsv" -s "$SIZE" --json) || exit 1
-		best=$(echo "$js" | sed -n 's/.*"perm": \[\([^]]*\)\].*/\1/p' | tr -d ' ')
+		# the spread orders by the same simulation that predicts below
+		js=$(./collc reorder "$f" -a "$algo" --links "$OUT/probe-$tag.tsv" -s "$SIZE" --json \
+			$([ "$SPREAD" -gt 0 ] && echo --spread "$SPREAD") --seg-bytes 1MiB --sharing "$SHARING") || exit 1
+		best=$(echo "$js" | sed -n 's/^  "perm": \[\([^]]*\)\].*/\1/p' | tr -d ' ')
 		echo "$tag,search_$algo,$(echo "$js" | sed -n 's/.*"seconds": \([0-9.]*\).*/\1/p')" >> "$OUT/times.csv"
 		ident=$(seq -s, 0 $((n - 1)))
 		orders="reordered:$best identity:$ident"
 		for r in $(seq 1 "$RANDOM_N"); do
 			orders="$orders random$r:$(rand_perm "$n" $((SEED * 1000 + ai * 100 + r)))"
+		done
+		r=0
+		for sp in $(echo "$js" | sed -n 's/^    {"rounds_s".*"perm": \[\([^]]*\)\].*/\1/p' | tr -d ' '); do
+			r=$((r + 1))
+			orders="$orders spread$r:$sp"
 		done
 		for o in $orders; do
 			kind=${o%%:*} perm=${o#*:}
@@ -181,7 +197,7 @@ for cfg in $CONFIGS; do
 	CFG=$tag SEED=$seed tests/netns/testbed.sh run --hosts "$n" --rate "$RATE" --racks "$k" --shuffle "$seed" \
 		--oversub "$OVERSUB" "${QOPT[@]}" --prefix "rb$$x$i" -- \
 		env CFG=$tag SEED=$seed bash "$0" -inner -build "$B" -algos "$ALGOS" -size "$SIZE" -random "$RANDOM_N" \
-		-iters "$ITERS" -out "$OUT" || status=1
+		-spread "$SPREAD" -iters "$ITERS" -sharing "$SHARING" -out "$OUT" || status=1
 done
 
 # search times at scale (no testbed): scrambled 8-rack networks
@@ -247,18 +263,22 @@ function best_spearman(x, y, m,    i, j, t, ix, ys, yb) {
 NR > 1 && $7 != "nan" { key = $1 "," $2; if (!(key in cnt)) keys[++nk] = key
 	c = ++cnt[key]; P[key, c] = $5; T[key, c] = $6; M[key, c] = $7; K[key, c] = $3 }
 END {
-	printf "%-6s %-5s %6s %8s %8s %8s %8s %8s %6s %8s %8s %8s %8s %13s %13s\n", "config", "algo", "orders", "reord(s)", "medrand",
-		"x median", "best(s)", "worst(s)", "w/b", "spearman", "ties3", "max3", "declared", "meas/pred", "meas/declared"
-	for (q = 1; q <= nk; q++) { key = keys[q]; m = cnt[key]; nr = 0; best = 1e300; worst = 0; lo = 1e9; hi = 0; lo2 = 1e9; hi2 = 0
-		for (i = 1; i <= m; i++) { x[i] = P[key, i]; y[i] = M[key, i]; x3[i] = sig3(P[key, i]); xt[i] = T[key, i]
+	printf "%-6s %-5s %6s %8s %8s %8s %8s %8s %6s %8s %8s %8s %8s %6s %8s %8s %13s %13s\n", "config", "algo", "orders",
+		"reord(s)", "medrand", "x median", "best(s)", "worst(s)", "w/b", "spearman", "ties3", "max3", "declared",
+		"spread", "spearman", "ties3", "meas/pred", "meas/declared"
+	for (q = 1; q <= nk; q++) { key = keys[q]; m = cnt[key]; nr = 0; nx = 0; ns = 0; best = 1e300; worst = 0
+		lo = 1e9; hi = 0; lo2 = 1e9; hi2 = 0
+		for (i = 1; i <= m; i++) {
+			if (K[key, i] !~ /^spread/) { nx++; x[nx] = P[key, i]; y[nx] = M[key, i]; x3[nx] = sig3(P[key, i]); xt[nx] = T[key, i] }
+			if (K[key, i] ~ /^spread/ || K[key, i] == "reordered") { ns++; sx[ns] = P[key, i]; sy[ns] = M[key, i]; sx3[ns] = sig3(P[key, i]) }
 			if (K[key, i] ~ /^random/) r[++nr] = M[key, i]; if (K[key, i] == "reordered") ro = M[key, i]
 			if (M[key, i] < best) best = M[key, i]; if (M[key, i] > worst) worst = M[key, i]
 			e = M[key, i] / P[key, i]; if (e < lo) lo = e; if (e > hi) hi = e
 			e = M[key, i] / T[key, i]; if (e < lo2) lo2 = e; if (e > hi2) hi2 = e }
 		med = median(r, nr); split(key, kk, ",")
-		printf "%-6s %-5s %6d %8.3f %8.3f %8.2f %8.3f %8.3f %6.2f %8.3f %8.3f %8.3f %8.3f %6.2f-%-6.2f %6.2f-%-6.2f\n", kk[1], kk[2], m, ro,
-			med, med / ro, best, worst, worst / best, spearman(x, y, m), spearman(x3, y, m), best_spearman(x3, y, m),
-			spearman(xt, y, m), lo, hi, lo2, hi2 }
+		printf "%-6s %-5s %6d %8.3f %8.3f %8.2f %8.3f %8.3f %6.2f %8.3f %8.3f %8.3f %8.3f %6d %8.3f %8.3f %6.2f-%-6.2f %6.2f-%-6.2f\n",
+			kk[1], kk[2], nx, ro, med, med / ro, best, worst, worst / best, spearman(x, y, nx), spearman(x3, y, nx),
+			best_spearman(x3, y, nx), spearman(xt, y, nx), ns, spearman(sx, sy, ns), spearman(sx3, sy, ns), lo, hi, lo2, hi2 }
 }' "$OUT/results.csv" | tee "$OUT/summary.txt"
 echo | tee -a "$OUT/summary.txt"
 echo "times (s): config,what,value[,identity best][,lower bound]" | tee -a "$OUT/summary.txt"

@@ -467,7 +467,85 @@ static void test_known(void)
 	ir_free(s);
 }
 
-/* --- 6. links files ------------------------------------------------------------- */
+/* --- 6. orders spread over the range of costs ----------------------------------- */
+
+typedef struct {
+	const cost_plan *p;
+	const link_model *lm;
+	double bytes;
+	int calls, fail_at;
+} spread_cb;
+
+/* T again, through the caller's-cost path; fails (negative) at call fail_at */
+static double spread_cost_cb(void *ctx, const int32_t *perm)
+{
+	spread_cb *c = ctx;
+	double t, h;
+	link_error err;
+	if (++c->calls == c->fail_at || reorder_eval(c->p, c->lm, c->bytes, perm, &t, &h, &err))
+		return -1;
+	return t;
+}
+
+static void test_spread(void)
+{
+	link_error err;
+	enum { N = 16, K = 10 };
+	ir_sched *s = gen_ring(N);
+	cost_plan *p = plan(s);
+	link_model lm;
+	/* per-pair costs with jitter and trunks that never bind, so that T
+	 * takes many values (a trunk's load moves it in steps: the walk can
+	 * only land on a step) */
+	rack_model(&lm, N, 4, 0.3, 1e12, NULL);
+	double B = 16 * MiB;
+	reorder_opts o = { .bytes = B, .seed = 3 };
+	reorder_result r;
+	check(reorder_search(p, &lm, &o, &r, &err) == 0, "search: %s", err.msg);
+	int32_t orders[K * N], again[K * N];
+	double t[K], t2[K];
+	check(reorder_spread(p, &lm, B, r.perm, K, 5, NULL, NULL, orders, t, &err) == 0, "spread: %s", err.msg);
+	double top = t[K - 1], range = top - r.t_best;
+	/* the top is above every random order's T (4 walks uphill) */
+	int32_t v[N];
+	for (int x = 0; x < 20; x++) {
+		for (int i = 0; i < N; i++)
+			v[i] = i;
+		shuffle(v, N);
+		double tr, h;
+		reorder_eval(p, &lm, B, v, &tr, &h, &err);
+		check(tr <= top, "random order %d: T %.6g above the spread's top %.6g", x, tr, top);
+	}
+	for (int i = 0; i < K; i++) {
+		double tt, h, want = r.t_best + range * (i + 1) / K;
+		check(cost_check_perm(orders + i * N, N, &err) == 0, "spread order %d: %s", i, err.msg);
+		reorder_eval(p, &lm, B, orders + i * N, &tt, &h, &err);
+		check(close_rel(tt, t[i], 1e-9), "spread order %d: reported T %.12g, evaluates to %.12g", i, t[i], tt);
+		check(fabs(t[i] - want) <= 0.05 * range, "spread order %d: T %.6g, wanted %.6g (range %.6g-%.6g)", i,
+		      t[i], want, r.t_best, top);
+		for (int j = 0; j < i; j++)
+			check(memcmp(orders + i * N, orders + j * N, sizeof *orders * N) != 0,
+			      "spread orders %d and %d are the same", j, i);
+	}
+	check(reorder_spread(p, &lm, B, r.perm, K, 5, NULL, NULL, again, t2, &err) == 0 &&
+		      memcmp(orders, again, sizeof orders) == 0,
+	      "same seed, different spread orders");
+	/* a caller's cost: the same walk; an error in it is reported */
+	spread_cb cb = { p, &lm, B, 0, 0 };
+	check(reorder_spread(p, &lm, B, r.perm, 3, 5, spread_cost_cb, &cb, again, t2, &err) == 0 && cb.calls > 0,
+	      "spread with a cost function: %s", err.msg);
+	cb.calls = 0, cb.fail_at = 50;
+	check(reorder_spread(p, &lm, B, r.perm, 3, 5, spread_cost_cb, &cb, again, t2, &err) == -1 &&
+		      strstr(err.msg, "could not be computed"),
+	      "a failing cost function was not reported");
+	check(reorder_spread(p, &lm, B, r.perm, 0, 5, NULL, NULL, again, t2, &err) == -1, "k = 0 accepted");
+	reorder_result_free(&r);
+	link_free(&lm);
+	cost_plan_free(p);
+	ir_free(s);
+}
+
+/* --- 7. links files ------------------------------------------------------------- */
 
 static char *write_tmp(const char *text)
 {
@@ -544,6 +622,7 @@ int main(void)
 	test_eval_matches();
 	test_exact();
 	test_known();
+	test_spread();
 	test_files();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures != 0;
