@@ -1,6 +1,8 @@
 /*
  * reorder.c - the rank reordering search (see reorder.h): round patterns,
- * incremental evaluation, simulated annealing, branch and bound.
+ * incremental evaluation, simulated annealing, branch and bound; and
+ * orders spread over the range of costs, to test a model against a
+ * network (reorder_spread).
  *
  * Pipeline position: called with a cost plan and a physical link model by
  * `collc reorder`, `collc build` (reorder by cost) and libcollrt's reorder

@@ -137,9 +137,10 @@ typedef double (*reorder_cost_fn)(void *ctx, const int32_t *perm);
  * leave few distinct values; a simulation spreads better).  Random orders
  * cluster where most of them cross the network alike; these span the
  * range, so measuring them asks whether the model ranks orders that
- * differ.  Each order walks by swaps from the one before; orders can
- * repeat where the costs have few values.  orders: k x n ranks, t: their
- * k costs.  Deterministic for a given seed.  0 or -1 with err set. */
+ * differ.  Each order walks by swaps from the one before, to an order
+ * that is neither best, the top nor an earlier one (where the costs have
+ * few values, other orders of the same cost).  orders: k x n ranks, t:
+ * their k costs.  Deterministic for a given seed.  0 or -1 with err set. */
 int reorder_spread(const cost_plan *p, const link_model *lm, double bytes, const int32_t *best, int k,
 		   uint64_t seed, reorder_cost_fn fn, void *ctx, int32_t *orders, double *t, link_error *err);
 /* Parse an order "3,1,0,2" (or blanks between the ranks) of n ranks
