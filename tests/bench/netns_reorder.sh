@@ -49,10 +49,10 @@
 # tied predictions: when most random orders cross the trunks alike, even
 # a perfect model scores below 1, and ties3 = max3 says it ranked every
 # order it can tell apart), the same over the reordered and the spread
-# orders (`spread`, `spread3`: the paper's test, orders that differ by
-# more than the network's noise), and measured / predicted per order
-# (all orders), with how many are predicted within 15% of their measured
-# time (in15%: |pred - meas| <= 0.15 meas).  Also
+# orders (the columns after `spread`, their count: the paper's test,
+# orders that differ by more than the network's noise), measured /
+# predicted per order (all orders), and how many are predicted within
+# 15% of their measured time (in15%: |pred - meas| <= 0.15 meas).  Also
 # `collc reorder`'s search time at N = 512 (ring) and 64 (rhd, dbt) on a
 # scrambled 8-rack network.  Raw rows: OUT/results.csv; summary on stdout
 # and in OUT/summary.txt.  -retest DIR2 (another run's OUT, same configs
