@@ -152,8 +152,13 @@ int cmd_reorder(int argc, char **argv)
 		if (reorder_spread(pl, &o.links, o.sizes[0], res.perm, ns, ro.seed, sim ? sim_cost : NULL, &sc, sp, st,
 				   &err))
 			rc = sc.rc ? sc.rc : cmd_input_error("%s", err.msg);
-		for (int i = 0; i < ns && rc == 0; i++)
-			rc = predict(&o, pl, sp + (size_t)i * (size_t)o.n, sim, &spp[i]);
+		/* st holds each order's simulated time already: only the
+		 * rounds model is left to run */
+		for (int i = 0; i < ns && rc == 0; i++) {
+			rc = predict(&o, pl, sp + (size_t)i * (size_t)o.n, false, &spp[i]);
+			if (sim)
+				spp[i].sim = st[i];
+		}
 	}
 	if (rc == 0 && o.json) {
 		printf("{\n  \"algorithm\": ");
