@@ -1959,7 +1959,15 @@ static int child_error(rails_tp *t, int r, int rc)
 		return rc;   /* a peer aborted, or not one link's fault: the whole call */
 	int p = c->err_peer;
 	c->err_peer = -1;
-	return link_down(t, p, r, 1, "%s", t->base.comm->err);
+	/* What arrived before the error is the peer's last word, often the
+	 * acknowledgement it sent just before it closed: take it first, or a
+	 * clean close reads as a peer gone with our messages. */
+	int moved = 0;
+	char why[sizeof t->base.comm->err];
+	snprintf(why, sizeof why, "%s", t->base.comm->err);
+	if (lk(t, p, r)->up && (rc = link_recv(t, p, r, &moved)))
+		return rc;
+	return link_down(t, p, r, 1, "%s", why);
 }
 
 static int children(rails_tp *t, int timeout_ms);
@@ -2259,19 +2267,41 @@ static void rl_dump(rails_tp *t)
 	}
 }
 
+/* Is a control message to p still queued on a rail that is up? */
+static int ctl_queued(rails_tp *t, int p)
+{
+	for (int r = 0; r < t->nrails; r++) {
+		rl_link *L = lk(t, p, r);
+		if (L->up && L->ctl)
+			return 1;
+	}
+	return 0;
+}
+
 /* A message the executor sent is ours until it is acknowledged (small
  * ones complete at once, in our queue), so before the links close they
  * keep going until every message is acknowledged, every rail to its peer
  * is down, or the communicator's timeout (10 s without one) passes: a
- * rank that finishes first must not take its last messages with it. */
+ * rank that finishes first must not take its last messages with it.
+ * The peers are flushing too, waiting for our acknowledgements, so the
+ * ones we owe go out now rather than after RL_ACK_DELAY_NS, and we stay
+ * until they are written: a rank that closed with an acknowledgement
+ * owed left its peer to see every rail go down with messages still
+ * unacknowledged (COLL_ERR_PEER at teardown, after a clean run). */
 static void flush(rails_tp *t)
 {
 	int64_t ms = t->base.comm->timeout_ms > 0 ? t->base.comm->timeout_ms : 10000;
 	int64_t end = rt_now_ms() + ms;
 	while (!t->fatal && !t->aborted && rt_now_ms() < end) {
 		int pending = 0;
-		for (int p = 0; p < t->n && !pending; p++)
-			pending = t->peer[p].head && alive_rails(t, p);
+		for (int p = 0; p < t->n; p++) {
+			rl_peer *pr = &t->peer[p];
+			if (p == t->rank || !alive_rails(t, p))
+				continue;
+			if (pr->ack_owed && send_ack(t, p, pr->ack_rail, 0, -1))
+				return;
+			pending |= pr->head || ctl_queued(t, p);
+		}
 		if (!pending)
 			break;
 		int moved = 0;
