@@ -122,7 +122,8 @@ static int choose_by_cost(libplan *lp, const cluster_block *b)
 	for (int k = 0; k <= 32 && rc == 0; k++) {
 		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = -1, .segments = 1,
 				  .perm = lp->perm, .round_order = cluster_round_order(d),
-				  .share_alpha = cluster_sharing(d) };
+				  .share_alpha = cluster_sharing(d),
+				  .share_rtt = cluster_sharing(d) > 0 };
 		int best = -1;
 		double bt = 0;
 		for (int a = 0; a < na; a++) {
@@ -236,7 +237,8 @@ static int critical_delays(libplan *lp)
 		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = lp->algos[sa].straggler_role,
 				  .delay = COST_MASKED, .segments = 1, .perm = lp->perm,
 				  .round_order = cluster_round_order(d),
-				  .share_alpha = cluster_sharing(d) };
+				  .share_alpha = cluster_sharing(d),
+				  .share_rtt = cluster_sharing(d) > 0 };
 		double dl = 0;
 		int found = rc == 0 ? cost_critical_delay(m, plans[sa], plans[b], &q, &dl, &err) : -1;
 		if (found < 0)
@@ -307,7 +309,8 @@ static int choose_order(libplan *lp)
 		lp->optimal = res.optimal;
 		cost_params q = { .bytes = (double)lp->reorder_bytes, .links = &lm, .straggler = -1, .segments = 1,
 				  .round_order = cluster_round_order(d),
-				  .share_alpha = cluster_sharing(d) };
+				  .share_alpha = cluster_sharing(d),
+				  .share_rtt = cluster_sharing(d) > 0 };
 		cost_result r;
 		lp->sim_identity = cost_sim_time(p, &q, &r, &err) == 0 ? r.time : NAN;
 		q.perm = lp->perm;

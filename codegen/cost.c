@@ -609,6 +609,7 @@ typedef struct {
 	int hcap;      /* a power of two >= the most flows */
 	int *rofs;     /* [resources + 1] */
 	int *rcl;      /* [path entries] the classes on each resource */
+	double *wc;    /* [flows] a class's weight */
 } af_scratch;
 
 static int af_alloc(af_scratch *w, int nflows, int nres, int entries)
@@ -623,12 +624,13 @@ static int af_alloc(af_scratch *w, int nflows, int nres, int entries)
 	w->hash = malloc(sizeof *w->hash * 2 * (size_t)w->hcap);
 	w->rofs = malloc(sizeof *w->rofs * ((size_t)nres + 2));
 	w->rcl = malloc(sizeof *w->rcl * ((size_t)entries + 1));
-	return w->cls && w->rep && w->mult && w->sum && w->hash && w->rofs && w->rcl ? 0 : -1;
+	w->wc = malloc(sizeof *w->wc * ((size_t)nflows + 1));
+	return w->cls && w->rep && w->mult && w->sum && w->hash && w->rofs && w->rcl && w->wc ? 0 : -1;
 }
 
 static void af_free(af_scratch *w)
 {
-	free(w->cls), free(w->rep), free(w->mult), free(w->sum), free(w->hash), free(w->rofs), free(w->rcl);
+	free(w->cls), free(w->rep), free(w->mult), free(w->sum), free(w->hash), free(w->rofs), free(w->rcl), free(w->wc);
 }
 
 /* S^(-1/alpha), without pow() for the usual alphas */
@@ -650,22 +652,24 @@ static double af_rate(double cap, double sum, double alpha)
  * 0 when it fits at price 0.  Its classes: rcl[i0 .. i1). */
 static double af_price(const af_scratch *w, const double *cap, int i0, int i1, double old, double c, double alpha)
 {
-	double load = 0, nfl = 0;
+	double load = 0, nfl = 0, wmax = 0;
 	for (int i = i0; i < i1; i++) {
 		int k = w->rcl[i];
-		load += w->mult[k] * af_rate(cap[w->rep[k]], w->sum[k] - old, alpha);
+		load += w->mult[k] * af_rate(cap[w->rep[k]], (w->sum[k] - old) / w->wc[k], alpha);
 		nfl += w->mult[k];
+		if (w->wc[k] > wmax)
+			wmax = w->wc[k];
 	}
 	if (load <= c)
 		return 0;
 	/* at (flows / c)^alpha every flow is within c / flows: not over */
-	double lo = 0, hi = pow(nfl / c, alpha);
+	double lo = 0, hi = wmax * pow(nfl / c, alpha);
 	double p = old > lo && old < hi ? old : 0.5 * hi;
 	for (int it = 0; it < 100; it++) {
 		double g = -c, dg = 0;
 		for (int i = i0; i < i1; i++) {
 			int k = w->rcl[i];
-			double S = w->sum[k] - old + p, x = af_x(S, alpha), cp = cap[w->rep[k]];
+			double S = w->sum[k] - old + p, x = af_x(S / w->wc[k], alpha), cp = cap[w->rep[k]];
 			if (x < cp) {
 				g += w->mult[k] * x;
 				dg -= w->mult[k] * x / (alpha * S);
@@ -688,7 +692,7 @@ static double af_price(const af_scratch *w, const double *cap, int i0, int i1, d
 /* Flows into classes (same cap, same resources in the same order: a
  * message's segments are listed in segment order, so the same path reads
  * the same); returns how many. */
-static int af_classes(af_scratch *w, int nf, const double *cap, const int *off, const int *res)
+static int af_classes(af_scratch *w, int nf, const double *cap, const double *wt, const int *off, const int *res)
 {
 	int nc = 0, size = 16;   /* the table in use: twice the flows, a power of two */
 	while (size < 2 * nf)
@@ -701,12 +705,15 @@ static int af_classes(af_scratch *w, int nf, const double *cap, const int *off, 
 		uint64_t bits;
 		memcpy(&bits, &cf, sizeof bits);
 		h = (h ^ bits) * 1099511628211ULL;
+		double wf = wt ? wt[f] : 1;
+		memcpy(&bits, &wf, sizeof bits);
+		h = (h ^ bits) * 1099511628211ULL;
 		for (int k = off[f]; k < off[f + 1]; k++)
 			h = (h ^ (uint64_t)res[k]) * 1099511628211ULL;
 		int at = (int)(h & (uint64_t)mask), c = -1;
 		for (; w->hash[at]; at = (at + 1) & mask) {
 			int g = w->hash[at] - 1, r = w->rep[g];
-			if (cap[r] != cf || off[r + 1] - off[r] != off[f + 1] - off[f] ||
+			if (cap[r] != cf || w->wc[g] != wf || off[r + 1] - off[r] != off[f + 1] - off[f] ||
 			    memcmp(res + off[r], res + off[f], sizeof *res * (size_t)(off[f + 1] - off[f])))
 				continue;
 			c = g;
@@ -717,6 +724,7 @@ static int af_classes(af_scratch *w, int nf, const double *cap, const int *off, 
 			w->hash[at] = c + 1;
 			w->rep[c] = f;
 			w->mult[c] = 0;
+			w->wc[c] = wf;
 		}
 		w->mult[c]++;
 		w->cls[f] = c;
@@ -724,10 +732,10 @@ static int af_classes(af_scratch *w, int nf, const double *cap, const int *off, 
 	return nc;
 }
 
-static void alphafair(af_scratch *w, int nf, const double *cap, const int *off, const int *res, int nr,
-		      const double *rcap, double alpha, double *rate, double *price)
+static void alphafair(af_scratch *w, int nf, const double *cap, const double *wt, const int *off, const int *res,
+		      int nr, const double *rcap, double alpha, double *rate, double *price)
 {
-	int nc = af_classes(w, nf, cap, off, res);
+	int nc = af_classes(w, nf, cap, wt, off, res);
 	for (int r = 0; r <= nr; r++)
 		w->rofs[r] = 0;
 	for (int c = 0; c < nc; c++)
@@ -778,7 +786,7 @@ static void alphafair(af_scratch *w, int nf, const double *cap, const int *off, 
 		if (price[r] < 0)
 			price[r] = 0;
 	for (int f = 0; f < nf; f++)
-		rate[f] = af_rate(cap[f], w->sum[w->cls[f]], alpha);
+		rate[f] = af_rate(cap[f], w->sum[w->cls[f]] / w->wc[w->cls[f]], alpha);
 }
 
 int cost_alphafair(int nflows, const double *cap, const int *off, const int *res, int nres, const double *rcap,
@@ -788,7 +796,7 @@ int cost_alphafair(int nflows, const double *cap, const int *off, const int *res
 	double *price = calloc((size_t)nres + 1, sizeof *price);
 	int rc = price && af_alloc(&w, nflows, nres, off[nflows]) == 0 ? 0 : -1;
 	if (rc == 0)
-		alphafair(&w, nflows, cap, off, res, nres, rcap, alpha, rate, price);
+		alphafair(&w, nflows, cap, NULL, off, res, nres, rcap, alpha, rate, price);
 	af_free(&w);
 	free(price);
 	return rc;
@@ -880,6 +888,8 @@ typedef struct {
 	uint8_t *ptype;        /* DEP_* of each */
 	int32_t *sofs, *succ;  /* successors (the reverse) */
 	int32_t *mofs, *mseg;  /* per message: the shared segments it crosses */
+	int32_t *bofs, *bseg;  /* per message: those its reverse (dst -> src) crosses */
+	double *wt;            /* per active flow: its weight (rtt sharing) */
 	int32_t *left;         /* predecessors not yet landed */
 	int32_t *rmsg, *rseg;  /* per record: its message and pipeline segment */
 	double *rem, *cap, *rate, *used, *rcap, *price;
@@ -895,7 +905,7 @@ static void fluid_free(fluid *f)
 	free(f->pofs), free(f->pred), free(f->ptype), free(f->sofs), free(f->succ);
 	free(f->mofs), free(f->mseg), free(f->left), free(f->rmsg), free(f->rseg), free(f->rem), free(f->cap), free(f->rate);
 	free(f->used), free(f->rcap), free(f->nun), free(f->foff), free(f->fres), free(f->frozen);
-	free(f->price);
+	free(f->price), free(f->bofs), free(f->bseg), free(f->wt);
 	af_free(&f->af);
 	free(f->active), free(f->apos), free(f->heap);
 }
@@ -1117,6 +1127,21 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 				goto out;
 	}
 	f->mofs[p->nmsgs] = nms;
+	/* and those its acknowledgements cross, for TCP's RTT */
+	f->bofs = malloc(sizeof *f->bofs * ((size_t)p->nmsgs + 1));
+	int nbs = 0, bcap = 0;
+	if (!f->bofs)
+		goto out;
+	for (int i = 0; i < p->nmsgs && q->share_rtt; i++) {
+		f->bofs[i] = nbs;
+		int a = cost_phys(q->perm, p->msgs[i].src), b = cost_phys(q->perm, p->msgs[i].dst);
+		for (int s = 0; s < lm->nsegs; s++)
+			if (link_crosses(lm, &lm->segs[s], b, a) && push32(&f->bseg, &nbs, &bcap, s))
+				goto out;
+	}
+	for (int i = 0; i <= p->nmsgs && !q->share_rtt; i++)
+		f->bofs[i] = 0;
+	f->bofs[p->nmsgs] = nbs;
 	size_t nrr = (size_t)nr + 1, ns = (size_t)lm->nsegs + 1;
 	f->rem = malloc(sizeof *f->rem * nrr);
 	f->cap = malloc(sizeof *f->cap * nrr);
@@ -1134,6 +1159,7 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 		f->price = calloc(ns, sizeof *f->price);
 		afrc = !f->price || af_alloc(&f->af, nr, lm->nsegs, nms * S);
 	}
+	f->wt = malloc(sizeof *f->wt * nrr);
 	f->active = malloc(sizeof *f->active * nrr);
 	f->apos = malloc(sizeof *f->apos * nrr);
 	f->heap = malloc(sizeof *f->heap * (2 * nrr));
@@ -1202,10 +1228,30 @@ static void fluid_rates(const cost_params *q, fluid *f, int na)
 	}
 	f->foff[na] = k;
 	const int ns = q->links->nsegs;
-	if (q->share_alpha > 0 && ns > 0)
-		alphafair(&f->af, na, f->cap, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
-	else
+	if (q->share_alpha > 0 && ns > 0 && q->share_rtt) {
+		/* TCP's rate goes as 1/RTT, and on a loaded segment the RTT is
+		 * mostly its queue: weight each flow by 1/RTT^2 (alpha = 2's
+		 * utility, -1/(RTT^2 x), is Reno's) with its RTT counted in the
+		 * loaded segments its data and its acknowledgements (dst -> src)
+		 * pass.  Which are loaded (priced) comes from the unweighted
+		 * allocation of the same flows, so the rates depend on the flows
+		 * in flight alone, not on the events before. */
+		alphafair(&f->af, na, f->cap, NULL, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
+		for (int a = 0; a < na; a++) {
+			int m = f->rmsg[f->active[a]], loaded = 0;
+			for (int x = f->mofs[m]; x < f->mofs[m + 1]; x++)
+				loaded += f->price[f->mseg[x]] > 0;
+			for (int x = f->bofs[m]; x < f->bofs[m + 1]; x++)
+				loaded += f->price[f->bseg[x]] > 0;
+			double rtt = loaded > 1 ? loaded : 1;
+			f->wt[a] = 1 / (rtt * rtt);
+		}
+		alphafair(&f->af, na, f->cap, f->wt, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
+	} else if (q->share_alpha > 0 && ns > 0) {
+		alphafair(&f->af, na, f->cap, NULL, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
+	} else {
 		maxmin(na, f->cap, f->foff, f->fres, ns, f->rcap, f->rate, f->used, f->nun, f->frozen);
+	}
 }
 
 /* One fluid pass with the straggler joining at sjoin (may be INFINITY),

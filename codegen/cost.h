@@ -69,6 +69,17 @@
  * flows out measured about 10 s at 16 MiB, and those mixing racks that
  * send one and two 10.6-12.2 s, over five runs; max-min calls them all
  * equal.  When every flow is limited by the same segment the two agree.
+ * TCP's rate also goes as 1/RTT, and on a loaded shaper the RTT is mostly
+ * queue, met by the data and by its acknowledgements on the way back;
+ * share_rtt (collc's `--sharing tcp`, the default with --links) weights
+ * each flow by 1/RTT^2 (the weight in Reno's utility, -1/(RTT^2 x)),
+ * counting its RTT in the loaded segments of both ways.  A round trace
+ * on that network showed why: a ring whose two slowest flows each cross
+ * two loaded trunks, and whose acknowledgements queue behind the other's
+ * data, moved them at about 2 MB/s of a 6.2 MB/s trunk while the flows
+ * sharing their trunks with one loaded segment each way took the rest
+ * (measured 12.4-12.9 s; unweighted alpha = 2 predicted 10.04 s, the
+ * weighted 10.91).
  * - "rounds": a message of b bytes takes alpha + max(b * beta, L_s / C_s
  *   for every segment s it crosses), L_s being the bytes all messages of
  *   its round put through s and C_s its capacity: a round cannot end
@@ -137,6 +148,9 @@ typedef struct {
 	const int32_t *perm;       /* schedule rank r runs on physical rank perm[r]; NULL: r */
 	double share_alpha;        /* sim: flows share a segment alpha-fairly (COST_TCP_ALPHA
 				      as TCP does; at most 8); 0: max-min */
+	int share_rtt;             /* sim, with share_alpha: weight each flow by 1/RTT^2, its
+				      RTT the loaded segments its data and acknowledgements
+				      pass (TCP's rate goes as 1/RTT; see above) */
 } cost_params;
 
 #define COST_TCP_ALPHA 2.0   /* TCP's sharing as an alpha-fair allocation (see above) */

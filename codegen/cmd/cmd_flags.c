@@ -75,7 +75,9 @@ static const char common_help[] =
 	"                      (receives) of a round wait for those of its earlier rounds\n"
 	"                      (default: on with --links, a network; off otherwise)\n"
 	"  --sharing maxmin|tcp|alpha=K  how flows share a segment in the sim: max-min,\n"
-	"                      or alpha-fair as TCP (alpha 2; default with --links)\n"
+	"                      TCP's (alpha-fair, alpha 2, each flow weighted by 1/RTT^2, its\n"
+	"                      RTT the loaded segments its data and acks pass; default with\n"
+	"                      --links), or alpha-fair with alpha K and no weights\n"
 	"  --max-steps N       evaluation step limit\n"
 	"  --help              this text\n"
 	"units: sizes B KB MB GB (x1000), KiB MiB GiB (x1024), K M G as nccl-tests (x1024);\n"
@@ -395,10 +397,11 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 			o->round_order = strcmp(v, "on") == 0;
 		} else if (strcmp(name, "--sharing") == 0) {
 			char *end = NULL;
+			o->sharing_rtt = 0;
 			if (strcmp(v, "maxmin") == 0)
 				o->sharing = 0;
 			else if (strcmp(v, "tcp") == 0)
-				o->sharing = COST_TCP_ALPHA;
+				o->sharing = COST_TCP_ALPHA, o->sharing_rtt = 1;
 			else if (strncmp(v, "alpha=", 6) == 0 && (o->sharing = strtod(v + 6, &end)) > 0 && o->sharing <= 8 &&
 				 end != v + 6 && *end == 0)
 				;

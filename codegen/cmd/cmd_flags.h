@@ -61,6 +61,7 @@ typedef struct {
 	double seg_bytes;      /* --seg-bytes: pipeline each chunk in pieces of at most this (0: --segments) */
 	double sharing;        /* --sharing maxmin|tcp|alpha=K: cost_params.share_alpha;
 				  -1: tcp with --links, else maxmin */
+	int sharing_rtt;       /* --sharing tcp: cost_params.share_rtt */
 	int round_order;       /* --round-order on|off: the sim models libcollrt's round order
 				  (cost_params.round_order); -1: on with --links, else off */
 	const char *baseline;
