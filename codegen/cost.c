@@ -584,14 +584,18 @@ int cost_maxmin(int nflows, const double *cap, const int *off, const int *res, i
  * fairness): a flow that crosses two loaded queues gets less than one
  * that shares only one of them, where max-min gives both the same.
  *
+ * Flows may carry weights w_f (the sum is then of w_f x^(1-alpha) /
+ * (1-alpha); the simulator's TCP rule weights by RTT, fluid_rates).
+ *
  * Solved through its dual: a price p_r >= 0 per resource, each flow at
- * x_f = min(cap_f, S_f^(-1/alpha)) where S_f is the sum of the prices on
- * its path, and the prices set one resource at a time (Gauss-Seidel) so
- * that a priced resource is exactly full and a free one is not over: a
- * safeguarded Newton step on the resource's load, which falls as its
- * price rises.  Two things keep it near max-min's cost on large
- * schedules.  Flows with the same cap and path get the same rate, so
- * they are solved as one class with a multiplicity (ring at n = 512 on 8
+ * x_f = min(cap_f, (S_f / w_f)^(-1/alpha)) where S_f is the sum of the
+ * prices on its path, and the prices set one resource at a time
+ * (Gauss-Seidel) so that a priced resource is exactly full and a free
+ * one is not over: a safeguarded Newton step on the resource's load,
+ * which falls as its price rises.  Two things keep it near max-min's
+ * cost on large schedules.  Flows with the same cap, weight and path get
+ * the same rate, so they are solved as one class with a multiplicity
+ * (ring at n = 512 on 8
  * racks: 512 flows, at most 64 classes that cross a trunk).  Resources
  * that the caps of their flows fit in can never bind and are left out (a
  * rank's injection bandwidth, usually).  price[] comes in as the
@@ -1164,7 +1168,7 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	f->apos = malloc(sizeof *f->apos * nrr);
 	f->heap = malloc(sizeof *f->heap * (2 * nrr));
 	if (!f->rem || !f->cap || !f->rate || !f->frozen || !f->foff || !f->fres || !f->used || !f->rcap ||
-	    !f->nun || afrc || !f->active || !f->apos || !f->heap)
+	    !f->nun || afrc || !f->wt || !f->active || !f->apos || !f->heap)
 		goto out;
 	for (int s = 0; s < lm->nsegs; s++)
 		f->rcap[s] = lm->segs[s].cap;
