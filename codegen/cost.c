@@ -892,8 +892,8 @@ typedef struct {
 	uint8_t *ptype;        /* DEP_* of each */
 	int32_t *sofs, *succ;  /* successors (the reverse) */
 	int32_t *mofs, *mseg;  /* per message: the shared segments it crosses */
-	int32_t *bofs, *bseg;  /* per message: those its reverse (dst -> src) crosses */
-	double *wt;            /* per active flow: its weight (rtt sharing) */
+	int32_t *bofs, *bseg;  /* per message: those its reverse (dst -> src) crosses; share_rtt only */
+	double *wt;            /* per active flow: its weight; share_rtt only */
 	int32_t *left;         /* predecessors not yet landed */
 	int32_t *rmsg, *rseg;  /* per record: its message and pipeline segment */
 	double *rem, *cap, *rate, *used, *rcap, *price;
@@ -944,6 +944,27 @@ static int add_pred(fluid *f, int *np, int *pcap, uint8_t **ptype, int *tcap, in
 	}
 	(*ptype)[*np - 1] = type;
 	return 0;
+}
+
+/* The shared segments each message of p crosses, from its source to its
+ * destination (back: the other way, as its acknowledgements go), in
+ * segment order: (*seg)[(*ofs)[i] .. (*ofs)[i+1]) for message i.  How
+ * many in all, or -1 out of memory. */
+static int msg_segs(const cost_plan *p, const cost_params *q, int back, int32_t **ofs, int32_t **seg)
+{
+	const link_model *lm = q->links;
+	int n = 0, cap = 0;
+	if (!(*ofs = malloc(sizeof **ofs * ((size_t)p->nmsgs + 1))))
+		return -1;
+	for (int i = 0; i < p->nmsgs; i++) {
+		(*ofs)[i] = n;
+		int a = cost_phys(q->perm, p->msgs[i].src), b = cost_phys(q->perm, p->msgs[i].dst);
+		for (int s = 0; s < lm->nsegs; s++)
+			if (link_crosses(lm, &lm->segs[s], back ? b : a, back ? a : b) && push32(seg, &n, &cap, s))
+				return -1;
+	}
+	(*ofs)[p->nmsgs] = n;
+	return n;
 }
 
 /* The static dependencies of every record (program order as sim_pass). */
@@ -1118,34 +1139,11 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	for (int x = nr; x > 0; x--)
 		f->sofs[x] = f->sofs[x - 1];
 	f->sofs[0] = 0;
-	/* the segments each message crosses (physical ranks) */
-	f->mofs = malloc(sizeof *f->mofs * ((size_t)p->nmsgs + 1));
-	int nms = 0, mcap = 0;
-	if (!f->mofs)
+	/* the segments each message crosses (physical ranks), and for TCP's
+	 * RTT those its acknowledgements cross */
+	int nms = msg_segs(p, q, 0, &f->mofs, &f->mseg);
+	if (nms < 0 || (q->share_rtt && msg_segs(p, q, 1, &f->bofs, &f->bseg) < 0))
 		goto out;
-	for (int i = 0; i < p->nmsgs; i++) {
-		f->mofs[i] = nms;
-		int a = cost_phys(q->perm, p->msgs[i].src), b = cost_phys(q->perm, p->msgs[i].dst);
-		for (int s = 0; s < lm->nsegs; s++)
-			if (link_crosses(lm, &lm->segs[s], a, b) && push32(&f->mseg, &nms, &mcap, s))
-				goto out;
-	}
-	f->mofs[p->nmsgs] = nms;
-	/* and those its acknowledgements cross, for TCP's RTT */
-	f->bofs = malloc(sizeof *f->bofs * ((size_t)p->nmsgs + 1));
-	int nbs = 0, bcap = 0;
-	if (!f->bofs)
-		goto out;
-	for (int i = 0; i < p->nmsgs && q->share_rtt; i++) {
-		f->bofs[i] = nbs;
-		int a = cost_phys(q->perm, p->msgs[i].src), b = cost_phys(q->perm, p->msgs[i].dst);
-		for (int s = 0; s < lm->nsegs; s++)
-			if (link_crosses(lm, &lm->segs[s], b, a) && push32(&f->bseg, &nbs, &bcap, s))
-				goto out;
-	}
-	for (int i = 0; i <= p->nmsgs && !q->share_rtt; i++)
-		f->bofs[i] = 0;
-	f->bofs[p->nmsgs] = nbs;
 	size_t nrr = (size_t)nr + 1, ns = (size_t)lm->nsegs + 1;
 	f->rem = malloc(sizeof *f->rem * nrr);
 	f->cap = malloc(sizeof *f->cap * nrr);
@@ -1163,12 +1161,13 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 		f->price = calloc(ns, sizeof *f->price);
 		afrc = !f->price || af_alloc(&f->af, nr, lm->nsegs, nms * S);
 	}
-	f->wt = malloc(sizeof *f->wt * nrr);
+	if (q->share_rtt)
+		f->wt = malloc(sizeof *f->wt * nrr);
 	f->active = malloc(sizeof *f->active * nrr);
 	f->apos = malloc(sizeof *f->apos * nrr);
 	f->heap = malloc(sizeof *f->heap * (2 * nrr));
 	if (!f->rem || !f->cap || !f->rate || !f->frozen || !f->foff || !f->fres || !f->used || !f->rcap ||
-	    !f->nun || afrc || !f->wt || !f->active || !f->apos || !f->heap)
+	    !f->nun || afrc || (q->share_rtt && !f->wt) || !f->active || !f->apos || !f->heap)
 		goto out;
 	for (int s = 0; s < lm->nsegs; s++)
 		f->rcap[s] = lm->segs[s].cap;
@@ -1232,30 +1231,30 @@ static void fluid_rates(const cost_params *q, fluid *f, int na)
 	}
 	f->foff[na] = k;
 	const int ns = q->links->nsegs;
-	if (q->share_alpha > 0 && ns > 0 && q->share_rtt) {
-		/* TCP's rate goes as 1/RTT, and on a loaded segment the RTT is
-		 * mostly its queue: weight each flow by 1/RTT^2 (alpha = 2's
-		 * utility, -1/(RTT^2 x), is Reno's) with its RTT counted in the
-		 * loaded segments its data and its acknowledgements (dst -> src)
-		 * pass.  Which are loaded (priced) comes from the unweighted
-		 * allocation of the same flows, so the rates depend on the flows
-		 * in flight alone, not on the events before. */
-		alphafair(&f->af, na, f->cap, NULL, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
-		for (int a = 0; a < na; a++) {
-			int m = f->rmsg[f->active[a]], loaded = 0;
-			for (int x = f->mofs[m]; x < f->mofs[m + 1]; x++)
-				loaded += f->price[f->mseg[x]] > 0;
-			for (int x = f->bofs[m]; x < f->bofs[m + 1]; x++)
-				loaded += f->price[f->bseg[x]] > 0;
-			double rtt = loaded > 1 ? loaded : 1;
-			f->wt[a] = 1 / (rtt * rtt);
-		}
-		alphafair(&f->af, na, f->cap, f->wt, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
-	} else if (q->share_alpha > 0 && ns > 0) {
-		alphafair(&f->af, na, f->cap, NULL, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
-	} else {
+	if (q->share_alpha <= 0 || ns == 0) {
 		maxmin(na, f->cap, f->foff, f->fres, ns, f->rcap, f->rate, f->used, f->nun, f->frozen);
+		return;
 	}
+	alphafair(&f->af, na, f->cap, NULL, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
+	if (!q->share_rtt)
+		return;
+	/* TCP's rate goes as 1/RTT, and on a loaded segment the RTT is mostly
+	 * its queue: weight each flow by 1/RTT^2 (alpha = 2's utility,
+	 * -1/(RTT^2 x), is Reno's) with its RTT counted in the loaded
+	 * segments its data and its acknowledgements (dst -> src) pass.
+	 * Which are loaded (priced) comes from the unweighted allocation of
+	 * the same flows, just made, so the rates depend on the flows in
+	 * flight alone, not on the events before. */
+	for (int a = 0; a < na; a++) {
+		int m = f->rmsg[f->active[a]], loaded = 0;
+		for (int x = f->mofs[m]; x < f->mofs[m + 1]; x++)
+			loaded += f->price[f->mseg[x]] > 0;
+		for (int x = f->bofs[m]; x < f->bofs[m + 1]; x++)
+			loaded += f->price[f->bseg[x]] > 0;
+		double rtt = loaded > 1 ? loaded : 1;
+		f->wt[a] = 1 / (rtt * rtt);
+	}
+	alphafair(&f->af, na, f->cap, f->wt, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
 }
 
 /* One fluid pass with the straggler joining at sjoin (may be INFINITY),
