@@ -78,14 +78,17 @@ static int cluster_round_order(const cluster_desc *d)
 	return d->links != NULL || d->ndecls > 0;
 }
 
-/* How flows share a segment (cost_params.share_alpha): as TCP does
- * wherever the executor runs in round order, i.e. on a network between
- * hosts, as collc cost/sim do with --links.  ibverbs is costed the same
- * way for want of an RDMA fabric to measure (its congestion control is
- * the NIC's, not TCP's). */
-static double cluster_sharing(const cluster_desc *d)
+/* How the simulation runs the cluster's network: in round order, and
+ * flows sharing a segment as TCP does (cost_params.share_alpha and
+ * share_rtt), wherever the executor runs in round order, i.e. on a
+ * network between hosts, as collc cost/sim do with --links.  ibverbs is
+ * costed the same way for want of an RDMA fabric to measure (its
+ * congestion control is the NIC's, not TCP's). */
+static void cluster_network(const cluster_desc *d, cost_params *q)
 {
-	return cluster_round_order(d) ? COST_TCP_ALPHA : 0;
+	q->round_order = cluster_round_order(d);
+	q->share_alpha = q->round_order ? COST_TCP_ALPHA : 0;
+	q->share_rtt = q->round_order;
 }
 
 /* Report a link model error at pos, or, about the links file, at the
@@ -121,9 +124,8 @@ static int choose_by_cost(libplan *lp, const cluster_block *b)
 	int prev = -1;
 	for (int k = 0; k <= 32 && rc == 0; k++) {
 		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = -1, .segments = 1,
-				  .perm = lp->perm, .round_order = cluster_round_order(d),
-				  .share_alpha = cluster_sharing(d),
-				  .share_rtt = cluster_sharing(d) > 0 };
+				  .perm = lp->perm };
+		cluster_network(d, &q);
 		int best = -1;
 		double bt = 0;
 		for (int a = 0; a < na; a++) {
@@ -235,10 +237,8 @@ static int critical_delays(libplan *lp)
 				rc = -1;
 		}
 		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = lp->algos[sa].straggler_role,
-				  .delay = COST_MASKED, .segments = 1, .perm = lp->perm,
-				  .round_order = cluster_round_order(d),
-				  .share_alpha = cluster_sharing(d),
-				  .share_rtt = cluster_sharing(d) > 0 };
+				  .delay = COST_MASKED, .segments = 1, .perm = lp->perm };
+		cluster_network(d, &q);
 		double dl = 0;
 		int found = rc == 0 ? cost_critical_delay(m, plans[sa], plans[b], &q, &dl, &err) : -1;
 		if (found < 0)
@@ -307,10 +307,8 @@ static int choose_order(libplan *lp)
 		lp->t_identity = res.t_identity;
 		lp->t_best = res.t_best;
 		lp->optimal = res.optimal;
-		cost_params q = { .bytes = (double)lp->reorder_bytes, .links = &lm, .straggler = -1, .segments = 1,
-				  .round_order = cluster_round_order(d),
-				  .share_alpha = cluster_sharing(d),
-				  .share_rtt = cluster_sharing(d) > 0 };
+		cost_params q = { .bytes = (double)lp->reorder_bytes, .links = &lm, .straggler = -1, .segments = 1 };
+		cluster_network(d, &q);
 		cost_result r;
 		lp->sim_identity = cost_sim_time(p, &q, &r, &err) == 0 ? r.time : NAN;
 		q.perm = lp->perm;
