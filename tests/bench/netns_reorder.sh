@@ -278,9 +278,10 @@ END {
 			if (P[key, i] >= 0.85 * M[key, i] && P[key, i] <= 1.15 * M[key, i]) in15++
 			e = M[key, i] / T[key, i]; if (e < lo2) lo2 = e; if (e > hi2) hi2 = e }
 		med = median(r, nr); split(key, kk, ",")
-		sr = spearman(x, y, nx); ss = ns > 2 ? spearman(sx, sy, ns) : 0; ss3 = ns > 2 ? spearman(sx3, sy, ns) : 0
+		sr = spearman(x, y, nx); sr3 = spearman(x3, y, nx); ss = ns > 2 ? spearman(sx, sy, ns) : 0
+		ss3 = ns > 2 ? spearman(sx3, sy, ns) : 0
 		printf "%-6s %-5s %6d %8.3f %8.3f %8.2f %8.3f %8.3f %6.2f %8.3f %8.3f %8.3f %8.3f %6d %8.3f %8.3f %6.2f-%-6.2f %5d/%-3d %6.2f-%-6.2f\n",
-			kk[1], kk[2], nx, ro, med, med / ro, best, worst, worst / best, sr, spearman(x3, y, nx),
+			kk[1], kk[2], nx, ro, med, med / ro, best, worst, worst / best, sr, sr3,
 			best_spearman(x3, y, nx), spearman(xt, y, nx), ns, ss, ss3, lo, hi,
 			in15, m, lo2, hi2
 		# the targets that rows decide (the issue: ring >= 2x the median
@@ -291,7 +292,6 @@ END {
 				med / ro, med / ro >= 2 ? "met" : "MISSED")
 		# judged with predictions to 3 digits (ties3; the header above
 		# says why), as computed beside it
-		sr3 = spearman(x3, y, nx)
 		v = "MISSED"; if (ss3 >= 0.9) v = "spread met, random MISSED"; if (sr3 >= 0.9 && (ns <= 2 || ss3 >= 0.9)) v = "met"
 		verdict[++nv] = sprintf("%-6s %-5s Spearman (ties3; as computed) %.3f; %.3f over random orders, %.3f; %.3f over spread orders (target 0.9)   %s",
 			kk[1], kk[2], sr3, sr, ss3, ss, v)
