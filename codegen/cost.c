@@ -1244,7 +1244,10 @@ static void fluid_rates(const cost_params *q, fluid *f, int na)
 	 * segments its data and its acknowledgements (dst -> src) pass.
 	 * Which are loaded (priced) comes from the unweighted allocation of
 	 * the same flows, just made, so the rates depend on the flows in
-	 * flight alone, not on the events before. */
+	 * flight alone, not on the events before.  The testbeds it was
+	 * fitted on ran BBR, one run CUBIC; it predicts both about equally
+	 * (README, "Rank reordering"), Reno's utility being the reason for
+	 * the form, not a claim about which congestion control runs. */
 	for (int a = 0; a < na; a++) {
 		int m = f->rmsg[f->active[a]], loaded = 0;
 		for (int x = f->mofs[m]; x < f->mofs[m + 1]; x++)

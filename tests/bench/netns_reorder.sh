@@ -5,15 +5,18 @@
 #   tests/bench/netns_reorder.sh [-build DIR] [-configs "8:2:11 8:4:12 16:2:13 16:4:14"]
 #                                [-algos "ring rhd dbt"] [-size 16M] [-random 10] [-spread 10] [-iters 2]
 #                                [-rate 100mbit] [-oversub 4] [-out DIR] [-summary]
-#                                [-retest DIR2] [-sharing tcp|maxmin|alpha=K] [-queue MS]
+#                                [-retest DIR2] [-sharing tcp|maxmin|alpha=K] [-queue MS] [-cc NAME]
 #
 # Each config N:K:SEED is a testbed (tests/netns/testbed.sh) of N hosts in
 # K racks joined by trunks oversubscribed OVERSUB:1, the hosts dealt to
 # racks by `--shuffle SEED` (a scrambled placement, as a cloud's random IP
 # list gives), host links shaped at RATE each way (-queue MS: every shaper
 # queues MS ms beyond its burst, testbed.sh --queue; by default its 50 ms
-# queue, on which the README's numbers were measured), one rank per host over
-# TCP with the socket buffers netns_stragglar.sh explains (128 / 256 KiB).
+# queue, on which the README's numbers were measured; -cc NAME: TCP's
+# congestion control in every host, testbed.sh --cc, by default what the
+# kernel gives a new namespace; times.csv records which ran, as
+# CONFIG,tcp,NAME), one rank per host over TCP with the socket buffers
+# netns_stragglar.sh explains (128 / 256 KiB).
 # In it:
 #   1. collprobe measures the network (its defaults: 1 MiB exchanges, the
 #      fastest of 2) into probe.tsv; its time is the probe time.  2 MiB
@@ -89,7 +92,8 @@ while [ $# -gt 0 ]; do
 	-summary) summary=1 ;;
 	-retest) RETEST=$2; shift ;;
 	-sharing) SHARING=$2; shift ;;
-	-queue) QOPT=(--queue "$2"); shift ;;
+	-queue) QOPT+=(--queue "$2"); shift ;;
+	-cc) QOPT+=(--cc "$2"); shift ;;
 	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
 	*) echo "netns_reorder.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -127,7 +131,8 @@ if [ $inner = 1 ]; then
 			echo "uplink rack$k ${TESTBED_TRUNK_RATE_BPS}bit/s"
 		done
 	} > "$OUT/truth-$tag.tsv"
-	log "racks $TESTBED_RACK_OF, hosts $TESTBED_RATE, trunks $TESTBED_TRUNK_RATE"
+	log "racks $TESTBED_RACK_OF, hosts $TESTBED_RATE, trunks $TESTBED_TRUNK_RATE, tcp $TESTBED_CC"
+	echo "$tag,tcp,$TESTBED_CC" >> "$OUT/times.csv"
 	# 1. probe
 	t0=$(date +%s.%N)
 	$B/collrun -np "$n" --netns "$TESTBED_NETNS" $B/collprobe -o "$OUT/probe-$tag.tsv" 2> "$OUT/probe-$tag.log" \

@@ -4,7 +4,7 @@
 #   testbed.sh up --hosts N [--rails R] [--rate 200mbit[,60mbit...]] [--mtu 9000]
 #                 [--racks K [--rack-of 0,1,1,0,... | --shuffle SEED]]
 #                 [--trunk-rate 100mbit[,...] | --oversub F] [--queue MS]
-#                 [--prefix NAME] [--dry-run]
+#                 [--cc NAME] [--prefix NAME] [--dry-run]
 #                                           (--dry-run: check the options and print what
 #                                           `info` would, building nothing; no root needed)
 #   testbed.sh down [--prefix NAME] [--stale]
@@ -37,6 +37,18 @@
 # a Linux host's own NIC queue holds under load.  The depth matters
 # wherever a sender cannot take back what it has queued: the README
 # ("Rails") measures a split over unequal rails at several depths.
+#
+# Congestion control.  --cc NAME sets TCP's congestion control in every
+# host (net.ipv4.tcp_congestion_control, one per namespace; NAME one of
+# the kernel's tcp_available_congestion_control, e.g. cubic, bbr, reno,
+# and, as Linux requires of a namespace other than the root one, listed in
+# the root namespace's net.ipv4.tcp_allowed_congestion_control, which
+# the testbed leaves as it is: it is the machine's policy).
+# Without it a host gets what the kernel gives a new namespace, the root
+# namespace's setting on current kernels: Debian's default is cubic, but
+# a machine tuned for bbr passes that on.  It changes how flows sharing a
+# shaped link divide it, so benchmarks that compare against a model of
+# that sharing (netns_reorder.sh) record it; TESTBED_CC says which ran.
 #
 # Rates.  --rate takes one tc rate for every rail or a comma list with one
 # per rail (--rate 200mbit,60mbit: rail 0 at 200, rail 1 at 60 Mbit/s);
@@ -107,6 +119,7 @@
 #   TESTBED_TRUNK_RATE_BPS_<r>, TESTBED_TRUNK_RATES   the same for trunks
 #   TESTBED_OVERSUB                          F of --oversub, or empty
 #   TESTBED_QUEUE_MS                         MS of --queue, or empty (the default queue)
+#   TESTBED_CC                               TCP congestion control in the hosts (--cc or the kernel's)
 #   TESTBED_RACK_OF                          host i's rack, comma separated (0,1,1,0)
 #   TESTBED_IFACES                           rail r's interface in every host (eth0,eth1)
 #   TESTBED_ADDRS_RAIL<r>                    host i's address on rail r, comma
@@ -128,7 +141,7 @@ die() { echo "$ME: error: $*" >&2; exit 1; }
 log() { [ -n "${QUIET:-}" ] || echo "$*"; }
 
 PREFIX= HOSTS= RAILS= RACKS= RATE=200mbit TRUNK_RATE= OVERSUB= MTU=9000
-RACK_OF= SHUFFLE= QUEUE_MS= DRY_RUN=0 FROM=0 TO=1 RAIL=0 SECONDS=3 STALE=0 PAIRS=
+RACK_OF= SHUFFLE= QUEUE_MS= CC= DRY_RUN=0 FROM=0 TO=1 RAIL=0 SECONDS=3 STALE=0 PAIRS=
 HOST= COUNT=10 DOWN_MS=300 UP_MS=700 SEED= ADMIN=0
 CMD=() POS=()
 
@@ -145,6 +158,7 @@ parse() {
             --shuffle) SHUFFLE=${2:-}; shift 2 ;;
             --mtu) MTU=${2:-}; shift 2 ;;
             --queue) QUEUE_MS=${2:-}; shift 2 ;;
+            --cc) CC=${2:-}; shift 2 ;;
             --prefix) PREFIX=${2:-}; shift 2 ;;
             --from) FROM=${2:-}; shift 2 ;;
             --to) TO=${2:-}; shift 2 ;;
@@ -368,6 +382,7 @@ configure() {
     isnum "$MTU" && [ "$MTU" -ge 576 ] || die "bad --mtu '$MTU'"
     [ -z "$QUEUE_MS" ] || { isnum "$QUEUE_MS" && [ "$QUEUE_MS" -le 1000 ]; } ||
         die "bad --queue '$QUEUE_MS' (want milliseconds, 0..1000)"
+    [ -z "$CC" ] || [[ $CC =~ ^[a-z][a-z0-9_]{0,15}$ ]] || die "bad --cc '$CC' (want a congestion control's name, e.g. cubic)"
     per_rail --rate "$RATE" RATES
     place_hosts
     if [ -n "$OVERSUB" ]; then
@@ -412,6 +427,14 @@ build_net() {
         ns=${P}h$i
         ip netns add "$ns"
         ip -n "$ns" link set lo up
+        # /proc/sys/net is the namespace of whoever reads it: write it from inside
+        if [ -n "$CC" ] && ! ip netns exec "$ns" tee /proc/sys/net/ipv4/tcp_congestion_control <<<"$CC" >/dev/null 2>&1; then
+            echo "cannot set congestion control '$CC' in a namespace: it must be available" \
+                "($(cat /proc/sys/net/ipv4/tcp_available_congestion_control)) and allowed" \
+                "($(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control); the root namespace's" \
+                "net.ipv4.tcp_allowed_congestion_control lists what other namespaces may use)" >&2
+            return 1
+        fi
         for r in $(seq 0 $((RAILS - 1))); do
             if [ "$RACKS" -gt 1 ]; then br=${P}k${RACKOF[$i]}b$r; else br=${P}b$r; fi
             ip link add "${P}h${i}r$r" mtu "$MTU" type veth peer name "eth$r" mtu "$MTU" netns "$ns"
@@ -422,6 +445,13 @@ build_net() {
             shape "" "${P}h${i}r$r" "${RATES[$r]}"        # what host i receives on rail r
         done
     done
+}
+
+# The congestion control in effect in namespace $1 (--cc's, or what the
+# kernel gave it); --cc's value, or empty, when there is no such namespace
+# (--dry-run).
+cc_of() {
+    ip netns exec "$1" cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo "$CC"
 }
 
 # The environment file's lines: what `run` exports and `info` prints.
@@ -435,6 +465,7 @@ print_env() {
         echo "TESTBED_RACKS=$RACKS"
         echo "TESTBED_MTU=$MTU"
         echo "TESTBED_QUEUE_MS=$QUEUE_MS"
+        echo "TESTBED_CC=$(cc_of "${P}h0")"
         echo "TESTBED_RATE=${RATES[0]}"
         echo "TESTBED_RATE_BPS=${RATES_BPS[0]}"
         echo "TESTBED_RATES=$(IFS=,; echo "${RATES[*]}")"
@@ -492,7 +523,7 @@ cmd_up() {
         trunks=", trunks $(one_or_list "${TRUNKS[@]}")"
         [ -z "$OVERSUB" ] || trunks+=" (oversubscription $OVERSUB)"
     fi
-    log "testbed $P: $HOSTS hosts, $RAILS rail(s), $RACKS rack(s), host links $(one_or_list "${RATES[@]}") each way$trunks, mtu $MTU${QUEUE_MS:+, queue $QUEUE_MS ms}"
+    log "testbed $P: $HOSTS hosts, $RAILS rail(s), $RACKS rack(s), host links $(one_or_list "${RATES[@]}") each way$trunks, mtu $MTU${QUEUE_MS:+, queue $QUEUE_MS ms}, tcp $(cc_of "${P}h0")"
     log "namespaces ${P}h%d (collrun --netns ${P}h%d); rank 0 rendezvous address $(addr_of 0 0)"
     [ -n "${QUIET:-}" ] || print_addrs
 }
