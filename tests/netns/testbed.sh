@@ -119,7 +119,7 @@
 #   TESTBED_TRUNK_RATE_BPS_<r>, TESTBED_TRUNK_RATES   the same for trunks
 #   TESTBED_OVERSUB                          F of --oversub, or empty
 #   TESTBED_QUEUE_MS                         MS of --queue, or empty (the default queue)
-#   TESTBED_CC                               TCP congestion control in the hosts (--cc or the kernel's)
+#   TESTBED_CC                               TCP congestion control in the hosts (--cc or the kernel's; --dry-run: --cc or empty)
 #   TESTBED_RACK_OF                          host i's rack, comma separated (0,1,1,0)
 #   TESTBED_IFACES                           rail r's interface in every host (eth0,eth1)
 #   TESTBED_ADDRS_RAIL<r>                    host i's address on rail r, comma
@@ -447,13 +447,6 @@ build_net() {
     done
 }
 
-# The congestion control in effect in namespace $1 (--cc's, or what the
-# kernel gave it); --cc's value, or empty, when there is no such namespace
-# (--dry-run).
-cc_of() {
-    ip netns exec "$1" cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo "$CC"
-}
-
 # The environment file's lines: what `run` exports and `info` prints.
 print_env() {
     local P=$PREFIX r i list ifs=
@@ -465,7 +458,7 @@ print_env() {
         echo "TESTBED_RACKS=$RACKS"
         echo "TESTBED_MTU=$MTU"
         echo "TESTBED_QUEUE_MS=$QUEUE_MS"
-        echo "TESTBED_CC=$(cc_of "${P}h0")"
+        echo "TESTBED_CC=$CC"
         echo "TESTBED_RATE=${RATES[0]}"
         echo "TESTBED_RATE_BPS=${RATES_BPS[0]}"
         echo "TESTBED_RATES=$(IFS=,; echo "${RATES[*]}")"
@@ -518,12 +511,14 @@ cmd_up() {
     fi
     [ -n "${IN_RUN:-}" ] || trap - INT TERM
     local P=$PREFIX trunks=
+    # what the hosts run: --cc's, or what the kernel gave a new namespace
+    CC=$(ip netns exec "${P}h0" cat /proc/sys/net/ipv4/tcp_congestion_control)
     print_env >"/run/coll-testbed-$P.env"
     if [ "$RACKS" -gt 1 ]; then
         trunks=", trunks $(one_or_list "${TRUNKS[@]}")"
         [ -z "$OVERSUB" ] || trunks+=" (oversubscription $OVERSUB)"
     fi
-    log "testbed $P: $HOSTS hosts, $RAILS rail(s), $RACKS rack(s), host links $(one_or_list "${RATES[@]}") each way$trunks, mtu $MTU${QUEUE_MS:+, queue $QUEUE_MS ms}, tcp $(cc_of "${P}h0")"
+    log "testbed $P: $HOSTS hosts, $RAILS rail(s), $RACKS rack(s), host links $(one_or_list "${RATES[@]}") each way$trunks, mtu $MTU${QUEUE_MS:+, queue $QUEUE_MS ms}, tcp $CC"
     log "namespaces ${P}h%d (collrun --netns ${P}h%d); rank 0 rendezvous address $(addr_of 0 0)"
     [ -n "${QUIET:-}" ] || print_addrs
 }
