@@ -171,6 +171,12 @@ int cost_check(const cost_plan *p, const cost_params *q, link_error *err)
 		return link_errorf(err, "straggler delay must be >= 0");
 	if (q->perm && cost_check_perm(q->perm, p->n, err))
 		return -1;
+	if (!(q->share_jitter >= 0 && q->share_jitter <= COST_JITTER_MAX))
+		return link_errorf(err, "jitter must be between 0 and %g, not %g", COST_JITTER_MAX, q->share_jitter);
+	if (q->share_jitter > 0 && !(q->share_alpha > 0))
+		return link_errorf(err, "jitter draws weights, which only alpha-fair sharing (tcp, alpha=K) takes");
+	if (q->share_samples < 0 || q->share_samples > 4096)
+		return link_errorf(err, "jitter samples must be between 1 and 4096, not %d", q->share_samples);
 	if ((double)p->n * p->chunks * q->segments > (double)MAX_CELLS ||
 	    (double)p->nmsgs * q->segments > (double)MAX_RECORDS)
 		return link_errorf(err, "%d segments of %d messages over %d ranks x %d chunks is "
@@ -893,7 +899,8 @@ typedef struct {
 	int32_t *sofs, *succ;  /* successors (the reverse) */
 	int32_t *mofs, *mseg;  /* per message: the shared segments it crosses */
 	int32_t *bofs, *bseg;  /* per message: those its reverse (dst -> src) crosses; share_rtt only */
-	double *wt;            /* per active flow: its weight; share_rtt only */
+	double *wt;            /* per active flow: its weight; share_rtt or share_jitter only */
+	int draw;              /* share_jitter: which draw this pass is */
 	int32_t *left;         /* predecessors not yet landed */
 	int32_t *rmsg, *rseg;  /* per record: its message and pipeline segment */
 	double *rem, *cap, *rate, *used, *rcap, *price;
@@ -1161,13 +1168,14 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 		f->price = calloc(ns, sizeof *f->price);
 		afrc = !f->price || af_alloc(&f->af, nr, lm->nsegs, nms * S);
 	}
-	if (q->share_rtt)
+	const int weighted = q->share_rtt || q->share_jitter > 0;
+	if (weighted)
 		f->wt = malloc(sizeof *f->wt * nrr);
 	f->active = malloc(sizeof *f->active * nrr);
 	f->apos = malloc(sizeof *f->apos * nrr);
 	f->heap = malloc(sizeof *f->heap * (2 * nrr));
 	if (!f->rem || !f->cap || !f->rate || !f->frozen || !f->foff || !f->fres || !f->used || !f->rcap ||
-	    !f->nun || afrc || (q->share_rtt && !f->wt) || !f->active || !f->apos || !f->heap)
+	    !f->nun || afrc || (weighted && !f->wt) || !f->active || !f->apos || !f->heap)
 		goto out;
 	for (int s = 0; s < lm->nsegs; s++)
 		f->rcap[s] = lm->segs[s].cap;
@@ -1216,11 +1224,36 @@ static void start_rec(const cost_plan *p, const cost_params *q, fluid *f, cost_s
 	f->rate[a] = 0;
 }
 
+/* A 64-bit mix of x (splitmix64's finaliser): a hash whose bits pass for
+ * random, so draws need no generator state and repeat exactly. */
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* TCP's luck for message m in draw k (cost.h, share_jitter): e^(sigma z),
+ * z a standard normal (Box-Muller) from a hash of the connection's
+ * physical ranks, m's round and k. */
+static double jitter_weight(const cost_plan *p, const cost_params *q, int m, int k)
+{
+	const cost_pmsg *pm = &p->msgs[m];
+	uint64_t h = mix64(((uint64_t)(uint32_t)cost_phys(q->perm, pm->src) << 32) |
+			   (uint32_t)cost_phys(q->perm, pm->dst));
+	h = mix64(h ^ ((uint64_t)(uint32_t)pm->round << 32 | (uint32_t)k));
+	double u1 = ((h >> 11) + 0.5) / 9007199254740992.0;   /* (0, 1): 53 bits */
+	double u2 = (double)(mix64(h) >> 11) / 9007199254740992.0;
+	double z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+	return exp(q->share_jitter * z);
+}
+
 /* Recompute the rates of the active flows (shared over the segments as
  * cost_params.share_alpha says).
  * Active slot a holds record active[a], its own cap cap[a] and its rate
  * rate[a]. */
-static void fluid_rates(const cost_params *q, fluid *f, int na)
+static void fluid_rates(const cost_plan *p, const cost_params *q, fluid *f, int na)
 {
 	int k = 0;
 	for (int a = 0; a < na; a++) {
@@ -1233,6 +1266,12 @@ static void fluid_rates(const cost_params *q, fluid *f, int na)
 	const int ns = q->links->nsegs;
 	if (q->share_alpha <= 0 || ns == 0) {
 		maxmin(na, f->cap, f->foff, f->fres, ns, f->rcap, f->rate, f->used, f->nun, f->frozen);
+		return;
+	}
+	if (!q->share_rtt && q->share_jitter > 0) {
+		for (int a = 0; a < na; a++)
+			f->wt[a] = jitter_weight(p, q, f->rmsg[f->active[a]], f->draw);
+		alphafair(&f->af, na, f->cap, f->wt, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
 		return;
 	}
 	alphafair(&f->af, na, f->cap, NULL, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
@@ -1256,6 +1295,8 @@ static void fluid_rates(const cost_params *q, fluid *f, int na)
 			loaded += f->price[f->bseg[x]] > 0;
 		double rtt = loaded > 1 ? loaded : 1;
 		f->wt[a] = 1 / (rtt * rtt);
+		if (q->share_jitter > 0)
+			f->wt[a] *= jitter_weight(p, q, m, f->draw);
 	}
 	alphafair(&f->af, na, f->cap, f->wt, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
 }
@@ -1286,7 +1327,7 @@ static int fluid_pass(const cost_plan *p, const cost_params *q, double sjoin, fl
 			READY(j, 0.0);
 	while (na > 0 || nh > 0) {
 		if (dirty) {
-			fluid_rates(q, f, na);
+			fluid_rates(p, q, f, na);
 			dirty = 0;
 		}
 		/* the next event: a flow's last byte, or a landing or a join */
@@ -1350,6 +1391,24 @@ static int fluid_pass(const cost_plan *p, const cost_params *q, double sjoin, fl
 	return 0;
 }
 
+/* One fluid run in draw f->draw (two passes for a masked delay): the
+ * straggler's join in *d, completion and precondition end as fluid_pass. */
+static void fluid_run(const cost_plan *p, const cost_params *q, fluid *f, cost_smsg *rec, double *d,
+		      double *done, double *pend)
+{
+	*d = 0;
+	if (q->straggler >= 0) {
+		*d = q->delay;
+		if (*d == COST_MASKED) {
+			fluid_pass(p, q, INFINITY, f, rec, done, pend);
+			*d = *done;
+		}
+		fluid_pass(p, q, *d, f, rec, done, pend);
+	} else {
+		fluid_pass(p, q, 0, f, rec, done, pend);
+	}
+}
+
 /* Run the simulation (two passes for a masked delay); fills rec and r. */
 static int simulate(const cost_plan *p, const cost_params *q, cost_smsg *rec, cost_result *r,
 		    link_error *err)
@@ -1363,15 +1422,32 @@ static int simulate(const cost_plan *p, const cost_params *q, cost_smsg *rec, co
 			fluid_free(&f);
 			return link_errorf(err, "out of memory simulating %s", p->s->algo);
 		}
-		if (q->straggler >= 0) {
-			d = q->delay;
-			if (d == COST_MASKED) {
-				fluid_pass(p, q, INFINITY, &f, rec, &done, &pend);
-				d = done;
+		if (q->share_jitter > 0) {
+			/* the mean over the draws; rec is the draw whose
+			 * completion is nearest it, run again (cost.h) */
+			int k = q->share_samples > 0 ? q->share_samples : COST_JITTER_SAMPLES, near = 0;
+			double *t = malloc(sizeof *t * (size_t)k);
+			if (!t) {
+				fluid_free(&f);
+				return link_errorf(err, "out of memory simulating %s", p->s->algo);
 			}
-			fluid_pass(p, q, d, &f, rec, &done, &pend);
+			double sd = 0, sp = 0, sj = 0;
+			for (f.draw = 0; f.draw < k; f.draw++) {
+				fluid_run(p, q, &f, rec, &d, &done, &pend);
+				t[f.draw] = done - d;
+				sd += done, sp += pend, sj += d;
+			}
+			for (int i = 1; i < k; i++)
+				if (fabs(t[i] - (sd - sj) / k) < fabs(t[near] - (sd - sj) / k))
+					near = i;
+			if (near != k - 1) {
+				f.draw = near;
+				fluid_run(p, q, &f, rec, &d, &done, &pend);
+			}
+			free(t);
+			done = sd / k, pend = sp / k, d = sj / k;
 		} else {
-			fluid_pass(p, q, 0, &f, rec, &done, &pend);
+			fluid_run(p, q, &f, rec, &d, &done, &pend);
 		}
 		fluid_free(&f);
 	} else {

@@ -80,6 +80,23 @@
  * sharing their trunks with one loaded segment each way took the rest
  * (measured 12.4-12.9 s; unweighted alpha = 2 predicted 10.04 s, the
  * weighted 10.91).
+ *
+ * Which flow of a crowded segment TCP favours is luck, and it changes from
+ * one call to the next (steady flows between the same hosts: one moved
+ * 4.5 to 23.3 Mbit/s over six 10 s runs).  The fluid allocation gives each
+ * flow its expected share, but a round ends with its slowest flow, and
+ * when flows crossing two loaded segments draw unequal shares one
+ * segment idles while another still works: the expected time is above
+ * the time of the expected shares.  share_jitter (collc's `--jitter
+ * SIGMA`) multiplies each connection's weight in each round by
+ * e^(SIGMA z), z a standard normal drawn from a hash of (its physical
+ * ranks, the round, the draw), so the same order gets the same draws and
+ * orders sharing a connection share its luck, and the simulated time is
+ * the mean of share_samples such runs.  Weights go into the rate as
+ * w^(1/alpha), so SIGMA = 1 at alpha = 2 spreads a flow's log-rate by
+ * about 0.5: the 2 s rates of the flows crossing a 4:1 trunk spread by
+ * 0.18-0.58 (log), more over a round's second (README, "Rank
+ * reordering").  Only the fluid simulation (shared segments) draws.
  * - "rounds": a message of b bytes takes alpha + max(b * beta, L_s / C_s
  *   for every segment s it crosses), L_s being the bytes all messages of
  *   its round put through s and C_s its capacity: a round cannot end
@@ -151,9 +168,15 @@ typedef struct {
 	int share_rtt;             /* sim, with share_alpha: weight each flow by 1/RTT^2, its
 				      RTT the loaded segments its data and acknowledgements
 				      pass (TCP's rate goes as 1/RTT; see above) */
+	double share_jitter;       /* sim, with share_alpha: each connection's weight in a
+				      round times e^(share_jitter z), z standard normal; the
+				      time is the mean of share_samples draws (see above); 0: none */
+	int share_samples;         /* draws with share_jitter (0: COST_JITTER_SAMPLES) */
 } cost_params;
 
 #define COST_TCP_ALPHA 2.0   /* TCP's sharing as an alpha-fair allocation (see above) */
+#define COST_JITTER_SAMPLES 8  /* draws of TCP's luck (share_jitter) by default */
+#define COST_JITTER_MAX 4.0    /* share_jitter at most: e^4 is a 55x weight per sigma */
 
 typedef struct {
 	double time;               /* completion - when the last rank joined (s) */

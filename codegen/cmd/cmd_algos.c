@@ -129,7 +129,8 @@ cost_params cmd_params(const cmd_opts *o, double bytes, int n)
 			      .delay = delay_of(o), .segments = o->segments, .perm = o->perm,
 			      .round_order = o->round_order >= 0 ? o->round_order : o->links_path != NULL,
 			      .share_alpha = o->sharing >= 0 ? o->sharing : o->links_path != NULL ? COST_TCP_ALPHA : 0,
-			      .share_rtt = o->sharing >= 0 ? o->sharing_rtt : o->links_path != NULL };
+			      .share_rtt = o->sharing >= 0 ? o->sharing_rtt : o->links_path != NULL,
+			      .share_jitter = o->jitter, .share_samples = o->jitter_samples };
 }
 
 int cmd_segments(const cmd_opts *o, const cost_plan *p, double bytes)

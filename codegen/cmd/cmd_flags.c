@@ -78,6 +78,10 @@ static const char common_help[] =
 	"                      TCP's (alpha-fair, alpha 2, each flow weighted by 1/RTT^2, its\n"
 	"                      RTT the loaded segments its data and acks pass; default with\n"
 	"                      --links), or alpha-fair with alpha K and no weights\n"
+	"  --jitter SIGMA      the sim's time is the mean over draws of TCP's luck: each\n"
+	"                      connection's weight in a round times e^(SIGMA z), z normal\n"
+	"                      (tcp or alpha=K sharing, shared segments; README \"Rank\n"
+	"                      reordering\"); --jitter-samples K draws (default 8)\n"
 	"  --max-steps N       evaluation step limit\n"
 	"  --help              this text\n"
 	"units: sizes B KB MB GB (x1000), KiB MiB GiB (x1024), K M G as nccl-tests (x1024);\n"
@@ -107,6 +111,8 @@ static const char reorder_help[] =
 	"  --sim               also run the event-driven simulation where it is slow\n"
 	"  --seg-bytes X       the simulation pipelines each chunk in pieces of at most X\n"
 	"  --sharing RULE      how the simulation shares a segment: tcp (default), maxmin, alpha=K\n"
+	"  --jitter SIGMA      the simulation's time is the mean over draws of TCP's luck\n"
+	"                      (collc cost --help); --jitter-samples K draws (default 8)\n"
 	"  --exhaustive        try every order instead (n <= 11): the reference for the search\n"
 	"  --spread K          also K orders spread from the best to the highest predicted time,\n"
 	"                      the i-th about i/K of the way (to test a model against a network)\n"
@@ -168,6 +174,8 @@ static const struct {
 	{ "--seg-bytes", 1, CMD_COST | CMD_SIM | CMD_COMPARE | CMD_TUNE | CMD_REORDER },
 	{ "--round-order", 1, CMD_ALL },
 	{ "--sharing", 1, CMD_ALL | CMD_REORDER },
+	{ "--jitter", 1, CMD_ALL | CMD_REORDER },
+	{ "--jitter-samples", 1, CMD_ALL | CMD_REORDER },
 	{ "--baseline", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--model", 1, CMD_COMPARE | CMD_TUNE },
 	{ "--csv", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
@@ -407,6 +415,14 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 				;
 			else
 				return cmd_usage_error("--sharing must be maxmin, tcp or alpha=K (0 < K <= 8), found '%s'", v);
+		} else if (strcmp(name, "--jitter") == 0) {
+			char *end = NULL;
+			o->jitter = strtod(v, &end);
+			if (end == v || *end || !(o->jitter >= 0 && o->jitter <= COST_JITTER_MAX))
+				return cmd_usage_error("--jitter needs a number in 0..%g, found '%s'", COST_JITTER_MAX, v);
+		} else if (strcmp(name, "--jitter-samples") == 0) {
+			if (parse_int("--jitter-samples", v, 1, 4096, &o->jitter_samples))
+				return 2;
 		} else if (strcmp(name, "--baseline") == 0) {
 			o->baseline = v;
 			o->baseline_given = true;
@@ -490,6 +506,14 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 		link_set_rank_bw(&o->links, o->rank_bw, NULL);
 	else if (!o->links_path)
 		link_set_rank_bw(&o->links, o->have_bw ? o->bw : 450e9, NULL);
+	/* Jitter draws flow weights, which only alpha-fair sharing takes; say
+	 * so rather than ignore the flag. */
+	if ((o->jitter > 0 || o->jitter_samples > 0) &&
+	    (o->sharing == 0 || (o->sharing < 0 && !o->links_path)))
+		return cmd_usage_error("--jitter needs alpha-fair sharing: --sharing tcp or alpha=K "
+				       "(tcp is the default with --links)");
+	if (o->jitter_samples > 0 && !(o->jitter > 0))
+		return cmd_usage_error("--jitter-samples goes with --jitter SIGMA");
 	if (o->have_nrange && o->have_n)
 		return cmd_usage_error("give either -n or --n-range");
 	if (!o->have_n && !o->have_nrange)

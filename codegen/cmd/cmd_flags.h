@@ -62,6 +62,8 @@ typedef struct {
 	double sharing;        /* --sharing maxmin|tcp|alpha=K: cost_params.share_alpha;
 				  -1: tcp with --links, else maxmin */
 	int sharing_rtt;       /* --sharing tcp: cost_params.share_rtt */
+	double jitter;         /* --jitter SIGMA: cost_params.share_jitter (0: none) */
+	int jitter_samples;    /* --jitter-samples K: cost_params.share_samples (0: default) */
 	int round_order;       /* --round-order on|off: the sim models libcollrt's round order
 				  (cost_params.round_order); -1: on with --links, else off */
 	const char *baseline;

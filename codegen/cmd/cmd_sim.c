@@ -221,6 +221,10 @@ int cmd_sim(int argc, char **argv)
 		       cmd_fmt_time(sim->r.time, a, sizeof a), link_fmt_bw(sim->r.algbw, b, sizeof b),
 		       link_fmt_bw(sim->r.busbw, c, sizeof c), cmd_fmt_time(sim->r.total, d, sizeof d),
 		       cmd_fmt_time(rr.time, e, sizeof e));
+		if (q.share_jitter > 0 && o.links.nsegs > 0)
+			printf("jitter %g: the time is the mean of %d draws of TCP's luck; the ranks and the "
+			       "path below are the draw nearest it\n", q.share_jitter,
+			       q.share_samples > 0 ? q.share_samples : COST_JITTER_SAMPLES);
 
 		printf("\n%6s %11s %11s %11s %11s\n", "rank", "joined", "busy", "idle", "done");
 		for (int r = 0; r < pl->n; r++)

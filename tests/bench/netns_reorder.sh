@@ -5,7 +5,8 @@
 #   tests/bench/netns_reorder.sh [-build DIR] [-configs "8:2:11 8:4:12 16:2:13 16:4:14"]
 #                                [-algos "ring rhd dbt"] [-size 16M] [-random 10] [-spread 10] [-iters 2]
 #                                [-rate 100mbit] [-oversub 4] [-out DIR] [-summary]
-#                                [-retest DIR2] [-sharing tcp|maxmin|alpha=K] [-queue MS] [-cc NAME]
+#                                [-retest DIR2] [-sharing tcp|maxmin|alpha=K] [-jitter SIGMA]
+#                                [-queue MS] [-cc NAME]
 #
 # Each config N:K:SEED is a testbed (tests/netns/testbed.sh) of N hosts in
 # K racks joined by trunks oversubscribed OVERSUB:1, the hosts dealt to
@@ -37,9 +38,13 @@
 #   4. afterwards every measured order is predicted (collc cost --perm,
 #      event-driven simulation pipelined in 1 MiB pieces as the executor's
 #      TCP messages are, --seg-bytes 1MiB, flows sharing a segment as
-#      -sharing says: collc's --sharing, tcp by default) on probe.tsv, and on the
+#      -sharing says: collc's --sharing, tcp by default; the time the mean
+#      over 8 draws of TCP's luck, collc's --jitter SIGMA, 1 by default, 0
+#      for the plain rule) on probe.tsv, and on the
 #      testbed's declared network, truth.tsv, to tell probe errors from
-#      model errors.  -summary redoes only this step and the summary from
+#      model errors.  The spread orders of step 3 are walked without the
+#      jitter: the walk simulates thousands of orders, and 8 draws each
+#      would make it 8 times as long.  -summary redoes only this step and the summary from
 #      OUT/results.csv (the model can change without measuring again).
 # Then, per config and algorithm: best vs worst measured, reordered vs the
 # median random order, Spearman's rank correlation of predicted and
@@ -74,7 +79,7 @@ cd "$(dirname "$0")/../.."
 B=build CONFIGS="8:2:11 8:4:12 16:2:13 16:4:14" ALGOS="ring rhd dbt" SIZE=16M RANDOM_N=10 SPREAD=10 ITERS=2
 RATE=100mbit
 OVERSUB=4 OUT=
-inner=0 summary=0 RETEST= SHARING=tcp QOPT=()
+inner=0 summary=0 RETEST= SHARING=tcp JITTER=1 QOPT=()
 args=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -92,6 +97,7 @@ while [ $# -gt 0 ]; do
 	-summary) summary=1 ;;
 	-retest) RETEST=$2; shift ;;
 	-sharing) SHARING=$2; shift ;;
+	-jitter) JITTER=$2; shift ;;
 	-queue) QOPT+=(--queue "$2"); shift ;;
 	-cc) QOPT+=(--cc "$2"); shift ;;
 	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
@@ -99,6 +105,8 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+# max-min sharing takes no weights, so no draws of them either
+[ "$SHARING" = maxmin ] && JITTER=0
 [ -n "$OUT" ] || OUT=$B/bench-reorder
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -230,7 +238,8 @@ fi
 # --- predictions -------------------------------------------------------------
 # every measured order, on the probed and on the declared network
 predict() {   # links algo perm
-	./collc cost "stdlib/$2.coll" -a "$2" --links "$1" -s "$SIZE" --seg-bytes 1MiB --perm "$3" --sharing "$SHARING" --csv | awk -F, '$5 == "sim" {print $6}'
+	./collc cost "stdlib/$2.coll" -a "$2" --links "$1" -s "$SIZE" --seg-bytes 1MiB --perm "$3" --sharing "$SHARING" \
+		$(awk -v j="$JITTER" 'BEGIN { if (j + 0 > 0) print "--jitter " j }') --csv | awk -F, '$5 == "sim" {print $6}'
 }
 {
 	head -1 "$OUT/results.csv"
@@ -251,6 +260,7 @@ AWKLIB='function spearman(x, y, m,    i, j, rx, ry, mx, my, sxy, sxx, syy) {
 	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0
 }
 function sig3(v,    e) { if (v <= 0) return v; e = int(log(v) / log(10)); if (v < 1) e--; return sprintf("%.2f", v / 10^e) * 10^e }'
+echo "predicted by: collc cost --seg-bytes 1MiB --sharing $SHARING --jitter $JITTER" | tee "$OUT/summary.txt"
 awk -F, -v size="$SIZE" "$AWKLIB"'
 function median(v, m,    i, j, t) {
 	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
@@ -304,7 +314,7 @@ END {
 			in15 == m ? "met" : "MISSED") }
 	print ""; print "targets:"
 	for (q = 1; q <= nv; q++) print "  " verdict[q]
-}' "$OUT/results.csv" | tee "$OUT/summary.txt"
+}' "$OUT/results.csv" | tee -a "$OUT/summary.txt"
 echo | tee -a "$OUT/summary.txt"
 echo "times (s): config,what,value[,identity best][,lower bound]" | tee -a "$OUT/summary.txt"
 tee -a "$OUT/summary.txt" < "$OUT/times.csv"
