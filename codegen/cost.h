@@ -176,7 +176,7 @@ typedef struct {
 
 #define COST_TCP_ALPHA 2.0   /* TCP's sharing as an alpha-fair allocation (see above) */
 #define COST_JITTER_SAMPLES 8  /* draws of TCP's luck (share_jitter) by default */
-#define COST_JITTER_MAX 4.0    /* share_jitter at most: e^4 is a 55x weight per sigma */
+#define COST_JITTER_MAX 4.0    /* share_jitter at most (one standard deviation: a 55x weight) */
 
 typedef struct {
 	double time;               /* completion - when the last rank joined (s) */
