@@ -44,8 +44,9 @@
 #      testbed's declared network, truth.tsv, to tell probe errors from
 #      model errors.  The spread orders of step 3 are walked without the
 #      jitter: the walk simulates thousands of orders, and 8 draws each
-#      would make it 8 times as long.  -summary redoes only this step and the summary from
-#      OUT/results.csv (the model can change without measuring again).
+#      would make it 8 times as long or more.  -summary redoes only this
+#      step and the summary from OUT/results.csv (the model can change
+#      without measuring again).
 # Then, per config and algorithm: best vs worst measured, reordered vs the
 # median random order, Spearman's rank correlation of predicted and
 # measured time over the identity, the random orders and the reordered
