@@ -900,7 +900,7 @@ typedef struct {
 	int32_t *mofs, *mseg;  /* per message: the shared segments it crosses */
 	int32_t *bofs, *bseg;  /* per message: those its reverse (dst -> src) crosses; share_rtt only */
 	double *wt;            /* per active flow: its weight; share_rtt or share_jitter only */
-	int draw;              /* share_jitter: which draw this pass is */
+	double *luck;          /* per message: its weight in this draw; share_jitter only */
 	int32_t *left;         /* predecessors not yet landed */
 	int32_t *rmsg, *rseg;  /* per record: its message and pipeline segment */
 	double *rem, *cap, *rate, *used, *rcap, *price;
@@ -916,7 +916,7 @@ static void fluid_free(fluid *f)
 	free(f->pofs), free(f->pred), free(f->ptype), free(f->sofs), free(f->succ);
 	free(f->mofs), free(f->mseg), free(f->left), free(f->rmsg), free(f->rseg), free(f->rem), free(f->cap), free(f->rate);
 	free(f->used), free(f->rcap), free(f->nun), free(f->foff), free(f->fres), free(f->frozen);
-	free(f->price), free(f->bofs), free(f->bseg), free(f->wt);
+	free(f->price), free(f->bofs), free(f->bseg), free(f->wt), free(f->luck);
 	af_free(&f->af);
 	free(f->active), free(f->apos), free(f->heap);
 }
@@ -1171,11 +1171,13 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	const int weighted = q->share_rtt || q->share_jitter > 0;
 	if (weighted)
 		f->wt = malloc(sizeof *f->wt * nrr);
+	if (q->share_jitter > 0)
+		f->luck = malloc(sizeof *f->luck * ((size_t)p->nmsgs + 1));
 	f->active = malloc(sizeof *f->active * nrr);
 	f->apos = malloc(sizeof *f->apos * nrr);
 	f->heap = malloc(sizeof *f->heap * (2 * nrr));
 	if (!f->rem || !f->cap || !f->rate || !f->frozen || !f->foff || !f->fres || !f->used || !f->rcap ||
-	    !f->nun || afrc || (weighted && !f->wt) || !f->active || !f->apos || !f->heap)
+	    !f->nun || afrc || (weighted && !f->wt) || (q->share_jitter > 0 && !f->luck) || !f->active || !f->apos || !f->heap)
 		goto out;
 	for (int s = 0; s < lm->nsegs; s++)
 		f->rcap[s] = lm->segs[s].cap;
@@ -1253,7 +1255,7 @@ static double jitter_weight(const cost_plan *p, const cost_params *q, int m, int
  * cost_params.share_alpha says).
  * Active slot a holds record active[a], its own cap cap[a] and its rate
  * rate[a]. */
-static void fluid_rates(const cost_plan *p, const cost_params *q, fluid *f, int na)
+static void fluid_rates(const cost_params *q, fluid *f, int na)
 {
 	int k = 0;
 	for (int a = 0; a < na; a++) {
@@ -1268,13 +1270,14 @@ static void fluid_rates(const cost_plan *p, const cost_params *q, fluid *f, int 
 		maxmin(na, f->cap, f->foff, f->fres, ns, f->rcap, f->rate, f->used, f->nun, f->frozen);
 		return;
 	}
-	if (!q->share_rtt && q->share_jitter > 0) {
+	/* without the RTT weights, the draw's luck is the only weight */
+	const double *w = NULL;
+	if (!q->share_rtt && f->luck) {
 		for (int a = 0; a < na; a++)
-			f->wt[a] = jitter_weight(p, q, f->rmsg[f->active[a]], f->draw);
-		alphafair(&f->af, na, f->cap, f->wt, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
-		return;
+			f->wt[a] = f->luck[f->rmsg[f->active[a]]];
+		w = f->wt;
 	}
-	alphafair(&f->af, na, f->cap, NULL, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
+	alphafair(&f->af, na, f->cap, w, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
 	if (!q->share_rtt)
 		return;
 	/* TCP's rate goes as 1/RTT, and on a loaded segment the RTT is mostly
@@ -1295,8 +1298,8 @@ static void fluid_rates(const cost_plan *p, const cost_params *q, fluid *f, int 
 			loaded += f->price[f->bseg[x]] > 0;
 		double rtt = loaded > 1 ? loaded : 1;
 		f->wt[a] = 1 / (rtt * rtt);
-		if (q->share_jitter > 0)
-			f->wt[a] *= jitter_weight(p, q, m, f->draw);
+		if (f->luck)
+			f->wt[a] *= f->luck[m];
 	}
 	alphafair(&f->af, na, f->cap, f->wt, f->foff, f->fres, ns, f->rcap, q->share_alpha, f->rate, f->price);
 }
@@ -1327,7 +1330,7 @@ static int fluid_pass(const cost_plan *p, const cost_params *q, double sjoin, fl
 			READY(j, 0.0);
 	while (na > 0 || nh > 0) {
 		if (dirty) {
-			fluid_rates(p, q, f, na);
+			fluid_rates(q, f, na);
 			dirty = 0;
 		}
 		/* the next event: a flow's last byte, or a landing or a join */
@@ -1391,11 +1394,16 @@ static int fluid_pass(const cost_plan *p, const cost_params *q, double sjoin, fl
 	return 0;
 }
 
-/* One fluid run in draw f->draw (two passes for a masked delay): the
- * straggler's join in *d, completion and precondition end as fluid_pass. */
-static void fluid_run(const cost_plan *p, const cost_params *q, fluid *f, cost_smsg *rec, double *d,
+/* One fluid run in draw k (two passes for a masked delay): the
+ * straggler's join in *d, completion and precondition end as fluid_pass.
+ * The draw's luck is each message's for the whole run, so it is drawn
+ * here once, not at every event. */
+static void fluid_run(const cost_plan *p, const cost_params *q, fluid *f, int k, cost_smsg *rec, double *d,
 		      double *done, double *pend)
 {
+	if (f->luck)
+		for (int m = 0; m < p->nmsgs; m++)
+			f->luck[m] = jitter_weight(p, q, m, k);
 	*d = 0;
 	if (q->straggler >= 0) {
 		*d = q->delay;
@@ -1409,8 +1417,9 @@ static void fluid_run(const cost_plan *p, const cost_params *q, fluid *f, cost_s
 	}
 }
 
-/* Run the simulation (two passes for a masked delay); fills rec and r. */
-static int simulate(const cost_plan *p, const cost_params *q, cost_smsg *rec, cost_result *r,
+/* Run the simulation (two passes for a masked delay); fills r, and rec
+ * (scratch otherwise) when trace asks for the messages' times. */
+static int simulate(const cost_plan *p, const cost_params *q, cost_smsg *rec, int trace, cost_result *r,
 		    link_error *err)
 {
 	double done, pend, d = 0;
@@ -1423,31 +1432,30 @@ static int simulate(const cost_plan *p, const cost_params *q, cost_smsg *rec, co
 			return link_errorf(err, "out of memory simulating %s", p->s->algo);
 		}
 		if (q->share_jitter > 0) {
-			/* the mean over the draws; rec is the draw whose
-			 * completion is nearest it, run again (cost.h) */
-			int k = q->share_samples > 0 ? q->share_samples : COST_JITTER_SAMPLES, near = 0;
+			/* the mean over the draws; for a trace, rec is the
+			 * draw whose time is nearest it, run again (cost.h) */
+			int k = cost_jitter_samples(q), near = 0;
 			double *t = malloc(sizeof *t * (size_t)k);
 			if (!t) {
 				fluid_free(&f);
 				return link_errorf(err, "out of memory simulating %s", p->s->algo);
 			}
 			double sd = 0, sp = 0, sj = 0;
-			for (f.draw = 0; f.draw < k; f.draw++) {
-				fluid_run(p, q, &f, rec, &d, &done, &pend);
-				t[f.draw] = done - d;
+			for (int i = 0; i < k; i++) {
+				fluid_run(p, q, &f, i, rec, &d, &done, &pend);
+				t[i] = done - d;
 				sd += done, sp += pend, sj += d;
 			}
+			const double mean = (sd - sj) / k;
 			for (int i = 1; i < k; i++)
-				if (fabs(t[i] - (sd - sj) / k) < fabs(t[near] - (sd - sj) / k))
+				if (fabs(t[i] - mean) < fabs(t[near] - mean))
 					near = i;
-			if (near != k - 1) {
-				f.draw = near;
-				fluid_run(p, q, &f, rec, &d, &done, &pend);
-			}
+			if (trace && near != k - 1)
+				fluid_run(p, q, &f, near, rec, &d, &done, &pend);
 			free(t);
 			done = sd / k, pend = sp / k, d = sj / k;
 		} else {
-			fluid_run(p, q, &f, rec, &d, &done, &pend);
+			fluid_run(p, q, &f, 0, rec, &d, &done, &pend);
 		}
 		fluid_free(&f);
 	} else {
@@ -1484,7 +1492,7 @@ int cost_sim_time(const cost_plan *p, const cost_params *q, cost_result *r, link
 	cost_smsg *rec = malloc(sizeof *rec * ((size_t)p->nmsgs * (size_t)q->segments + 1));
 	if (!rec)
 		return link_errorf(err, "out of memory simulating %s", p->s->algo);
-	int rc = simulate(p, q, rec, r, err);
+	int rc = simulate(p, q, rec, 0, r, err);
 	free(rec);
 	return rc;
 }
@@ -1531,7 +1539,7 @@ cost_sim *cost_simulate(const cost_plan *p, const cost_params *q, link_error *er
 	sim->path = malloc(sizeof *sim->path * ((size_t)sim->nmsgs + 1));
 	if (!sim->msgs || !sim->join || !sim->busy || !sim->idle || !sim->done || !sim->path)
 		goto oom;
-	if (simulate(p, q, sim->msgs, &sim->r, err)) {
+	if (simulate(p, q, sim->msgs, 1, &sim->r, err)) {
 		cost_sim_free(sim);
 		return NULL;
 	}

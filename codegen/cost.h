@@ -178,6 +178,12 @@ typedef struct {
 #define COST_JITTER_SAMPLES 8  /* draws of TCP's luck (share_jitter) by default */
 #define COST_JITTER_MAX 4.0    /* share_jitter at most (one standard deviation: a 55x weight) */
 
+/* The draws share_jitter averages over. */
+static inline int cost_jitter_samples(const cost_params *q)
+{
+	return q->share_samples > 0 ? q->share_samples : COST_JITTER_SAMPLES;
+}
+
 typedef struct {
 	double time;               /* completion - when the last rank joined (s) */
 	double total;              /* completion measured from 0 (s) */

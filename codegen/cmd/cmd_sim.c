@@ -224,7 +224,7 @@ int cmd_sim(int argc, char **argv)
 		if (q.share_jitter > 0 && o.links.nsegs > 0)
 			printf("jitter %g: the time is the mean of %d draws of TCP's luck; the ranks and the "
 			       "path below are the draw nearest it\n", q.share_jitter,
-			       q.share_samples > 0 ? q.share_samples : COST_JITTER_SAMPLES);
+			       cost_jitter_samples(&q));
 
 		printf("\n%6s %11s %11s %11s %11s\n", "rank", "joined", "busy", "idle", "done");
 		for (int r = 0; r < pl->n; r++)
