@@ -1238,12 +1238,14 @@ static uint64_t mix64(uint64_t x)
 
 /* TCP's luck for message m in draw k (cost.h, share_jitter): e^(sigma z),
  * z a standard normal (Box-Muller) from a hash of the connection's
- * physical ranks, m's round and k. */
+ * schedule ranks, m's round and k.  Schedule ranks, not physical: every
+ * order then meets the same draws (common random numbers), so two orders
+ * the network cannot tell apart (hosts of one rack swapped) get the same
+ * time, and a difference between orders is the orders', not the draws'. */
 static double jitter_weight(const cost_plan *p, const cost_params *q, int m, int k)
 {
 	const cost_pmsg *pm = &p->msgs[m];
-	uint64_t h = mix64(((uint64_t)(uint32_t)cost_phys(q->perm, pm->src) << 32) |
-			   (uint32_t)cost_phys(q->perm, pm->dst));
+	uint64_t h = mix64(((uint64_t)(uint32_t)pm->src << 32) | (uint32_t)pm->dst);
 	h = mix64(h ^ ((uint64_t)(uint32_t)pm->round << 32 | (uint32_t)k));
 	double u1 = ((h >> 11) + 0.5) / 9007199254740992.0;   /* (0, 1): 53 bits */
 	double u2 = (double)(mix64(h) >> 11) / 9007199254740992.0;

@@ -89,10 +89,13 @@
  * segment idles while another still works: the expected time is above
  * the time of the expected shares.  share_jitter (collc's `--jitter
  * SIGMA`) multiplies each connection's weight in each round by
- * e^(SIGMA z), z a standard normal drawn from a hash of (its physical
- * ranks, the round, the draw), so the same order gets the same draws and
- * orders sharing a connection share its luck, and the simulated time is
- * the mean of share_samples such runs.  Weights go into the rate as
+ * e^(SIGMA z), z a standard normal drawn from a hash of (its schedule
+ * ranks, the round, the draw), and the simulated time is the mean of
+ * share_samples such runs.  A hash, so a run repeats exactly; schedule
+ * ranks, so every order meets the same draws (common random numbers):
+ * orders the network cannot tell apart get the same time, where draws per
+ * host pair parted them by about 1%, the spread between the orders a
+ * search must rank.  Weights go into the rate as
  * w^(1/alpha), so SIGMA = 1 at alpha = 2 spreads a flow's log-rate by
  * about 0.5: the 2 s rates of the flows crossing a 4:1 trunk spread by
  * 0.18-0.58 (log), more over a round's second (README, "Rank
