@@ -113,6 +113,8 @@ while [ $# -gt 0 ]; do
 done
 # max-min sharing takes no weights, so no draws of them either
 [ "$SHARING" = maxmin ] && JITTER=0
+# collc's jitter flags, none for SIGMA 0 (the plain rule)
+JFLAGS=$(awk -v j="$JITTER" -v k="$JSAMPLES" 'BEGIN { if (j + 0 > 0) print "--jitter " j " --jitter-samples " k }')
 [ -n "$OUT" ] || OUT=$B/bench-reorder
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -245,7 +247,7 @@ fi
 # every measured order, on the probed and on the declared network
 predict() {   # links algo perm
 	$B/collc cost "stdlib/$2.coll" -a "$2" --links "$1" -s "$SIZE" --seg-bytes 1MiB --perm "$3" --sharing "$SHARING" \
-		$(awk -v j="$JITTER" -v k="$JSAMPLES" 'BEGIN { if (j + 0 > 0) print "--jitter " j " --jitter-samples " k }') --csv | awk -F, '$5 == "sim" {print $6}'
+		$JFLAGS --csv | awk -F, '$5 == "sim" {print $6}'
 }
 {
 	head -1 "$OUT/results.csv"
@@ -266,7 +268,7 @@ AWKLIB='function spearman(x, y, m,    i, j, rx, ry, mx, my, sxy, sxx, syy) {
 	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0
 }
 function sig3(v,    e) { if (v <= 0) return v; e = int(log(v) / log(10)); if (v < 1) e--; return sprintf("%.2f", v / 10^e) * 10^e }'
-echo "predicted by: collc cost --seg-bytes 1MiB --sharing $SHARING --jitter $JITTER$(awk -v j="$JITTER" -v k="$JSAMPLES" 'BEGIN { if (j + 0 > 0) print " --jitter-samples " k }')" | tee "$OUT/summary.txt"
+echo "predicted by: collc cost --seg-bytes 1MiB --sharing $SHARING --jitter $JITTER${JFLAGS:+ --jitter-samples $JSAMPLES}" | tee "$OUT/summary.txt"
 awk -F, -v size="$SIZE" "$AWKLIB"'
 function median(v, m,    i, j, t) {
 	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
