@@ -22,7 +22,8 @@
  * which is exactly cost.c's round time, message by message:
  * max_m [alpha_m + max(x_m, max_{s crossed} L_s/C_s)] = max(max_m (alpha_m
  * + x_m), max_s (A_s + L_s/C_s)).  A maximum whose count drops to zero is
- * marked dirty and recomputed from its pattern's messages when next read.
+ * marked dirty and recomputed from its pattern's messages when next read,
+ * unless a value at or above it is added first (mx_add).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -39,10 +40,18 @@ typedef struct {
 	int dirty;
 } mxc;
 
+/* A maximum with its count.  When the count drops to zero the maximum is
+ * unknown (dirty) but max still bounds every value left from above, so a
+ * value added at or above it is the new maximum, alone: a move removes
+ * and re-adds the same values, and on uniform costs that keeps most
+ * maxima clean without a rescan. */
 static void mx_add(mxc *x, double v)
 {
-	if (x->dirty)
+	if (x->dirty) {
+		if (v >= x->max)
+			x->max = v, x->cnt = 1, x->dirty = 0;
 		return;
+	}
 	if (x->cnt == 0 || v > x->max)
 		x->max = v, x->cnt = 1;
 	else if (v == x->max)
@@ -308,6 +317,17 @@ static inline bool crosses(const rs *s, int g, int a, int b)
 	return link_crosses(s->lm, &s->lm->segs[g], a, b);
 }
 
+/* Add or remove k chunks of a message with latency al where one segment
+ * meets one pattern (x indexes load and amax). */
+static inline void seg_apply(rs *s, size_t x, int k, double al, int sign)
+{
+	s->load[x] += sign * k;
+	if (sign > 0)
+		mx_add(&s->amax[x], al);
+	else
+		mx_del(&s->amax[x], al);
+}
+
 /* Add or remove message i's contributions under the current perm. */
 static void msg_apply(rs *s, int i, int sign)
 {
@@ -324,16 +344,15 @@ static void msg_apply(rs *s, int i, int sign)
 	if (s->nseg) {
 		int a = s->perm[m->src], b = s->perm[m->dst];
 		double al = msg_alpha(s, m);
-		uint64_t bits = s->xmask ? s->xmask[(size_t)a * s->n + b] : ~0ULL;
-		for (int g = 0; g < s->nseg && bits; g++)
-			if (s->xmask ? (bits >> g) & 1 : link_crosses(s->lm, &s->lm->segs[g], a, b)) {
-				size_t x = (size_t)j * s->nseg + g;
-				s->load[x] += sign * m->k;
-				if (sign > 0)
-					mx_add(&s->amax[x], al);
-				else
-					mx_del(&s->amax[x], al);
-			}
+		if (s->xmask) {
+			/* the crossed segments only, lowest bit first */
+			for (uint64_t bits = s->xmask[(size_t)a * s->n + b]; bits; bits &= bits - 1)
+				seg_apply(s, (size_t)j * s->nseg + (size_t)__builtin_ctzll(bits), m->k, al, sign);
+		} else {
+			for (int g = 0; g < s->nseg; g++)
+				if (link_crosses(s->lm, &s->lm->segs[g], a, b))
+					seg_apply(s, (size_t)j * s->nseg + (size_t)g, m->k, al, sign);
+		}
 	}
 	if (!s->ptouch[j]) {
 		s->ptouch[j] = 1;
@@ -956,17 +975,24 @@ int reorder_search(const cost_plan *p, const link_model *lm, const reorder_opts 
 		r->start = cname[0];
 		memcpy(best, cand, sizeof *best * (size_t)n);
 	}
-	/* annealing; the default budget grows with n^2 (every pair of ranks
-	 * proposed many times), capped where the time limit is the bound; one
-	 * run per start, best first, then from the best again with other
-	 * random numbers, while REORDER_RESTARTS and REORDER_MAX_MOVES allow */
-	long moves = o->moves;
+	/* annealing: REORDER_RESTARTS runs (see reorder.h), one per start, best
+	 * first, then from the best again with other random numbers; the
+	 * default budget of a run grows with n^2 (every pair of ranks proposed
+	 * many times) within the search's share of REORDER_MAX_MOVES */
+	long total = REORDER_MAX_MOVES, moves = o->moves;
+	double dbar = 2.0 * s.nmsg / n;   /* messages a moved rank re-costs */
+	if (dbar > 2)
+		total = (long)((double)REORDER_MAX_MOVES * 2 / dbar);
 	if (moves <= 0) {
 		moves = (long)n * n * 200;
-		moves = moves < 20000 ? 20000 : moves > REORDER_MAX_MOVES ? REORDER_MAX_MOVES : moves;
+		long share = total / REORDER_RESTARTS;
+		if (moves > share)
+			moves = share;
+		if (moves < REORDER_MIN_MOVES)
+			moves = REORDER_MIN_MOVES;
 	}
 	for (int k = 0; k < REORDER_RESTARTS && !r->stopped; k++) {
-		if (k > 0 && (long)(k + 1) * moves > REORDER_MAX_MOVES)
+		if (k > 0 && (long)(k + 1) * moves > total)
 			break;
 		memcpy(s.perm, cand + (size_t)(k < ncand ? k : 0) * (size_t)(n + 1), sizeof *s.perm * (size_t)n);
 		recompute(&s);

@@ -74,11 +74,23 @@
  * reorder.c, starting orders), runs past the starts from the best one
  * with other random numbers.  With 8 runs, seeds 1-10 all reached the
  * best order known on the bench's 4-rack networks (rhd and dbt, n = 8 and
- * 16); with 4, one seed in ten fell 4% short.  Runs stop when another
- * would take the moves past REORDER_MAX_MOVES: rhd and dbt at n = 64 get
- * two, ring at n = 512 one run of the full budget. */
+ * 16); with 4, one seed in ten fell 4% short.
+ *
+ * The budget is counted in moves, never in seconds, so the answer for a
+ * seed is the same on every machine.  A move re-costs the messages of the
+ * ranks it moves, so a search gets REORDER_MAX_MOVES x 2 / d moves in all,
+ * d the mean messages per rank (both ends; ring 2, rhd 2 log n): about the
+ * same work for every schedule.  A run's default is 200 n^2 moves (every
+ * pair of ranks proposed many times), at most an eighth of that, at least
+ * REORDER_MIN_MOVES: n <= 16 gets 8 runs of 200 n^2; ring at n = 512 8 of
+ * 250000, rhd at n = 64 8 of 41666.  On the bench's rhd n = 64 network,
+ * two runs of 819200 moves (the whole budget, before it was divided by d)
+ * found no better order than eight runs of 5000 (11.83 s predicted), and
+ * eight of 50000 the best (11.58 s): once a run has settled, more moves
+ * there buy less than another start. */
 #define REORDER_RESTARTS 8
 #define REORDER_MAX_MOVES 2000000
+#define REORDER_MIN_MOVES 20000   /* a run's least default moves */
 
 typedef struct {
 	double bytes;            /* the buffer size the order is chosen for */
