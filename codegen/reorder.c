@@ -95,6 +95,8 @@ typedef struct {
 	int64_t *load;          /* per pattern x segment: chunks */
 	mxc *amax;              /* per pattern x segment */
 	double T, H, S;         /* sums over patterns, mult included */
+	double *mval, *malpha;  /* per message: v_m and alpha when last added */
+	uint64_t *mbits;        /* per message: the segments it crossed then (with xmask) */
 	int32_t *stamp;         /* per message: last touch */
 	int32_t epoch;
 	int32_t *touched;       /* patterns touched by the current move */
@@ -107,6 +109,7 @@ static void rs_free(rs *s)
 	free(s->msgs), free(s->pats), free(s->ioff), free(s->inc), free(s->perm), free(s->placed);
 	free(s->pair), free(s->hsum), free(s->tp), free(s->sp), free(s->load), free(s->amax);
 	free(s->stamp), free(s->touched), free(s->ptouch), free(s->xmask);
+	free(s->mval), free(s->malpha), free(s->mbits);
 	memset(s, 0, sizeof *s);
 }
 
@@ -277,10 +280,13 @@ static int rs_init(rs *s, const cost_plan *p, const link_model *lm, double bytes
 	s->load = calloc(PS, sizeof *s->load);
 	s->amax = calloc(PS, sizeof *s->amax);
 	s->stamp = calloc((size_t)s->nmsg + 1, sizeof *s->stamp);
+	s->mval = calloc((size_t)s->nmsg + 1, sizeof *s->mval);
+	s->malpha = calloc((size_t)s->nmsg + 1, sizeof *s->malpha);
+	s->mbits = calloc((size_t)s->nmsg + 1, sizeof *s->mbits);
 	s->touched = malloc(sizeof *s->touched * P);
 	s->ptouch = calloc(P, 1);
 	if (!s->perm || !s->placed || !s->pair || !s->hsum || !s->tp || !s->sp || !s->load || !s->amax ||
-	    !s->stamp || !s->touched || !s->ptouch)
+	    !s->stamp || !s->mval || !s->malpha || !s->mbits || !s->touched || !s->ptouch)
 		return link_errorf(err, "out of memory");
 	/* which segments each physical pair crosses, looked up once: a move
 	 * re-costs many messages, each crossing test would walk the groups */
@@ -337,6 +343,7 @@ static void msg_apply(rs *s, int i, int sign)
 	if (sign > 0) {
 		mx_add(&s->pair[j], v);
 		s->hsum[j] += v;
+		s->mval[i] = v;
 	} else {
 		mx_del(&s->pair[j], v);
 		s->hsum[j] -= v;
@@ -344,9 +351,14 @@ static void msg_apply(rs *s, int i, int sign)
 	if (s->nseg) {
 		int a = s->perm[m->src], b = s->perm[m->dst];
 		double al = msg_alpha(s, m);
+		if (sign > 0)
+			s->malpha[i] = al;
 		if (s->xmask) {
+			uint64_t bits = s->xmask[(size_t)a * s->n + b];
+			if (sign > 0)
+				s->mbits[i] = bits;
 			/* the crossed segments only, lowest bit first */
-			for (uint64_t bits = s->xmask[(size_t)a * s->n + b]; bits; bits &= bits - 1)
+			for (; bits; bits &= bits - 1)
 				seg_apply(s, (size_t)j * s->nseg + (size_t)__builtin_ctzll(bits), m->k, al, sign);
 		} else {
 			for (int g = 0; g < s->nseg; g++)
@@ -362,18 +374,38 @@ static void msg_apply(rs *s, int i, int sign)
 
 static bool msg_in(const rs *s, const rs_msg *m) { return s->placed[m->src] && s->placed[m->dst]; }
 
-/* T_p from the state, recomputing dirty maxima from the placed messages;
- * also S_p into *sp. */
+/* T_p from the state, recomputing dirty maxima from the placed messages
+ * (their values as msg_apply last added them); also S_p into *sp. */
 static double pattern_time(rs *s, int j, double *sp)
 {
 	const rs_pat *pt = &s->pats[j];
-	mxc *pm = &s->pair[j];
+	int lo = pt->first, hi = pt->first + pt->count;
+	mxc *pm = &s->pair[j], *am = &s->amax[(size_t)j * s->nseg];
 	if (pm->dirty) {
 		pm->dirty = 0, pm->cnt = 0;
-		for (int i = pt->first; i < pt->first + pt->count; i++)
+		for (int i = lo; i < hi; i++)
 			if (msg_in(s, &s->msgs[i]))
-				mx_add(pm, msg_val(s, &s->msgs[i]));
+				mx_add(pm, s->mval[i]);
 	}
+	/* the dirty segment maxima in one pass over the messages, where each
+	 * message knows the segments it crosses */
+	uint64_t redo = 0;
+	for (int g = 0; g < s->nseg; g++)
+		if (am[g].dirty && s->load[(size_t)j * s->nseg + g] != 0) {
+			am[g].dirty = 0, am[g].cnt = 0;
+			if (s->xmask)
+				redo |= 1ULL << g;
+			else
+				for (int i = lo; i < hi; i++) {
+					const rs_msg *m = &s->msgs[i];
+					if (msg_in(s, m) && crosses(s, g, s->perm[m->src], s->perm[m->dst]))
+						mx_add(&am[g], s->malpha[i]);
+				}
+		}
+	for (int i = lo; redo && i < hi; i++)
+		if (msg_in(s, &s->msgs[i]))
+			for (uint64_t bits = s->mbits[i] & redo; bits; bits &= bits - 1)
+				mx_add(&am[__builtin_ctzll(bits)], s->malpha[i]);
 	double t = pm->cnt ? pm->max : 0;
 	*sp = 0;
 	for (int g = 0; g < s->nseg; g++) {
@@ -381,16 +413,7 @@ static double pattern_time(rs *s, int j, double *sp)
 		if (s->load[x] == 0)
 			continue;
 		*sp += s->load[x] * s->cb / s->lm->segs[g].cap;
-		mxc *am = &s->amax[x];
-		if (am->dirty) {
-			am->dirty = 0, am->cnt = 0;
-			for (int i = pt->first; i < pt->first + pt->count; i++) {
-				const rs_msg *m = &s->msgs[i];
-				if (msg_in(s, m) && crosses(s, g, s->perm[m->src], s->perm[m->dst]))
-					mx_add(am, msg_alpha(s, m));
-			}
-		}
-		double v = am->max + s->load[x] * s->cb / s->lm->segs[g].cap;
+		double v = am[g].max + s->load[x] * s->cb / s->lm->segs[g].cap;
 		if (v > t)
 			t = v;
 	}
