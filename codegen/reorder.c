@@ -77,6 +77,13 @@ typedef struct {
 	double gmin;        /* the largest, over its messages, of the cheapest cost a message of that size can have */
 } rs_pat;
 
+/* A message as msg_apply last added it: what finding a lost maximum
+ * again reads, one record per message so a rescan walks one array. */
+typedef struct {
+	double val, alpha;      /* v_m, alpha */
+	uint64_t bits;          /* the segments it crossed (with xmask) */
+} rs_cur;
+
 typedef struct {
 	const link_model *lm;
 	int n, nseg, npat, nmsg;
@@ -95,8 +102,7 @@ typedef struct {
 	int64_t *load;          /* per pattern x segment: chunks */
 	mxc *amax;              /* per pattern x segment */
 	double T, H, S;         /* sums over patterns, mult included */
-	double *mval, *malpha;  /* per message: v_m and alpha when last added */
-	uint64_t *mbits;        /* per message: the segments it crossed then (with xmask) */
+	rs_cur *cur;            /* per message: as last added */
 	int32_t *stamp;         /* per message: last touch */
 	int32_t epoch;
 	int32_t *touched;       /* patterns touched by the current move */
@@ -109,7 +115,7 @@ static void rs_free(rs *s)
 	free(s->msgs), free(s->pats), free(s->ioff), free(s->inc), free(s->perm), free(s->placed);
 	free(s->pair), free(s->hsum), free(s->tp), free(s->sp), free(s->load), free(s->amax);
 	free(s->stamp), free(s->touched), free(s->ptouch), free(s->xmask);
-	free(s->mval), free(s->malpha), free(s->mbits);
+	free(s->cur);
 	memset(s, 0, sizeof *s);
 }
 
@@ -280,13 +286,11 @@ static int rs_init(rs *s, const cost_plan *p, const link_model *lm, double bytes
 	s->load = calloc(PS, sizeof *s->load);
 	s->amax = calloc(PS, sizeof *s->amax);
 	s->stamp = calloc((size_t)s->nmsg + 1, sizeof *s->stamp);
-	s->mval = calloc((size_t)s->nmsg + 1, sizeof *s->mval);
-	s->malpha = calloc((size_t)s->nmsg + 1, sizeof *s->malpha);
-	s->mbits = calloc((size_t)s->nmsg + 1, sizeof *s->mbits);
+	s->cur = calloc((size_t)s->nmsg + 1, sizeof *s->cur);
 	s->touched = malloc(sizeof *s->touched * P);
 	s->ptouch = calloc(P, 1);
 	if (!s->perm || !s->placed || !s->pair || !s->hsum || !s->tp || !s->sp || !s->load || !s->amax ||
-	    !s->stamp || !s->mval || !s->malpha || !s->mbits || !s->touched || !s->ptouch)
+	    !s->stamp || !s->cur || !s->touched || !s->ptouch)
 		return link_errorf(err, "out of memory");
 	/* which segments each physical pair crosses, looked up once: a move
 	 * re-costs many messages, each crossing test would walk the groups */
@@ -343,7 +347,7 @@ static void msg_apply(rs *s, int i, int sign)
 	if (sign > 0) {
 		mx_add(&s->pair[j], v);
 		s->hsum[j] += v;
-		s->mval[i] = v;
+		s->cur[i].val = v;
 	} else {
 		mx_del(&s->pair[j], v);
 		s->hsum[j] -= v;
@@ -352,11 +356,11 @@ static void msg_apply(rs *s, int i, int sign)
 		int a = s->perm[m->src], b = s->perm[m->dst];
 		double al = msg_alpha(s, m);
 		if (sign > 0)
-			s->malpha[i] = al;
+			s->cur[i].alpha = al;
 		if (s->xmask) {
 			uint64_t bits = s->xmask[(size_t)a * s->n + b];
 			if (sign > 0)
-				s->mbits[i] = bits;
+				s->cur[i].bits = bits;
 			/* the crossed segments only, lowest bit first */
 			for (; bits; bits &= bits - 1)
 				seg_apply(s, (size_t)j * s->nseg + (size_t)__builtin_ctzll(bits), m->k, al, sign);
@@ -385,7 +389,7 @@ static double pattern_time(rs *s, int j, double *sp)
 		pm->dirty = 0, pm->cnt = 0;
 		for (int i = lo; i < hi; i++)
 			if (msg_in(s, &s->msgs[i]))
-				mx_add(pm, s->mval[i]);
+				mx_add(pm, s->cur[i].val);
 	}
 	/* the dirty segment maxima in one pass over the messages, where each
 	 * message knows the segments it crosses */
@@ -399,13 +403,13 @@ static double pattern_time(rs *s, int j, double *sp)
 				for (int i = lo; i < hi; i++) {
 					const rs_msg *m = &s->msgs[i];
 					if (msg_in(s, m) && crosses(s, g, s->perm[m->src], s->perm[m->dst]))
-						mx_add(&am[g], s->malpha[i]);
+						mx_add(&am[g], s->cur[i].alpha);
 				}
 		}
 	for (int i = lo; redo && i < hi; i++)
 		if (msg_in(s, &s->msgs[i]))
-			for (uint64_t bits = s->mbits[i] & redo; bits; bits &= bits - 1)
-				mx_add(&am[__builtin_ctzll(bits)], s->malpha[i]);
+			for (uint64_t bits = s->cur[i].bits & redo; bits; bits &= bits - 1)
+				mx_add(&am[__builtin_ctzll(bits)], s->cur[i].alpha);
 	double t = pm->cnt ? pm->max : 0;
 	*sp = 0;
 	for (int g = 0; g < s->nseg; g++) {
