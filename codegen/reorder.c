@@ -119,19 +119,16 @@ static void rs_free(rs *s)
 	memset(s, 0, sizeof *s);
 }
 
-static inline double msg_alpha(const rs *s, const rs_msg *m)
-{
-	return link_alpha(s->lm, s->perm[m->src], s->perm[m->dst]);
-}
-
-static inline double msg_val(const rs *s, const rs_msg *m)
+/* v_m of message m between physical ranks a and b, its latency into
+ * *alpha. */
+static inline double msg_val(const rs *s, const rs_msg *m, int a, int b, double *alpha)
 {
 	const link_model *lm = s->lm;
-	int a = s->perm[m->src], b = s->perm[m->dst];
 	double beta = link_beta(lm, a, b);
 	if (lm->rank_bw > 0 && m->share / lm->rank_bw > beta)
 		beta = m->share / lm->rank_bw;
-	return link_alpha(lm, a, b) + m->k * s->cb * beta;
+	*alpha = link_alpha(lm, a, b);
+	return *alpha + m->k * s->cb * beta;
 }
 
 /* --- patterns ----------------------------------------------------------------- */
@@ -319,14 +316,6 @@ static int rs_init(rs *s, const cost_plan *p, const link_model *lm, double bytes
 	return 0;
 }
 
-/* Does a message between physical ranks a and b cross segment g? */
-static inline bool crosses(const rs *s, int g, int a, int b)
-{
-	if (s->xmask)
-		return (s->xmask[(size_t)a * s->n + b] >> g) & 1;
-	return link_crosses(s->lm, &s->lm->segs[g], a, b);
-}
-
 /* Add or remove k chunks of a message with latency al where one segment
  * meets one pattern (x indexes load and amax). */
 static inline void seg_apply(rs *s, size_t x, int k, double al, int sign)
@@ -342,8 +331,8 @@ static inline void seg_apply(rs *s, size_t x, int k, double al, int sign)
 static void msg_apply(rs *s, int i, int sign)
 {
 	const rs_msg *m = &s->msgs[i];
-	int j = m->pat;
-	double v = msg_val(s, m);
+	int j = m->pat, a = s->perm[m->src], b = s->perm[m->dst];
+	double al, v = msg_val(s, m, a, b, &al);
 	if (sign > 0) {
 		mx_add(&s->pair[j], v);
 		s->hsum[j] += v;
@@ -353,8 +342,6 @@ static void msg_apply(rs *s, int i, int sign)
 		s->hsum[j] -= v;
 	}
 	if (s->nseg) {
-		int a = s->perm[m->src], b = s->perm[m->dst];
-		double al = msg_alpha(s, m);
 		if (sign > 0)
 			s->cur[i].alpha = al;
 		if (s->xmask) {
@@ -402,7 +389,8 @@ static double pattern_time(rs *s, int j, double *sp)
 			else
 				for (int i = lo; i < hi; i++) {
 					const rs_msg *m = &s->msgs[i];
-					if (msg_in(s, m) && crosses(s, g, s->perm[m->src], s->perm[m->dst]))
+					if (msg_in(s, m) &&
+					    link_crosses(s->lm, &s->lm->segs[g], s->perm[m->src], s->perm[m->dst]))
 						mx_add(&am[g], s->cur[i].alpha);
 				}
 		}

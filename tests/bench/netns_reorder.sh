@@ -268,7 +268,7 @@ AWKLIB='function spearman(x, y, m,    i, j, rx, ry, mx, my, sxy, sxx, syy) {
 	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0
 }
 function sig3(v,    e) { if (v <= 0) return v; e = int(log(v) / log(10)); if (v < 1) e--; return sprintf("%.2f", v / 10^e) * 10^e }'
-echo "predicted by: collc cost --seg-bytes 1MiB --sharing $SHARING --jitter $JITTER${JFLAGS:+ --jitter-samples $JSAMPLES}" | tee "$OUT/summary.txt"
+echo "predicted by: collc cost --seg-bytes 1MiB --sharing $SHARING ${JFLAGS:---jitter $JITTER}" | tee "$OUT/summary.txt"
 awk -F, -v size="$SIZE" "$AWKLIB"'
 function median(v, m,    i, j, t) {
 	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
