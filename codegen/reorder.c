@@ -998,6 +998,8 @@ int reorder_search(const cost_plan *p, const link_model *lm, const reorder_opts 
 	double dbar = 2.0 * s.nmsg / n;   /* messages a moved rank re-costs */
 	if (dbar > 2)
 		total = (long)((double)REORDER_MAX_MOVES * 2 / dbar);
+	if (o->effort > 0)
+		total = (long)((double)total * o->effort);
 	if (moves <= 0) {
 		moves = (long)n * n * 200;
 		long share = total / REORDER_RESTARTS;

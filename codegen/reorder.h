@@ -96,6 +96,8 @@ typedef struct {
 	double bytes;            /* the buffer size the order is chosen for */
 	uint64_t seed;           /* annealing's random numbers */
 	long moves;              /* annealing moves per run; 0: a default that grows with n */
+	double effort;           /* the whole budget (and so the default per run) times this; 0: 1.
+				    Reorder at init uses a quarter (runtime/reorder.c says why) */
 	double time_limit;       /* seconds for the whole search; 0: none */
 	int exact_max;           /* branch and bound when n <= this; 0: REORDER_EXACT_MAX, < 0: never */
 	const int32_t *start;    /* where annealing starts (NULL: the identity order) */

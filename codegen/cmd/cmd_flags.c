@@ -107,6 +107,7 @@ static const char reorder_help[] =
 	"  --seed K            annealing's random seed (default 1): same seed, same answer\n"
 	"  --moves M           annealing moves per run (default 200 n^2, at least 20000;\n"
 	"                      8 runs within 4e6 / (messages per rank) moves)\n"
+	"  --effort F          that budget times F (default 1; reorder at init uses 0.25)\n"
 	"  --exact-max N       branch and bound when n <= N (default 10; -1: never)\n"
 	"  --perm LIST|@FILE   start annealing from this order (schedule rank -> physical rank)\n"
 	"  --sim               also run the event-driven simulation where it is slow\n"
@@ -165,6 +166,7 @@ static const struct {
 	{ "--time-limit", 1, CMD_REORDER },
 	{ "--seed", 1, CMD_REORDER },
 	{ "--moves", 1, CMD_REORDER },
+	{ "--effort", 1, CMD_REORDER },
 	{ "--exact-max", 1, CMD_REORDER },
 	{ "--sim", 0, CMD_REORDER },
 	{ "--exhaustive", 0, CMD_REORDER },
@@ -375,6 +377,11 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 			o->moves = strtol(v, &end, 10);
 			if (end == v || *end || o->moves < 1)
 				return cmd_usage_error("--moves needs a positive integer, found '%s'", v);
+		} else if (strcmp(name, "--effort") == 0) {
+			char *end;
+			o->effort = strtod(v, &end);
+			if (end == v || *end || !(o->effort > 0 && o->effort <= 1000))
+				return cmd_usage_error("--effort needs a number in (0, 1000], found '%s'", v);
 		} else if (strcmp(name, "--exact-max") == 0) {
 			if (parse_int("--exact-max", v, -1, 16, &o->exact_max))
 				return 2;

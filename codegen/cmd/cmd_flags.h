@@ -81,6 +81,7 @@ typedef struct {
 	double time_limit;     /* --time-limit, seconds (0: none) */
 	unsigned long long seed;   /* --seed */
 	long moves;            /* --moves (0: the default) */
+	double effort;         /* --effort (0: the default, 1) */
 	int exact_max;         /* --exact-max (0: the default, -1: never) */
 	bool sim;              /* --sim: also simulate at large n */
 	bool exhaustive;       /* --exhaustive: try every order (n <= 11) */

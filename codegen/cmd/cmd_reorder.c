@@ -3,7 +3,8 @@
  * runs fastest on a measured (or declared) network.
  *
  *   collc reorder FILE -a ALGO -n N --links MATRIX [-s SIZE] [--time-limit T]
- *                 [--seed K] [--moves M] [--exact-max N] [--perm START] [--spread K] [--json]
+ *                 [--seed K] [--moves M] [--effort F] [--exact-max N] [--perm START] [--spread K]
+ *                 [--json]
  *
  * Pipeline position: command line -> flags (cmd_flags.c) -> the verified
  * schedule and its cost plan (cmd_algos.c) -> the search (reorder.h) ->
@@ -27,8 +28,8 @@
 
 static const char reorder_usage[] =
 	"usage: collc reorder FILE... -a ALGO -n N --links MATRIX [-s SIZE] [--time-limit T]\n"
-	"                     [--seed K] [--moves M] [--exact-max N] [--perm START] [--spread K]\n"
-	"                     [--json]\n"
+	"                     [--seed K] [--moves M] [--effort F] [--exact-max N] [--perm START]\n"
+	"                     [--spread K] [--json]\n"
 	"The rank order (schedule rank -> physical rank) that minimises ALGO's predicted\n"
 	"time on the network of MATRIX: simulated annealing, then branch and bound for\n"
 	"small n seeded with its result.  Prints the order, the predicted time of the\n"
@@ -123,6 +124,7 @@ int cmd_reorder(int argc, char **argv)
 		return cmd_teardown(rc, &o, p, v, nv);
 	const cost_plan *pl = v[0].plan;
 	reorder_opts ro = { .bytes = o.sizes[0], .seed = o.seed ? o.seed : 1, .moves = o.moves,
+			    .effort = o.effort,
 			    .time_limit = o.time_limit > 0 ? o.time_limit : 10.0, .exact_max = o.exact_max,
 			    .start = o.perm };
 	reorder_result res;
