@@ -4,6 +4,7 @@
 #
 #   tests/bench/netns_reorder.sh [-build DIR] [-configs "8:2:11 8:4:12 16:2:13 16:4:14"]
 #                                [-algos "ring rhd dbt"] [-size 16M] [-random 10] [-spread 10] [-iters 2]
+#                                [-rounds 1]
 #                                [-rate 100mbit] [-oversub 4] [-out DIR] [-summary]
 #                                [-retest DIR2] [-sharing tcp|maxmin|alpha=K] [-jitter SIGMA]
 #                                [-jitter-samples K]
@@ -36,6 +37,11 @@
 #      order's predicted time to the highest found, as the rank-reordering
 #      paper chose the orders of its Table I) each order is measured
 #      (collbench under COLL_PERM, SIZE bytes, 1 warm-up + ITERS calls);
+#      with -rounds R every order is launched R times, interleaved (round
+#      1 measures every order once, round 2 again in reverse, ...: a drift
+#      of the machine over the minutes a run takes falls on every order
+#      alike instead of on the orders measured last), each launch a row
+#      of OUT/rounds.csv, and an order's time is the mean of its rounds;
 #   4. afterwards every measured order is predicted (collc cost --perm,
 #      event-driven simulation pipelined in 1 MiB pieces as the executor's
 #      TCP messages are, --seg-bytes 1MiB, flows sharing a segment as
@@ -73,7 +79,12 @@
 # config and algorithm, over the orders both runs measured with the same
 # permutation, Spearman of one run's measured times against the other's
 # (no model can rank orders more consistently than that) and of this
-# run's predictions against the two runs' mean.  Targets (printed at the
+# run's predictions against the two runs' mean.  With -rounds R >= 2 the
+# summary also gives the same within the run: over the identity, random
+# and reordered orders, Spearman of one round's times against another's
+# (the lowest and the mean over pairs of rounds), and of one round's
+# against the other rounds' mean (the mean over rounds).
+# Targets (printed at the
 # end): ring reordered >= 2x faster than the median random order at >= 16
 # MiB on 2 racks; Spearman >= 0.9 per algorithm; predicted within 15% of
 # measured; probe n = 16 < 30 s; reorder at init n = 16 < 3 s; search
@@ -81,7 +92,7 @@
 [ -z "${BASH_VERSION:-}" ] && exec bash "$0" "$@"
 set -u
 cd "$(dirname "$0")/../.."
-B=build CONFIGS="8:2:11 8:4:12 16:2:13 16:4:14" ALGOS="ring rhd dbt" SIZE=16M RANDOM_N=10 SPREAD=10 ITERS=2
+B=build CONFIGS="8:2:11 8:4:12 16:2:13 16:4:14" ALGOS="ring rhd dbt" SIZE=16M RANDOM_N=10 SPREAD=10 ITERS=2 ROUNDS=1
 RATE=100mbit
 OVERSUB=4 OUT=
 inner=0 summary=0 RETEST= SHARING=tcp JITTER=1 JSAMPLES=64 QOPT=()
@@ -95,6 +106,7 @@ while [ $# -gt 0 ]; do
 	-random) RANDOM_N=$2; shift ;;
 	-spread) SPREAD=$2; shift ;;
 	-iters) ITERS=$2; shift ;;
+	-rounds) ROUNDS=$2; shift ;;
 	-rate) RATE=$2; shift ;;
 	-oversub) OVERSUB=$2; shift ;;
 	-out) OUT=$2; shift ;;
@@ -173,9 +185,11 @@ if [ $inner = 1 ]; then
 		fi
 	done
 	# 3. orders
-	ai=0
+	ai=3
 	for algo in $ALGOS; do
-		ai=$((ai + 1))
+		# the random orders' seeds by algorithm, so -algos rhd measures the
+		# orders a full run does: ring 1, rhd 2, dbt 3, others after
+		case $algo in ring) a=1 ;; rhd) a=2 ;; dbt) a=3 ;; *) ai=$((ai + 1)) a=$ai ;; esac
 		f=stdlib/$algo.coll
 		# the spread orders by the same simulation that predicts below
 		js=$($B/collc reorder "$f" -a "$algo" --links "$OUT/probe-$tag.tsv" -s "$SIZE" --json \
@@ -185,20 +199,35 @@ if [ $inner = 1 ]; then
 		ident=$(seq -s, 0 $((n - 1)))
 		orders="reordered:$best identity:$ident"
 		for r in $(seq 1 "$RANDOM_N"); do
-			orders="$orders random$r:$(rand_perm "$n" $((SEED * 1000 + ai * 100 + r)))"
+			orders="$orders random$r:$(rand_perm "$n" $((SEED * 1000 + a * 100 + r)))"
 		done
 		r=0
 		for sp in $(echo "$js" | sed -n 's/^    {"rounds_s".*"perm": \[\([^]]*\)\].*/\1/p' | tr -d ' '); do
 			r=$((r + 1))
 			orders="$orders spread$r:$sp"
 		done
+		kinds=() perms=()
 		for o in $orders; do
-			kind=${o%%:*} perm=${o#*:}
-			meas=$(COLL_PERM=$perm $B/collrun -np "$n" --netns "$TESTBED_NETNS" --no-prefix $B/collbench -f "$f" -a "$algo" \
-				-b "$SIZE" -e "$SIZE" -n "$ITERS" -w 1 --csv 2>/dev/null | awk -F, 'NR > 1 && $12 != "" {print $12 / 1e6; exit}')
-			[ -n "$meas" ] || meas=nan
-			echo "$tag,$algo,$kind,$(echo "$perm" | tr , ' '),,,$meas" >> "$OUT/results.csv"
-			log "$algo $kind $perm: measured $meas s"
+			kinds+=("${o%%:*}") perms+=("${o#*:}")
+		done
+		m=${#kinds[@]}
+		for rd in $(seq 1 "$ROUNDS"); do
+			# odd rounds forward, even rounds backward (see -rounds above)
+			if [ $((rd % 2)) = 1 ]; then idx=$(seq 0 $((m - 1))); else idx=$(seq $((m - 1)) -1 0); fi
+			for j in $idx; do
+				kind=${kinds[j]} perm=${perms[j]}
+				meas=$(COLL_PERM=$perm $B/collrun -np "$n" --netns "$TESTBED_NETNS" --no-prefix $B/collbench -f "$f" -a "$algo" \
+					-b "$SIZE" -e "$SIZE" -n "$ITERS" -w 1 --csv 2>/dev/null | awk -F, 'NR > 1 && $12 != "" {print $12 / 1e6; exit}')
+				[ -n "$meas" ] || meas=nan
+				echo "$tag,$algo,$kind,$(echo "$perm" | tr , ' '),$rd,$meas" >> "$OUT/rounds.csv"
+				log "$algo $kind $perm$([ "$ROUNDS" -gt 1 ] && echo " (round $rd)"): measured $meas s"
+			done
+		done
+		# an order's time: the mean of its rounds (nan if any failed)
+		for j in $(seq 0 $((m - 1))); do
+			meas=$(awk -F, -v c="$tag" -v a="$algo" -v k="${kinds[j]}" '$1 == c && $2 == a && $3 == k {
+				if ($6 == "nan") bad = 1; s += $6; q++ } END { print bad || !q ? "nan" : s / q }' "$OUT/rounds.csv")
+			echo "$tag,$algo,${kinds[j]},$(echo "${perms[j]}" | tr , ' '),,,$meas" >> "$OUT/results.csv"
 		done
 	done
 	exit 0
@@ -210,6 +239,7 @@ status=0
 if [ $summary = 0 ]; then
 tests/netns/testbed.sh check >/dev/null 2>&1 || { echo "netns_reorder.sh: $(tests/netns/testbed.sh check 2>&1)"; exit 2; }
 echo "config,algo,order,perm (blank-separated),pred_s,pred_declared_s,meas_s" > "$OUT/results.csv"
+echo "config,algo,order,perm (blank-separated),round,meas_s" > "$OUT/rounds.csv"
 : > "$OUT/times.csv"
 i=0
 for cfg in $CONFIGS; do
@@ -219,7 +249,7 @@ for cfg in $CONFIGS; do
 	CFG=$tag SEED=$seed tests/netns/testbed.sh run --hosts "$n" --rate "$RATE" --racks "$k" --shuffle "$seed" \
 		--oversub "$OVERSUB" "${QOPT[@]}" --prefix "rb$$x$i" -- \
 		env CFG=$tag SEED=$seed bash "$0" -inner -build "$B" -algos "$ALGOS" -size "$SIZE" -random "$RANDOM_N" \
-		-spread "$SPREAD" -iters "$ITERS" -sharing "$SHARING" -out "$OUT" || status=1
+		-spread "$SPREAD" -iters "$ITERS" -rounds "$ROUNDS" -sharing "$SHARING" -out "$OUT" || status=1
 done
 
 # search times at scale (no testbed): scrambled 8-rack networks
@@ -347,5 +377,27 @@ if [ -n "$RETEST" ]; then
 			printf "%-6s %-5s %6d %8.3f %8.3f %8.3f\n", kk[1], kk[2], m, spearman(a, b, m), spearman(p, v, m),
 				spearman(p3, v, m) } }
 	' "$RETEST/results.csv" "$OUT/results.csv" | tee -a "$OUT/summary.txt"
+fi
+if [ -f "$OUT/rounds.csv" ] && awk -F, 'NR > 1 && $5 > 1 { f = 1 } END { exit !f }' "$OUT/rounds.csv"; then
+	echo | tee -a "$OUT/summary.txt"
+	echo "rounds: config algo orders rounds, Spearman over the identity, random and reordered orders of round against round (lowest, mean over pairs), of a round against the other rounds' mean (mean over rounds)" |
+		tee -a "$OUT/summary.txt"
+	awk -F, "$AWKLIB"'
+	NR > 1 && $3 !~ /^spread/ { key = $1 "," $2; if (!(key in no)) keys[++nk] = key
+		if (!(($1, $2, $3) in oi)) oi[$1, $2, $3] = ++no[key]
+		j = oi[$1, $2, $3]; V[key, $5, j] = $6; if ($5 > R[key]) R[key] = $5; if ($6 == "nan") bad[key, j] = 1 }
+	END { for (q = 1; q <= nk; q++) { key = keys[q]; rr = R[key]; if (rr < 2) continue
+			m = 0; for (j = 1; j <= no[key]; j++) if (!((key, j) in bad)) use[++m] = j
+			lo = 2; sum = 0; np = 0; one = 0
+			for (a = 1; a <= rr; a++) {
+				for (i = 1; i <= m; i++) { x[i] = V[key, a, use[i]]; y[i] = 0
+					for (b = 1; b <= rr; b++) if (b != a) y[i] += V[key, b, use[i]] / (rr - 1) }
+				one += spearman(x, y, m) / rr
+				for (b = a + 1; b <= rr; b++) {
+					for (i = 1; i <= m; i++) y[i] = V[key, b, use[i]]
+					s = spearman(x, y, m); sum += s; np++; if (s < lo) lo = s } }
+			split(key, kk, ",")
+			printf "%-6s %-5s %6d %6d %8.3f %8.3f %8.3f\n", kk[1], kk[2], m, rr, lo, sum / np, one } }
+	' "$OUT/rounds.csv" | tee -a "$OUT/summary.txt"
 fi
 exit $status
