@@ -26,15 +26,17 @@
  * file named by a hash of every rank's host identity, network namespace
  * and address, in rank order, with the plan set, algorithm and size) and
  * broadcasts what it found; on a miss every rank probes, rank 0 searches
- * and broadcasts the order, then writes the cache.  The search gets a
- * quarter of collc's budget in moves (COLL_REORDER_EFFORT, 0.25): at
- * n = 16 collc's full budget takes rhd and dbt 1.5-3 s, which after a
- * 2.2 s probe breaks the 3 s start the emulated cluster is held to, and
- * a budget in moves gives the same order on a slow machine as on a fast
- * one; COLL_REORDER_TIME (default 1 s) still caps it on a very slow one.  One rank decides, so every rank agrees.  The
- * target: COLL_REORDER_ALGO, else the plan set's reorder_algo, else the
- * allreduce the size table picks at COLL_REORDER_BYTES (else the plan
- * set's reorder_bytes, else 64 MiB).  The probe: COLL_PROBE_PINGS (10)
+ * and broadcasts the order, then writes the cache.  One rank decides, so
+ * every rank agrees.  The search gets a quarter of collc's budget in
+ * moves (COLL_REORDER_EFFORT, 0.25): at n = 16 collc's full budget takes
+ * rhd and dbt 1.2-3 s, which after a 2.2 s probe breaks the 3 s start the
+ * emulated cluster is held to, or is cut by the time limit, and a cut
+ * search's order depends on the machine; a quarter found the same orders
+ * on the bench's networks (README, "Using the order").  COLL_REORDER_TIME
+ * (default 1 s) still caps it on a very slow machine.  The target:
+ * COLL_REORDER_ALGO, else the plan set's reorder_algo, else the allreduce
+ * the size table picks at COLL_REORDER_BYTES (else the plan set's
+ * reorder_bytes, else 64 MiB).  The probe: COLL_PROBE_PINGS (10)
  * ping-pongs, COLL_PROBE_BYTES (256 KiB) exchanges, one each, to stay
  * within a few seconds.  COLL_REORDER_CACHE is the cache directory
  * ("off": none; default $XDG_CACHE_HOME/coll, else ~/.cache/coll).
