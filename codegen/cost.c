@@ -905,6 +905,8 @@ typedef struct {
 	int32_t *rmsg, *rseg;  /* per record: its message and pipeline segment */
 	double *rem, *cap, *rate, *used, *rcap, *price;
 	int *nun, *foff, *fres;
+	int nres;              /* resources: the link model's segments, then with
+				  fluid_nic each physical rank's way out, then its way in */
 	af_scratch af;         /* alpha-fair sharing's */
 	unsigned char *frozen;
 	int32_t *active, *apos;
@@ -953,22 +955,38 @@ static int add_pred(fluid *f, int *np, int *pcap, uint8_t **ptype, int *tcap, in
 	return 0;
 }
 
+/* Whether the fluid simulation shares each rank's own link as a resource
+ * (cost.h, "A rank's link under TCP"): TCP sharing and a rank bandwidth. */
+static int fluid_nic(const cost_params *q)
+{
+	return q->share_alpha > 0 && q->links->rank_bw > 0;
+}
+
 /* The shared segments each message of p crosses, from its source to its
  * destination (back: the other way, as its acknowledgements go), in
- * segment order: (*seg)[(*ofs)[i] .. (*ofs)[i+1]) for message i.  How
- * many in all, or -1 out of memory. */
+ * segment order, then with fluid_nic its source's way out and its
+ * destination's way in (resources nsegs + rank, nsegs + n + rank):
+ * (*seg)[(*ofs)[i] .. (*ofs)[i+1]) for message i.  How many in all, or -1
+ * out of memory. */
 static int msg_segs(const cost_plan *p, const cost_params *q, int back, int32_t **ofs, int32_t **seg)
 {
 	const link_model *lm = q->links;
+	const int ns = lm->nsegs, nic = fluid_nic(q);
 	int n = 0, cap = 0;
 	if (!(*ofs = malloc(sizeof **ofs * ((size_t)p->nmsgs + 1))))
 		return -1;
 	for (int i = 0; i < p->nmsgs; i++) {
 		(*ofs)[i] = n;
 		int a = cost_phys(q->perm, p->msgs[i].src), b = cost_phys(q->perm, p->msgs[i].dst);
-		for (int s = 0; s < lm->nsegs; s++)
-			if (link_crosses(lm, &lm->segs[s], back ? b : a, back ? a : b) && push32(seg, &n, &cap, s))
+		if (back) {
+			int t = a;
+			a = b, b = t;
+		}
+		for (int s = 0; s < ns; s++)
+			if (link_crosses(lm, &lm->segs[s], a, b) && push32(seg, &n, &cap, s))
 				return -1;
+		if (nic && (push32(seg, &n, &cap, ns + a) || push32(seg, &n, &cap, ns + p->n + b)))
+			return -1;
 	}
 	(*ofs)[p->nmsgs] = n;
 	return n;
@@ -1151,7 +1169,8 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	int nms = msg_segs(p, q, 0, &f->mofs, &f->mseg);
 	if (nms < 0 || (q->share_rtt && msg_segs(p, q, 1, &f->bofs, &f->bseg) < 0))
 		goto out;
-	size_t nrr = (size_t)nr + 1, ns = (size_t)lm->nsegs + 1;
+	f->nres = lm->nsegs + (fluid_nic(q) ? 2 * n : 0);
+	size_t nrr = (size_t)nr + 1, ns = (size_t)f->nres + 1;
 	f->rem = malloc(sizeof *f->rem * nrr);
 	f->cap = malloc(sizeof *f->cap * nrr);
 	f->rate = malloc(sizeof *f->rate * nrr);
@@ -1166,7 +1185,7 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	int afrc = 0;
 	if (q->share_alpha > 0) {
 		f->price = calloc(ns, sizeof *f->price);
-		afrc = !f->price || af_alloc(&f->af, nr, lm->nsegs, nms * S);
+		afrc = !f->price || af_alloc(&f->af, nr, f->nres, nms * S);
 	}
 	const int weighted = q->share_rtt || q->share_jitter > 0;
 	if (weighted)
@@ -1181,6 +1200,8 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 		goto out;
 	for (int s = 0; s < lm->nsegs; s++)
 		f->rcap[s] = lm->segs[s].cap;
+	for (int s = lm->nsegs; s < f->nres; s++)
+		f->rcap[s] = lm->rank_bw;
 	rc = 0;
 out:
 	free(head), free(wrec), free(wnext), free(lasts), free(lastr), free(nsend), free(nrecv), free(stamp);
@@ -1223,6 +1244,15 @@ static void start_rec(const cost_plan *p, const cost_params *q, fluid *f, cost_s
 	int a = (*na)++;
 	f->active[a] = j;
 	f->cap[a] = 1 / cost_msg_beta(q->links, q->perm, m);
+	if (fluid_nic(q) && m->share > 1) {
+		/* the rank's link is a resource now; what stays of the old cap
+		 * is how much of it one of share flows takes back (cost.h) */
+		double back = COST_TCP_TAKEBACK * q->links->rank_bw / m->share, own = 1 / link_beta(q->links,
+			cost_phys(q->perm, m->src), cost_phys(q->perm, m->dst));
+		f->cap[a] = back < own ? back : own;
+		if (f->cap[a] > q->links->rank_bw)
+			f->cap[a] = q->links->rank_bw;
+	}
 	f->rate[a] = 0;
 }
 
@@ -1259,15 +1289,33 @@ static double jitter_weight(const cost_plan *p, const cost_params *q, int m, int
  * rate[a]. */
 static void fluid_rates(const cost_params *q, fluid *f, int na)
 {
+	/* A rank's link (fluid_nic) whose flows' caps fit in it cannot bind:
+	 * it is left out of their paths, so that flows that differ only in
+	 * their ranks still make one class (alphafair; ring's flows, all
+	 * round).  f->used holds the caps' sums: only max-min uses it. */
+	const int nl = q->links->nsegs;
+	if (f->nres > nl) {
+		for (int r = nl; r < f->nres; r++)
+			f->used[r] = 0;
+		for (int a = 0; a < na; a++) {
+			int m = f->rmsg[f->active[a]];
+			for (int x = f->mofs[m]; x < f->mofs[m + 1]; x++)
+				if (f->mseg[x] >= nl)
+					f->used[f->mseg[x]] += f->cap[a];
+		}
+	}
 	int k = 0;
 	for (int a = 0; a < na; a++) {
 		int m = f->rmsg[f->active[a]];
 		f->foff[a] = k;
-		for (int x = f->mofs[m]; x < f->mofs[m + 1]; x++)
-			f->fres[k++] = f->mseg[x];
+		for (int x = f->mofs[m]; x < f->mofs[m + 1]; x++) {
+			int r = f->mseg[x];
+			if (r < nl || f->used[r] > f->rcap[r])
+				f->fres[k++] = r;
+		}
 	}
 	f->foff[na] = k;
-	const int ns = q->links->nsegs;
+	const int ns = f->nres;
 	if (q->share_alpha <= 0 || ns == 0) {
 		maxmin(na, f->cap, f->foff, f->fres, ns, f->rcap, f->rate, f->used, f->nun, f->frozen);
 		return;

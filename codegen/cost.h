@@ -18,7 +18,8 @@
  *   takes alpha_ij + b * beta_ij and holds one send port of i and one
  *   receive port of j (ports_send / ports_recv of the schedule).  With a
  *   shared rank bandwidth (link_model.rank_bw) a rank's k messages of a
- *   round each get at most rank_bw / k.
+ *   round each get at most rank_bw / k (the fluid simulation under TCP
+ *   sharing: see "A rank's link under TCP").
  * - Rounds whose phase name starts with "pre" (StragglAR's reduce-scatter
  *   precondition, the Broadcast baseline's allreduce) are the work the
  *   other ranks can do while a straggler is late.
@@ -108,9 +109,32 @@
  * - "sim": a fluid simulation.  A message, once its data and ports are
  *   ready, is a flow whose rate the allocation (max-min or alpha-fair)
  *   over every active flow gives (recomputed whenever a flow starts or
- *   ends), capped by its own pair bandwidth (and rank_bw / share); it
- *   lands alpha after its last byte left.  Without segments both models
- *   are exactly what they were (the segment-free code paths run).
+ *   ends), capped by its own pair bandwidth (and rank_bw / share, or
+ *   under TCP sharing as below); it lands alpha after its last byte
+ *   left.  Without segments both models are exactly what they were (the
+ *   segment-free code paths run).
+ *
+ * A rank's link under TCP (the fluid simulation with alpha-fair sharing
+ * and a rank bandwidth).  rank_bw / share as a fixed cap splits a rank's
+ * link evenly between the messages of its round, but TCP does not: where
+ * one of them also crosses a loaded trunk it gets less of the link than
+ * one from the same rack.  In dbt's first round on 2 racks (n8r2, order
+ * 5,3,2,1,4,6,0,7, 16 MiB, COLL_TRACE_ROUNDS) the same-rack flows into a
+ * rank moved their 8 MiB in 0.91-1.09 s and the cross-rack ones in
+ * 1.72-1.75 s, the trunk partly idle meanwhile; the even split predicts
+ * 1.34 s for both, and the order 5.5 s where it took 6.6.  So a rank's way
+ * out and its way in are resources of the allocation as segments are
+ * (capacity rank_bw, alpha-fair, counted in the RTT), and of the fixed cap
+ * stays how fast one of share flows runs once the others are done:
+ * COST_TCP_TAKEBACK x rank_bw / share (at most rank_bw).  TCP does not take
+ * the whole link back at once (BBR raises its rate by a quarter per eight
+ * round trips, and a shaper's queue makes those long), and neither end
+ * fits the stored dbt runs: with half the link (the old cap) their n8r2
+ * and n16r2 orders ranked at Spearman 0.68-0.92, with the whole link one
+ * n16r2 order came out 20% fast; 1.4-1.6 ranked those at 0.72-0.97 with
+ * every order within 15%, and the 4-rack runs alike, so 1.5, their middle
+ * (README, "Rank reordering").  ring and rhd send one message a round each
+ * way, which this leaves as they were.
  *
  * Round order (cost_params.round_order; collc's default with --links):
  * both simulations then run as libcollrt's executor does on TCP: a rank's
@@ -178,6 +202,7 @@ typedef struct {
 } cost_params;
 
 #define COST_TCP_ALPHA 2.0   /* TCP's sharing as an alpha-fair allocation (see above) */
+#define COST_TCP_TAKEBACK 1.5 /* one of k flows of a rank's round runs at most 1.5/k of its link (above) */
 #define COST_JITTER_SAMPLES 8  /* draws of TCP's luck (share_jitter) by default */
 #define COST_JITTER_MAX 4.0    /* share_jitter at most (one standard deviation: a 55x weight) */
 
