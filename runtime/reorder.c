@@ -37,13 +37,15 @@
  * left of COLL_REORDER_BUDGET (default 2.9 s, the whole start less what
  * broadcasting and caching the order take), though never under
  * REORDER_MIN_SEARCH: on a slow machine, or a slow day of a shared one,
- * the quarter took 0.8 s for dbt after a 2.25 s probe (3.07 s in all),
- * and a search cut short by a little loses little (the quarter itself is
- * within 0.3% of the full budget), where a start that runs over holds up
- * every rank.  The target:
- * COLL_REORDER_ALGO, else the plan set's reorder_algo, else the allreduce
- * the size table picks at COLL_REORDER_BYTES (else the plan set's
- * reorder_bytes, else 64 MiB).  The probe: COLL_PROBE_PINGS (10)
+ * the quarter took 0.8 s for dbt after a 2.25 s probe (3.07 s in all).
+ * A cut search may find a worse order (rhd on one 16-host network: 7%
+ * when cut at 0.45-0.55 s of its 0.69, the same order from 0.6 s on),
+ * but a start pays that once per host list, the next one reading the
+ * cache, where every start that runs over holds up every rank.
+ *
+ * The target: COLL_REORDER_ALGO, else the plan set's reorder_algo, else
+ * the allreduce the size table picks at COLL_REORDER_BYTES (else the plan
+ * set's reorder_bytes, else 64 MiB).  The probe: COLL_PROBE_PINGS (10)
  * ping-pongs, COLL_PROBE_BYTES (256 KiB) exchanges, one each, to stay
  * within a few seconds.  COLL_REORDER_CACHE is the cache directory
  * ("off": none; default $XDG_CACHE_HOME/coll, else ~/.cache/coll).
