@@ -1243,16 +1243,15 @@ static void start_rec(const cost_plan *p, const cost_params *q, fluid *f, cost_s
 	}
 	int a = (*na)++;
 	f->active[a] = j;
-	f->cap[a] = 1 / cost_msg_beta(q->links, q->perm, m);
+	double beta = cost_msg_beta(q->links, q->perm, m);
 	if (fluid_nic(q) && m->share > 1) {
 		/* the rank's link is a resource now; what stays of the old cap
 		 * is how much of it one of share flows takes back (cost.h) */
-		double back = COST_TCP_TAKEBACK * q->links->rank_bw / m->share, own = 1 / link_beta(q->links,
-			cost_phys(q->perm, m->src), cost_phys(q->perm, m->dst));
-		f->cap[a] = back < own ? back : own;
-		if (f->cap[a] > q->links->rank_bw)
-			f->cap[a] = q->links->rank_bw;
+		double own = link_beta(q->links, cost_phys(q->perm, m->src), cost_phys(q->perm, m->dst));
+		double back = m->share / (COST_TCP_TAKEBACK * q->links->rank_bw);
+		beta = own > back ? own : back;
 	}
+	f->cap[a] = 1 / beta;
 	f->rate[a] = 0;
 }
 

@@ -202,7 +202,8 @@ typedef struct {
 } cost_params;
 
 #define COST_TCP_ALPHA 2.0   /* TCP's sharing as an alpha-fair allocation (see above) */
-#define COST_TCP_TAKEBACK 1.5 /* one of k flows of a rank's round runs at most 1.5/k of its link (above) */
+#define COST_TCP_TAKEBACK 1.5 /* one of k >= 2 flows of a rank's round runs at most 1.5/k of its link
+				 (above; at most 2, so never above the link) */
 #define COST_JITTER_SAMPLES 8  /* draws of TCP's luck (share_jitter) by default */
 #define COST_JITTER_MAX 4.0    /* share_jitter at most (one standard deviation: a 55x weight) */
 

@@ -171,8 +171,9 @@ if [ $inner = 1 ]; then
 	echo "$tag,probe,$(grep -o 'probed in [0-9.]*' "$OUT/probe-$tag.log" | awk '{print $3}')" >> "$OUT/times.csv"
 	# 2. reorder at init for each algorithm (ring when none: the probe
 	# is the same, the search is the algorithm's), then from the cache
+	# (its files are keyed by algorithm)
+	rm -rf "$OUT/cache-$tag"
 	for algo in ${ALGOS:-ring}; do
-		rm -rf "$OUT/cache-$tag"
 		for mode in reprobe probe; do
 			line=$(COLL_REORDER=$mode COLL_REORDER_VERBOSE=1 COLL_REORDER_CACHE="$OUT/cache-$tag" \
 				COLL_REORDER_ALGO=$algo $B/collrun -np "$n" --netns "$TESTBED_NETNS" $B/collbench \
