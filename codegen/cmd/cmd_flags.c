@@ -201,6 +201,18 @@ static int parse_int(const char *flag, const char *v, long lo, long hi, int *out
 	return 0;
 }
 
+/* A plain decimal number (sign, digits, point, exponent), all of v, into
+ * *out; -1 otherwise.  strtod alone would also take leading blanks, "inf",
+ * "nan" and hex, none of which a flag's number should be. */
+static int parse_real(const char *v, double *out)
+{
+	char *end;
+	if (v[strspn(v, "+-0123456789.eE")] != 0 || !strpbrk(v, "0123456789"))
+		return -1;
+	*out = strtod(v, &end);
+	return end != v && *end == 0 ? 0 : -1;
+}
+
 static int parse_size_flag(const char *flag, const char *v, double *out)
 {
 	link_error err;
@@ -319,9 +331,7 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 				return 2;
 			o->have_e = true;
 		} else if (strcmp(name, "-f") == 0) {
-			char *end;
-			o->f = strtod(v, &end);
-			if (end == v || *end || !(o->f > 1) || o->f > 1e6)
+			if (parse_real(v, &o->f) || !(o->f > 1) || o->f > 1e6)
 				return cmd_usage_error("-f needs a factor > 1, found '%s'", v);
 			o->have_f = true;
 		} else if (strcmp(name, "-i") == 0) {
@@ -378,9 +388,7 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 			if (end == v || *end || o->moves < 1)
 				return cmd_usage_error("--moves needs a positive integer, found '%s'", v);
 		} else if (strcmp(name, "--effort") == 0) {
-			char *end;
-			o->effort = strtod(v, &end);
-			if (end == v || *end || !(o->effort > 0 && o->effort <= 1000))
+			if (parse_real(v, &o->effort) || !(o->effort > 0 && o->effort <= 1000))
 				return cmd_usage_error("--effort needs a number in (0, 1000], found '%s'", v);
 		} else if (strcmp(name, "--exact-max") == 0) {
 			if (parse_int("--exact-max", v, -1, 16, &o->exact_max))
@@ -412,21 +420,18 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 				return cmd_usage_error("--round-order must be on or off, found '%s'", v);
 			o->round_order = strcmp(v, "on") == 0;
 		} else if (strcmp(name, "--sharing") == 0) {
-			char *end = NULL;
 			o->sharing_rtt = 0;
 			if (strcmp(v, "maxmin") == 0)
 				o->sharing = 0;
 			else if (strcmp(v, "tcp") == 0)
 				o->sharing = COST_TCP_ALPHA, o->sharing_rtt = 1;
-			else if (strncmp(v, "alpha=", 6) == 0 && (o->sharing = strtod(v + 6, &end)) > 0 && o->sharing <= 8 &&
-				 end != v + 6 && *end == 0)
+			else if (strncmp(v, "alpha=", 6) == 0 && parse_real(v + 6, &o->sharing) == 0 && o->sharing > 0 &&
+				 o->sharing <= 8)
 				;
 			else
 				return cmd_usage_error("--sharing must be maxmin, tcp or alpha=K (0 < K <= 8), found '%s'", v);
 		} else if (strcmp(name, "--jitter") == 0) {
-			char *end = NULL;
-			o->jitter = strtod(v, &end);
-			if (end == v || *end || !(o->jitter >= 0 && o->jitter <= COST_JITTER_MAX))
+			if (parse_real(v, &o->jitter) || !(o->jitter >= 0 && o->jitter <= COST_JITTER_MAX))
 				return cmd_usage_error("--jitter needs a number in 0..%g, found '%s'", COST_JITTER_MAX, v);
 		} else if (strcmp(name, "--jitter-samples") == 0) {
 			if (parse_int("--jitter-samples", v, 1, 4096, &o->jitter_samples))
