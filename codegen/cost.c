@@ -673,7 +673,7 @@ static double af_price(const af_scratch *w, const double *cap, int i0, int i1, d
 	if (load <= c)
 		return 0;
 	/* at (flows / c)^alpha every flow is within c / flows: not over */
-	double lo = 0, hi = wmax * pow(nfl / c, alpha);
+	double u = nfl / c, lo = 0, hi = wmax * (alpha == 2 ? u * u : alpha == 1 ? u : pow(u, alpha));
 	double p = old > lo && old < hi ? old : 0.5 * hi;
 	for (int it = 0; it < 100; it++) {
 		double g = -c, dg = 0;
