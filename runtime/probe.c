@@ -333,6 +333,9 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 		goto out;
 	}
 	memset(buf, 0, 2 * S + PROBE_SMALL);
+	/* where the time goes, for the reports (res->t_*) */
+	double t_ping = 0, t_pair = 0;
+	int64_t t_up0 = 0;
 	/* 1, 2: latency and bandwidth, round by round */
 	for (int t = 0; t < R && rc == COLL_OK; t++) {
 		int np = round_pairs(n, t, pa, pb), peer = partner(me, t, n);
@@ -343,11 +346,13 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 			rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
 			break;
 		}
+		int64_t tp = rt_now_ns();
 		for (int k = 0; k < pings && rc == COLL_OK; k++) {
 			int64_t t0 = rt_now_ns();
 			rc = coll_run_algo(c, lat, buf, buf, PROBE_SMALL, COLL_UINT8, COLL_SUM);
 			samples[k] = (double)(rt_now_ns() - t0) * 1e-9;
 		}
+		t_ping += (double)(rt_now_ns() - tp) * 1e-9;
 		double alpha = 0;
 		if (rc == COLL_OK && peer >= 0) {
 			qsort(samples, (size_t)pings, sizeof *samples, cmp_double);
@@ -362,8 +367,10 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 		 * that, but a rank descheduled longer than the bucket covers
 		 * counts the pause at no rate (10.4 MB/s in one CI run).  The
 		 * median of 3 drops one call of either kind. */
+		tp = rt_now_ns();
 		if (rc == COLL_OK)
 			rc = time_exchange(c, xch, buf, S, reps, S / 2, calls);
+		t_pair += (double)(rt_now_ns() - tp) * 1e-9;
 		if (rc == COLL_OK && peer >= 0) {
 			double tf = median(calls, reps);
 			row[n + peer] = (double)S / (tf - alpha > 1e-9 ? tf - alpha : 1e-9);
@@ -434,6 +441,7 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
 		goto out;
 	}
+	t_up0 = rt_now_ns();
 	for (int g = 0; g < ngw && rc == COLL_OK; g++) {
 		/* members in order; outsiders dealt round-robin from the other
 		 * groups so that no single other group's downlink is the limit */
@@ -493,6 +501,7 @@ int rt_probe(coll_comm *c, const coll_probe_config *cfg0, rt_probe_result *res)
 			rc = gather0(c, times, tall, sizeof *times * (size_t)ngw * ureps);
 	}
 	if (rc == COLL_OK && me == 0) {
+		res->t_ping = t_ping, res->t_pair = t_pair, res->t_uplink = (double)(rt_now_ns() - t_up0) * 1e-9;
 		res->ngroups = ngw;
 		res->uplink = calloc((size_t)ngw + 1, sizeof *res->uplink);
 		res->uplink_read = calloc((size_t)ngw + 1, sizeof *res->uplink_read);

@@ -222,8 +222,9 @@ coll_result coll_probe(coll_comm *c, const coll_probe_config *cfg, char **links)
 		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	fprintf(f, "# probed by coll_probe: %d ranks over transport %s in %.2f s\n", c->n, coll_transport_name(c),
-		(double)(rt_now_ns() - t0) * 1e-9);
+	fprintf(f, "# probed by coll_probe: %d ranks over transport %s in %.2f s (ping-pongs %.2f s, exchanges %.2f s, "
+		"uplinks %.2f s)\n", c->n, coll_transport_name(c), (double)(rt_now_ns() - t0) * 1e-9, pr.t_ping, pr.t_pair,
+		pr.t_uplink);
 	fprintf(f, "# latency: half the 10th percentile of %d round trips; bandwidth: %zu-byte exchanges,\n"
 		"# %d per pair, in %d matchings; %s; %d group%s found\n",
 		k->pings > 0 ? k->pings : dflt.pings, k->bytes >= 1024 ? k->bytes : dflt.bytes,
@@ -481,6 +482,7 @@ static int at_init(coll_comm *c, bool reprobe)
 	if (rc == COLL_OK)
 		rc = rt_probe(c, &cfg, &pr);
 	t_probe = (double)(rt_now_ns() - t0) * 1e-9;
+	double t_steps[3] = { pr.t_ping, pr.t_pair, pr.t_uplink };   /* pr is freed before the report */
 	if (rc == COLL_OK && c->rank == 0) {
 		rc = choose(c, a, bytes, &pr, t_probe, msg + 1, &t_id, &t_best, &cut);
 		msg[0] = rc == COLL_OK;
@@ -498,9 +500,10 @@ static int at_init(coll_comm *c, bool reprobe)
 		rc = set_order(c, msg + 1, "probed at init%s%s", have_path && c->rank == 0 ? ", cached in " : "",
 			       have_path && c->rank == 0 ? path : "");
 		if (verbose) {
-			fprintf(stderr, "coll: reorder at init: %s for %s at %llu bytes: probed in %.3f s, chose in %.3f s%s; "
-				"predicted %.4g s -> %.4g s; order", c->plans->name, a->name, (unsigned long long)bytes,
-				t_probe, (double)(rt_now_ns() - t0) * 1e-9 - t_probe,
+			fprintf(stderr, "coll: reorder at init: %s for %s at %llu bytes: probed in %.3f s (ping-pongs %.3f s, "
+				"exchanges %.3f s, uplinks %.3f s), chose in %.3f s%s; predicted %.4g s -> %.4g s; order",
+				c->plans->name, a->name, (unsigned long long)bytes, t_probe, t_steps[0], t_steps[1], t_steps[2],
+				(double)(rt_now_ns() - t0) * 1e-9 - t_probe,
 				cut ? " (the search cut short by its time limit)" : "", t_id, t_best);
 			for (int i = 0; i < n; i++)
 				fprintf(stderr, " %d", msg[1 + i]);

@@ -649,6 +649,7 @@ typedef struct {
 	double *uplink;            /* ngroups */
 	double *uplink_read;       /* ngroups: as measured, before equal readings were made one */
 	double rank_bw;            /* a rank's own rate (B/s), 0: unknown */
+	double t_ping, t_pair, t_uplink;   /* seconds rank 0 spent in steps 1, 2 and 4 (probe.c) */
 } rt_probe_result;
 #define RT_PROBE_SAME_UPLINK 0.15   /* uplinks this close to their median are one rate (probe.c, step 4) */
 /* Probe (coll_probe's measurements) into res on rank 0; other ranks get

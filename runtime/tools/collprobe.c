@@ -127,6 +127,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collprobe: %d ranks over %s probed in %.2f s; %d group%s%s%s\n", coll_nranks(c),
 			coll_transport_name(c), (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9, groups,
 			groups == 1 ? "" : "s", out ? " -> " : "", out ? out : "");
+		/* where the time went: coll_probe's first line has it */
+		const char *steps = strstr(text, "(ping-pongs ");
+		if (steps && steps < text + strcspn(text, "\n"))
+			fprintf(stderr, "collprobe:   %.*s\n", (int)strcspn(steps + 1, ")\n"), steps + 1);
 		for (const char *p = text; (p = strstr(p, "\n")); p++)
 			if (strncmp(p + 1, "group ", 6) == 0 || strncmp(p + 1, "uplink ", 7) == 0 ||
 			    strncmp(p + 1, "rank-bw ", 8) == 0)

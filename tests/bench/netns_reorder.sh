@@ -180,7 +180,7 @@ if [ $inner = 1 ]; then
 				-f stdlib/$algo.coll -a $algo -b 1K -e 1K -n 1 -w 0 2>&1 | grep 'reorder at init' | head -1)
 			log "init $algo ($mode): ${line#*reorder at init: }"
 			if [ $mode = reprobe ]; then
-				pt=$(echo "$line" | sed -n 's/.*probed in \([0-9.]*\) s, chose in \([0-9.]*\) s.*/\1 \2/p')
+				pt=$(echo "$line" | sed -n 's/.*probed in \([0-9.]*\) s.*, chose in \([0-9.]*\) s.*/\1 \2/p')
 				echo "$tag,init_probe_$algo,$(echo "$pt" | awk '{print $1}')" >> "$OUT/times.csv"
 				echo "$tag,init_total_$algo,$(echo "$pt" | awk '{print $1 + $2}')" >> "$OUT/times.csv"
 			else
