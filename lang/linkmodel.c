@@ -143,6 +143,16 @@ static const unit *find_unit(const unit *tab, const char *u)
 	return NULL;
 }
 
+int link_parse_number(const char *text, double *val, link_error *err)
+{
+	const char *u;
+	if (split_number("number", text, val, &u, err))
+		return -1;
+	if (*u)
+		return link_errorf(err, "bad number '%s': '%s' after it", text, u);
+	return 0;
+}
+
 int link_parse_size(const char *text, double *bytes, link_error *err)
 {
 	static const char hint[] = "(use B, KB, MB, GB, KiB, MiB, GiB)";

@@ -131,6 +131,10 @@ typedef struct {
 #define LINK_MAX_BYTES_TEXT "256 MiB"
 
 /* linkmodel.c */
+/* Parse a plain decimal number with no unit (blanks around it allowed):
+ * the numbers of the link file's grammar, so no "inf", "nan" or hex.
+ * 0 or -1 with err set. */
+int link_parse_number(const char *text, double *val, link_error *err);
 /* Parse a byte count: a number and a unit B, KB, MB, GB, TB (powers of
  * 1000), KiB, MiB, GiB, TiB (powers of 1024), or K, M, G, T as nccl-tests
  * reads them (powers of 1024); no unit means bytes.  The result must be a

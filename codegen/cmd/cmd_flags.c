@@ -201,16 +201,14 @@ static int parse_int(const char *flag, const char *v, long lo, long hi, int *out
 	return 0;
 }
 
-/* A plain decimal number (sign, digits, point, exponent), all of v, into
- * *out; -1 otherwise.  strtod alone would also take leading blanks, "inf",
- * "nan" and hex, none of which a flag's number should be. */
+/* A plain decimal number, all of v, into *out; -1 otherwise.  The link
+ * file's numbers (link_parse_number: strtod alone would also take "inf",
+ * "nan" and hex), without the blanks a file may put around them: a flag's
+ * value is one argument, and a blank in it is a quoting mistake. */
 static int parse_real(const char *v, double *out)
 {
-	char *end;
-	if (v[strspn(v, "+-0123456789.eE")] != 0 || !strpbrk(v, "0123456789"))
-		return -1;
-	*out = strtod(v, &end);
-	return end != v && *end == 0 ? 0 : -1;
+	link_error err;
+	return v[strcspn(v, " \t\n\v\f\r")] || link_parse_number(v, out, &err) ? -1 : 0;
 }
 
 static int parse_size_flag(const char *flag, const char *v, double *out)
