@@ -1243,15 +1243,9 @@ static void start_rec(const cost_plan *p, const cost_params *q, fluid *f, cost_s
 	}
 	int a = (*na)++;
 	f->active[a] = j;
-	double beta = cost_msg_beta(q->links, q->perm, m);
-	if (fluid_nic(q) && m->share > 1) {
-		/* the rank's link is a resource now; what stays of the old cap
-		 * is how much of it one of share flows takes back (cost.h) */
-		double own = link_beta(q->links, cost_phys(q->perm, m->src), cost_phys(q->perm, m->dst));
-		double back = m->share / (COST_TCP_TAKEBACK * q->links->rank_bw);
-		beta = own > back ? own : back;
-	}
-	f->cap[a] = 1 / beta;
+	/* with fluid_nic the rank's link is a resource; what stays of its
+	 * cap is how much of it one of share flows takes back (cost.h) */
+	f->cap[a] = 1 / cost_msg_beta_at(q->links, q->perm, m, fluid_nic(q) && m->share > 1 ? COST_TCP_TAKEBACK : 1);
 	f->rate[a] = 0;
 }
 

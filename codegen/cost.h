@@ -225,13 +225,19 @@ typedef struct {
 /* The physical rank of schedule rank r under perm (NULL: r). */
 static inline int cost_phys(const int32_t *perm, int r) { return perm ? perm[r] : r; }
 /* The inverse bandwidth message m gets on its own: its pair's (physical
- * ranks under perm), capped at rank_bw / share when ranks share theirs. */
-static inline double cost_msg_beta(const link_model *lm, const int32_t *perm, const cost_pmsg *m)
+ * ranks under perm), capped at takeback x rank_bw / share when ranks
+ * share theirs (takeback 1 but in the fluid simulation under TCP: "A
+ * rank's link under TCP", above). */
+static inline double cost_msg_beta_at(const link_model *lm, const int32_t *perm, const cost_pmsg *m, double takeback)
 {
 	double beta = link_beta(lm, cost_phys(perm, m->src), cost_phys(perm, m->dst));
-	if (lm->rank_bw > 0 && m->share / lm->rank_bw > beta)
-		beta = m->share / lm->rank_bw;
+	if (lm->rank_bw > 0 && m->share / (takeback * lm->rank_bw) > beta)
+		beta = m->share / (takeback * lm->rank_bw);
 	return beta;
+}
+static inline double cost_msg_beta(const link_model *lm, const int32_t *perm, const cost_pmsg *m)
+{
+	return cost_msg_beta_at(lm, perm, m, 1);
 }
 /* Seconds for message m of `bytes` under lm and perm: alpha_ij + bytes *
  * beta (cost_msg_beta), not counting shared segments. */
