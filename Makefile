@@ -77,7 +77,11 @@ LANG_SRC  := $(wildcard lang/*.c)
 CG_SRC    := $(wildcard codegen/*.c codegen/cmd/*.c)
 # runtime/lower.c is the one lowering of a schedule to rank plans; collc
 # links it to print the plan tables it generates (codegen/emit_c.c).
-COLLC_OBJ := $(patsubst %.c,$(B)/%.o,$(LANG_SRC) $(CG_SRC) runtime/lower.c) $(GEN)/lex.o $(GEN)/parse.o
+# runtime/model/ is the model floor: link model, units, cost model,
+# simulator and rank reordering search, which collc and libcollrt both
+# call down into (built twice, as lower.c is: here and in runtime/Makefile.frag).
+MODEL_SRC := $(wildcard runtime/model/*.c)
+COLLC_OBJ := $(patsubst %.c,$(B)/%.o,$(LANG_SRC) $(CG_SRC) runtime/lower.c $(MODEL_SRC)) $(GEN)/lex.o $(GEN)/parse.o
 
 $(GEN)/lex.c: lang/lex.re $(GEN)/parse.h | $(B)/.deps
 	@mkdir -p $(GEN)
@@ -93,7 +97,7 @@ $(GEN)/%.o: $(GEN)/%.c
 
 $(B)/%.o: %.c | $(GEN)/parse.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ilang -Icodegen -Iruntime/include -I$(GEN) -c -o $@ $<
+	$(CC) $(CFLAGS) -Ilang -Icodegen -Iruntime/model -Iruntime/include -I$(GEN) -c -o $@ $<
 
 # A sanitizer build's libcollrt.a calls into the sanitizers' runtimes, so
 # every library that `collc build` links it into needs them too: that
@@ -124,7 +128,7 @@ $(B)/tests/test_matching: tests/unit/test_matching.c $(B)/lang/matching.o
 $(B)/tests/test_verify: tests/unit/test_verify.c $(B)/lang/state.o $(B)/lang/verify.o $(B)/lang/ir.o \
 		$(B)/lang/diag.o $(B)/lang/xalloc.o $(B)/codegen/export.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ilang -Icodegen -Iruntime/include -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -Ilang -Icodegen -Iruntime/model -Iruntime/include -o $@ $^ $(LDLIBS)
 
 # --- demo, tests, benchmarks ------------------------------------------------
 # The main job: verify the standard library, show StragglAR, predict its

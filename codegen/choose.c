@@ -38,6 +38,7 @@
 
 #include "choose.h"
 #include "cost.h"
+#include "costplan.h"
 #include "linkmodel.h"
 #include "reorder.h"
 #include "xalloc.h"
@@ -55,9 +56,8 @@ static int cluster_links(const cluster_desc *d, link_model *lm, link_error *err)
 {
 	memset(lm, 0, sizeof *lm);
 	int rc = d->links ? link_read_matrix(lm, d->links, err) : link_uniform(lm, d->alpha, d->bw, err);
-	for (int i = 0; i < d->ndecls && rc == 0; i++)
-		if (link_declare(lm, d->decls[i], err) < 0)
-			rc = -1;
+	if (rc == 0 && d->ndecls > 0)
+		rc = link_copy_segments(lm, &d->segs, err);
 	return rc == 0 ? link_check_n(lm, d->ranks, err) : rc;
 }
 
@@ -119,7 +119,7 @@ static int choose_by_cost(libplan *lp, const cluster_block *b)
 	int na = b->count;
 	cost_plan **plans = xcalloc((size_t)na, sizeof *plans);
 	for (int a = 0; a < na && rc == 0; a++)
-		if (!(plans[a] = cost_plan_new(lp->algos[b->first + a].s, &err)))
+		if (!(plans[a] = costplan_from_ir(lp->algos[b->first + a].s, &err)))
 			rc = -1;
 	int prev = -1;
 	for (int k = 0; k <= 32 && rc == 0; k++) {
@@ -233,7 +233,7 @@ static int critical_delays(libplan *lp)
 		lp->crit_base[k] = b;
 		for (int i = 0; i < 2 && rc == 0; i++) {
 			int x = i ? b : sa;
-			if (!plans[x] && !(plans[x] = cost_plan_new(lp->algos[x].s, &err)))
+			if (!plans[x] && !(plans[x] = costplan_from_ir(lp->algos[x].s, &err)))
 				rc = -1;
 		}
 		cost_params q = { .bytes = (double)(1ULL << k), .links = &lm, .straggler = lp->algos[sa].straggler_role,
@@ -294,7 +294,7 @@ static int choose_order(libplan *lp)
 		link_free(&lm);
 		return -1;
 	}
-	cost_plan *p = cost_plan_new(lp->algos[lp->reorder_algo].s, &err);
+	cost_plan *p = costplan_from_ir(lp->algos[lp->reorder_algo].s, &err);
 	reorder_opts o = { .bytes = (double)lp->reorder_bytes, .seed = 1, .time_limit = 10 };
 	reorder_result res;
 	memset(&res, 0, sizeof res);

@@ -354,9 +354,10 @@ static int rails_block(cluster_desc *d, ast *blk)
 /* --- settings ---------------------------------------------------------------- */
 
 /* A shared-segment declaration (`group NAME "ranks"`, `uplink NAME "bw"`,
- * `segment NAME "from -> to bw"`, `rank_bw "bw"`) as a links-file line,
- * checked against the ones before it in scratch. */
-static int declaration(cluster_desc *d, ast *it, link_model *scratch)
+ * `segment NAME "from -> to bw"`, `rank_bw "bw"`): its text is a
+ * links-file line (linkmodel.h), read into the cluster's own model of
+ * its segments (d->segs) and checked against the ones before it. */
+static int declaration(cluster_desc *d, ast *it)
 {
 	ast *v = it->a;
 	const char *k = it->str;
@@ -373,20 +374,22 @@ static int declaration(cluster_desc *d, ast *it, link_model *scratch)
 	else
 		sprintf(line, "rank-bw %s", v->str);
 	link_error err;
-	int rc = link_declare(scratch, line, &err);
+	int had = d->segs.ngroups;
+	int rc = link_declare(&d->segs, line, &err);
+	free(line);
 	if (rc <= 0) {
 		diag_error(v->pos, "%s", rc < 0 ? err.msg : "not a declaration");
-		free(line);
 		return -1;
 	}
-	d->decls = xrealloc(d->decls, (size_t)(d->ndecls + 1) * sizeof *d->decls);
-	d->decl_pos = xrealloc(d->decl_pos, (size_t)(d->ndecls + 1) * sizeof *d->decl_pos);
-	d->decls[d->ndecls] = line;
-	d->decl_pos[d->ndecls++] = v->pos;
+	if (d->segs.ngroups > had) {
+		d->group_pos = xrealloc(d->group_pos, (size_t)d->segs.ngroups * sizeof *d->group_pos);
+		d->group_pos[had] = v->pos;
+	}
+	d->ndecls++;
 	return 0;
 }
 
-static int setting(drv_prog *p, cluster_desc *d, ast *it, link_model *scratch)
+static int setting(drv_prog *p, cluster_desc *d, ast *it)
 {
 	ast *v = it->a;
 	const char *k = it->str;
@@ -407,7 +410,7 @@ static int setting(drv_prog *p, cluster_desc *d, ast *it, link_model *scratch)
 			return 0;
 		}
 		if (strcmp(k, "group") == 0 || strcmp(k, "uplink") == 0 || strcmp(k, "segment") == 0)
-			return declaration(d, it, scratch);
+			return declaration(d, it);
 		diag_error(it->pos, "unknown cluster setting '%s %s' (the two-word settings are reorder by cost, "
 			   "reorder at init, group, uplink and segment)", k, it->b->str);
 		return -1;
@@ -506,7 +509,7 @@ static int setting(drv_prog *p, cluster_desc *d, ast *it, link_model *scratch)
 		}
 		d->reorder_size = (uint64_t)b;
 	} else if (strcmp(k, "rank_bw") == 0) {
-		return declaration(d, it, scratch);
+		return declaration(d, it);
 	} else if (strcmp(k, "group") == 0 || strcmp(k, "uplink") == 0 || strcmp(k, "segment") == 0) {
 		diag_error(v->pos, "'%s' needs a name and a string: %s", k,
 			   strcmp(k, "group") == 0 ? "group rack0 \"0 3 5 6\";" :
@@ -522,18 +525,16 @@ static int setting(drv_prog *p, cluster_desc *d, ast *it, link_model *scratch)
 
 /* The reorder settings and the segments against the rank count and the
  * algorithms. */
-static int reorder_settings(cluster_desc *d, const link_model *scratch)
+static int reorder_settings(cluster_desc *d)
 {
-	for (int g = 0, k = 0; g < scratch->ngroups; g++, k++) {
-		while (k < d->ndecls && strncmp(d->decls[k], "group ", 6) != 0)
-			k++;
-		if (scratch->groups[g].len > d->ranks) {
-			diag_error(d->decl_pos[k], "cluster '%s': group %s names rank %d, but the cluster has %d ranks", d->name,
-				   scratch->groups[g].name, scratch->groups[g].len - 1, d->ranks);
+	const link_model *segs = &d->segs;
+	for (int g = 0; g < segs->ngroups; g++)
+		if (segs->groups[g].len > d->ranks) {
+			diag_error(d->group_pos[g], "cluster '%s': group %s names rank %d, but the cluster has %d ranks",
+				   d->name, segs->groups[g].name, segs->groups[g].len - 1, d->ranks);
 			return -1;
 		}
-	}
-	if (d->reorder == CLUSTER_REORDER_COST && !d->links && scratch->nsegs == 0) {
+	if (d->reorder == CLUSTER_REORDER_COST && !d->links && segs->nsegs == 0) {
 		diag_error(d->reorder_pos, "cluster '%s': 'reorder by cost' needs a network that tells ranks apart: "
 			   "'links \"FILE\";' (from collprobe) or group/uplink/segment settings", d->name);
 		return -1;
@@ -606,11 +607,9 @@ int cluster_check(drv_prog *p, const char *name, cluster_desc *d)
 	d->bw = 450e9;
 	d->straggler = CLUSTER_STRAGGLER_NONE;
 	int rc = 0;
-	link_model scratch;   /* the declared segments, checked as they come */
-	memset(&scratch, 0, sizeof scratch);
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
 		if (decl->list.v[i]->kind == A_CITEM)
-			rc = setting(p, d, decl->list.v[i], &scratch);
+			rc = setting(p, d, decl->list.v[i]);
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
 		if (decl->list.v[i]->kind == A_CCOLL && strcmp(decl->list.v[i]->str, "rails") == 0)
 			rc = rails_block(d, decl->list.v[i]);
@@ -639,8 +638,7 @@ int cluster_check(drv_prog *p, const char *name, cluster_desc *d)
 	if (rc == 0 && d->straggler != CLUSTER_STRAGGLER_NONE)
 		rc = straggler_setting(d);
 	if (rc == 0)
-		rc = reorder_settings(d, &scratch);
-	link_free(&scratch);
+		rc = reorder_settings(d);
 	if (rc != 0) {
 		cluster_desc_free(d);
 		return -1;
@@ -659,9 +657,7 @@ void cluster_desc_free(cluster_desc *d)
 	free(d->rails);
 	free((char *)d->policy.name);
 	free(d->reorder_algo);
-	for (int i = 0; i < d->ndecls; i++)
-		free(d->decls[i]);
-	free(d->decls);
-	free(d->decl_pos);
+	link_free(&d->segs);
+	free(d->group_pos);
 	memset(d, 0, sizeof *d);
 }

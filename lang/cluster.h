@@ -18,6 +18,7 @@
 #include "coll.h"
 #include "driver.h"
 #include "ir.h"
+#include "linkmodel.h"
 
 /* What `transport NAME` can name: a host transport of libcollrt (the rows
  * of runtime/include/coll_transports.def), `auto`, or a GPU target whose
@@ -86,10 +87,11 @@ typedef struct {
 	char *reorder_algo;   /* `reorder_algo NAME;`: the algorithm to order for (owned), NULL:
 				 the allreduce the size table picks at reorder_size */
 	uint64_t reorder_size;   /* `reorder_size "64MiB";` (0: 64 MiB) */
-	char **decls;         /* the shared segments declared here (`group rack0 "0 3";`, `uplink`,
-				 `segment`, `rank_bw`) as links-file lines (linkmodel.h), owned */
-	srcpos *decl_pos;
-	int ndecls;
+	link_model segs;      /* the shared segments declared here (`group rack0 "0 3";`, `uplink`,
+				 `segment`, `rank_bw`), read from their links-file lines (linkmodel.h);
+				 only its groups, segments and rank_bw mean anything */
+	srcpos *group_pos;    /* where each of segs' groups was declared */
+	int ndecls;           /* how many such settings */
 	cluster_entry *entries;
 	int nentries;
 	cluster_block *blocks;

@@ -46,17 +46,17 @@
 #   rt-syms (phony)       fail if libcollrt exports a symbol without coll_ (and
 #                         libcoll_mpi.so one without MPI_: runtime/mpi/Makefile.frag)
 
-# The compiler's link model, cost model and reordering search are part of
-# the runtime too (`reorder at init` costs orders with the same model as
-# `collc reorder`): compiled again here with hidden visibility, against
-# runtime/xalloc_rt.c's allocation functions, which return NULL instead of
-# aborting (runtime/reorder.c turns that into COLL_ERR_NOMEM).
-RT_MODEL  := lang/linkmodel.c codegen/cost.c codegen/reorder.c
+# The model floor (runtime/model/: link model, units, cost model,
+# simulator, reordering search) is part of the runtime too: `reorder at
+# init` costs orders with the same model as `collc reorder`, which links
+# the same files.  They allocate with malloc and return every failure as
+# an error (runtime/reorder.c turns it into COLL_ERR_NOMEM).
+RT_MODEL  := $(wildcard runtime/model/*.c)
 RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c) $(RT_MODEL)
 RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c runtime/tools/planload.c \
              runtime/tools/refdata.c
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
-RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime -Ilang -Icodegen
+RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime -Iruntime/model
 RT_LIBS   := -lm -ldl -lpthread
 MPICC     ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)

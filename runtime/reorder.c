@@ -6,11 +6,10 @@
  * bakes an order into a plan set (`reorder by cost`, coll_plan_set.perm);
  * this file applies it, or one from the environment, or chooses one when
  * the communicator starts (`reorder at init`, COLL_REORDER=probe): probe
- * the network (probe.c), turn the target algorithm's plan back into
- * rounds of transfers, cost orders with the compiler's own model and
- * search (lang/linkmodel.c, codegen/cost.c, codegen/reorder.c, linked into
- * libcollrt with hidden symbols: one model, not two), agree on the result
- * and cache it.  comm.c and exec.c then use c->perm / c->inv where roles
+ * the network (probe.c), hand the target algorithm's plan and what the
+ * probe measured to the model floor (runtime/model/: the cost model and
+ * search `collc reorder` uses too, one model, not two) as typed values,
+ * agree on the result and cache it.  comm.c and exec.c then use c->perm / c->inv where roles
  * meet physical ranks.
  *
  * Where the order comes from, first match wins:
@@ -51,8 +50,9 @@
  * ("off": none; default $XDG_CACHE_HOME/coll, else ~/.cache/coll).
  * COLL_REORDER_VERBOSE=1 makes rank 0 report what it did on stderr.
  *
- * Out of memory in the model or the search comes back as an error
- * (runtime/xalloc_rt.c says how), here COLL_ERR_NOMEM.
+ * Out of memory in the model or the search comes back as an error (the
+ * model floor allocates with malloc and returns every failure), here
+ * COLL_ERR_NOMEM.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -70,29 +70,19 @@
 
 #define REORDER_MIN_SEARCH 0.2   /* seconds the search gets however late the probe ends */
 
-/* --- plans back to rounds ------------------------------------------------------ */
+/* --- a plan and a probe as the model's input -------------------------------------- */
 
-/* A coll_algo as the cost model's input: one transfer per receive step
- * (its op from the receive), rounds in order.  Phases are not in plans,
- * so there are no precondition rounds (no straggler is costed here), and
- * the port model is the widest (n - 1): the search uses the rounds model,
- * which a schedule within its own ports costs the same either way. */
-typedef struct {
-	ir_sched s;
-	char *phase;
-} rt_sched;
-
-static void sched_free(rt_sched *x)
+/* A coll_algo as the cost model's plan: one transfer per receive step
+ * (its op from the receive), handed to the model floor's builder round
+ * by round as the neutral transfer list (coll_xfer) lower.c lowers.
+ * Phases are not in plans, so there are no precondition rounds (no
+ * straggler is costed here), and the port model is the widest (n - 1):
+ * the search uses the rounds model, which a schedule within its own ports
+ * costs the same either way.  NULL with err set. */
+static cost_plan *plan_of_algo(const coll_algo *a, link_error *err)
 {
-	free(x->s.xfers);
-	free(x->s.rounds);
-	memset(x, 0, sizeof *x);
-}
-
-static int sched_from_algo(const coll_algo *a, rt_sched *x)
-{
-	memset(x, 0, sizeof *x);
-	int n = a->nranks, nx = 0, R = 0;
+	int n = a->nranks, R = 0;
+	size_t nx = 0;
 	for (int r = 0; r < n; r++)
 		for (int i = 0; i < a->ranks[r].nsteps; i++) {
 			const coll_step *st = &a->ranks[r].steps[i];
@@ -101,24 +91,13 @@ static int sched_from_algo(const coll_algo *a, rt_sched *x)
 			if (st->round + 1 > R)
 				R = st->round + 1;
 		}
-	ir_sched *s = &x->s;
-	static char main_phase[] = "main";
-	static char *phases[] = { main_phase };
-	s->kind = (ir_kind)a->kind;
-	s->algo = (char *)a->name;
-	s->n = n;
-	s->chunks = a->chunks;
-	s->root = a->root;
-	s->ports_send = s->ports_recv = n > 1 ? n - 1 : 1;
-	s->phases = phases;
-	s->nphases = 1;
-	s->xfers = malloc(sizeof *s->xfers * ((size_t)nx + 1));
-	s->rounds = calloc((size_t)R + 1, sizeof *s->rounds);
-	int *fill = calloc((size_t)R + 2, sizeof *fill);
-	if (!s->xfers || !s->rounds || !fill) {
-		free(fill);
-		sched_free(x);
-		return -1;
+	/* a stable counting sort of the receives by round */
+	coll_xfer *x = malloc(sizeof *x * (nx + 1));
+	size_t *fill = calloc((size_t)R + 2, sizeof *fill);
+	cost_plan *p = NULL;
+	if (!x || !fill) {
+		link_errorf(err, "out of memory");
+		goto out;
 	}
 	for (int r = 0; r < n; r++)
 		for (int i = 0; i < a->ranks[r].nsteps; i++)
@@ -126,24 +105,42 @@ static int sched_from_algo(const coll_algo *a, rt_sched *x)
 				fill[a->ranks[r].steps[i].round + 1]++;
 	for (int k = 0; k < R; k++)
 		fill[k + 1] += fill[k];
-	for (int k = 0; k < R; k++)
-		s->rounds[k] = (ir_round){ .first = fill[k], .count = fill[k + 1] - fill[k], .phase = 0 };
 	for (int r = 0; r < n; r++)
 		for (int i = 0; i < a->ranks[r].nsteps; i++) {
 			const coll_step *st = &a->ranks[r].steps[i];
-			if (st->kind == COLL_STEP_SEND)
-				continue;
-			s->xfers[fill[st->round]++] = (ir_xfer){ .src = st->peer, .dst = r, .chunk = st->chunk,
-								 .op = st->kind == COLL_STEP_RECV_REDUCE ? IR_REDUCE_OP : IR_COPY };
+			if (st->kind != COLL_STEP_SEND)
+				x[fill[st->round]++] = (coll_xfer){ .round = st->round, .src = st->peer, .dst = r,
+								    .chunk = st->chunk,
+								    .reduce = st->kind == COLL_STEP_RECV_REDUCE };
 		}
+	cost_shape sh = { .name = a->name, .kind = a->kind, .n = n, .chunks = a->chunks,
+			  .ports_send = n > 1 ? n - 1 : 1, .ports_recv = n > 1 ? n - 1 : 1, .nrounds = R,
+			  .nxfers = nx };
+	if (!(p = cost_plan_new(&sh, err)) || cost_plan_add(p, x, nx, err) || cost_plan_done(p, err)) {
+		cost_plan_free(p);
+		p = NULL;
+	}
+out:
+	free(x);
 	free(fill);
-	s->nxfers = s->capxfers = nx;
-	s->nrounds = s->caprounds = R;
-	return 0;
+	return p;
 }
 
-/* --- probe results as a link model --------------------------------------------- */
+/* A reading to the 6 significant digits a links file shows it with (see
+ * model_from_probe). */
+static double digits6(double v)
+{
+	char b[32];
+	snprintf(b, sizeof b, "%.6g", v);
+	return strtod(b, NULL);
+}
 
+/* What the probe measured, as a link model built by typed calls: every
+ * pair's latency and bandwidth, the rank bandwidth, and per group of
+ * ranks found its uplink.  The rank and uplink bandwidths are kept to 6
+ * significant digits, as the links file coll_probe writes shows them
+ * (their noise is at the percent level), so that `collc reorder` on
+ * that file costs exactly what reorder at init did. */
 static int model_from_probe(const rt_probe_result *p, link_model *lm, link_error *err)
 {
 	int n = p->n;
@@ -153,28 +150,25 @@ static int model_from_probe(const rt_probe_result *p, link_model *lm, link_error
 		for (int j = 0; j < n; j++)
 			if (i != j)
 				link_set(lm, i, j, p->alpha[i * n + j], p->bw[i * n + j] > 0 ? p->bw[i * n + j] : 1);
-	size_t cap = 64 + 8 * (size_t)n;
-	char *line = malloc(cap);
-	if (!line)
+	if (p->rank_bw > 0 && link_set_rank_bw(lm, digits6(p->rank_bw), err))
+		return -1;
+	int *ranks = malloc(sizeof *ranks * ((size_t)n + 1));
+	if (!ranks)
 		return link_errorf(err, "out of memory");
 	int rc = 0;
-	if (p->rank_bw > 0) {
-		snprintf(line, cap, "rank-bw %.6gB/s", p->rank_bw);
-		rc = link_declare(lm, line, err) < 0;
-	}
 	for (int g = 0; g < p->ngroups && !rc; g++) {
-		size_t at = (size_t)snprintf(line, cap, "group group%d", g);
+		int k = 0;
 		for (int r = 0; r < n; r++)
 			if (p->group[r] == g)
-				at += (size_t)snprintf(line + at, cap - at, " %d", r);
-		rc = link_declare(lm, line, err) < 0;
+				ranks[k++] = r;
+		char name[32];
+		snprintf(name, sizeof name, "group%d", g);
+		rc = link_add_group(lm, name, ranks, k, err) < 0;
 	}
 	for (int g = 0; g < p->ngroups && !rc; g++)
-		if (p->uplink[g] > 0) {
-			snprintf(line, cap, "uplink group%d %.6gB/s", g, p->uplink[g]);
-			rc = link_declare(lm, line, err) < 0;
-		}
-	free(line);
+		if (p->uplink[g] > 0)
+			rc = link_add_uplink(lm, g, digits6(p->uplink[g]), err) < 0;
+	free(ranks);
 	if (rc)
 		return -1;
 	free(lm->source);
@@ -401,7 +395,6 @@ static void write_cache(const coll_comm *c, const char *path, const coll_algo *a
 static int choose(coll_comm *c, const coll_algo *a, uint64_t bytes, const rt_probe_result *pr, double spent,
 		  int32_t *perm, double *t_id, double *t_best, bool *cut)
 {
-	rt_sched rs;
 	link_model lm;
 	link_error err;
 	memset(&lm, 0, sizeof lm);
@@ -409,7 +402,7 @@ static int choose(coll_comm *c, const coll_algo *a, uint64_t bytes, const rt_pro
 	reorder_result res;
 	memset(&res, 0, sizeof res);
 	int rc = COLL_OK;
-	if (sched_from_algo(a, &rs) || model_from_probe(pr, &lm, &err) || !(p = cost_plan_new(&rs.s, &err))) {
+	if (model_from_probe(pr, &lm, &err) || !(p = plan_of_algo(a, &err))) {
 		rc = rt_err(c, COLL_ERR_NOMEM, "reorder at init: out of memory");
 		goto out;
 	}
@@ -436,7 +429,6 @@ out:
 	reorder_result_free(&res);
 	cost_plan_free(p);
 	link_free(&lm);
-	sched_free(&rs);
 	return rc;
 }
 

@@ -112,7 +112,7 @@ int cmd_algo_build(drv_prog *p, const cmd_opts *o, cmd_algo *a, int n, bool quie
 		return 1;
 	}
 	link_error err;
-	a->plan = cost_plan_new(a->s, &err);
+	a->plan = costplan_from_ir(a->s, &err);
 	if (!a->plan)
 		return cmd_input_error("%s", err.msg);
 	return 0;

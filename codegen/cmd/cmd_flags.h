@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "cost.h"
+#include "costplan.h"
 #include "reorder.h"
 #include "driver.h"
 #include "linkmodel.h"

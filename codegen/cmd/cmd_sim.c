@@ -51,20 +51,20 @@ static char *fmt_chunks(const cost_plan *p, const cost_pmsg *m, char *buf, size_
 	return buf;
 }
 
-static const char *phase_of(const cost_plan *p, int round)
+static const char *phase_of(const ir_sched *s, int round)
 {
-	int ph = p->s->rounds[round].phase;
-	return ph >= 0 && ph < p->s->nphases ? p->s->phases[ph] : "?";
+	int ph = s->rounds[round].phase;
+	return ph >= 0 && ph < s->nphases ? s->phases[ph] : "?";
 }
 
-static void describe_msg(const cost_plan *p, const cost_sim *sim, int i, double cb, char *buf,
+static void describe_msg(const ir_sched *s, const cost_plan *p, const cost_sim *sim, int i, double cb, char *buf,
 			 size_t len)
 {
 	const cost_smsg *x = &sim->msgs[i];
 	const cost_pmsg *m = &p->msgs[x->msg];
 	char ch[48], by[32], t0[32], t1[32];
 	snprintf(buf, len, "round %d (%s) seg %d: %d -> %d %s, %s, %s .. %s", m->round,
-		 phase_of(p, m->round), x->seg, m->src, m->dst, fmt_chunks(p, m, ch, sizeof ch),
+		 phase_of(s, m->round), x->seg, m->src, m->dst, fmt_chunks(p, m, ch, sizeof ch),
 		 link_fmt_size(m->count * cb, by, sizeof by), cmd_fmt_time(x->start, t0, sizeof t0),
 		 cmd_fmt_time(x->end, t1, sizeof t1));
 }
@@ -76,7 +76,7 @@ static int cmp_by_start(const void *a, const void *b, void *ctx)
 	return (x > y) - (x < y);
 }
 
-static void print_trace(const cost_plan *p, const cost_sim *sim, double cb)
+static void print_trace(const ir_sched *s, const cost_plan *p, const cost_sim *sim, double cb)
 {
 	int n = p->n;
 	int *cnt = calloc((size_t)n + 1, sizeof *cnt), *idx = malloc(sizeof *idx * (2 * (size_t)sim->nmsgs + 1));
@@ -106,7 +106,7 @@ static void print_trace(const cost_plan *p, const cost_sim *sim, double cb)
 			printf("  %10s .. %-10s  %s %s %d  %s, %s, round %d (%s)", cmd_fmt_time(x->start, t0, sizeof t0),
 			       cmd_fmt_time(x->end, t1, sizeof t1), send ? "send" : "recv",
 			       send ? "to" : "from", send ? m->dst : m->src, fmt_chunks(p, m, ch, sizeof ch),
-			       link_fmt_size(m->count * cb, by, sizeof by), m->round, phase_of(p, m->round));
+			       link_fmt_size(m->count * cb, by, sizeof by), m->round, phase_of(s, m->round));
 			if (x->seg)
 				printf(" seg %d", x->seg);
 			printf("\n");
@@ -138,10 +138,10 @@ static int draw_timeline(const char *path, const cmd_algo *a, const cost_sim *si
 		const cost_pmsg *m = &p->msgs[sim->msgs[i].msg];
 		if (with_tips) {
 			char buf[256];
-			describe_msg(p, sim, i, cb, buf, sizeof buf);
+			describe_msg(a->s, p, sim, i, cb, buf, sizeof buf);
 			tips[i] = strdup(buf);
 		}
-		int style = p->s->rounds[m->round].phase;
+		int style = a->s->rounds[m->round].phase;
 		bars[nb++] = (svg_bar){ .row = m->src, .t0 = sim->msgs[i].start, .t1 = sim->msgs[i].end,
 					.style = style, .part = 1, .outline = onpath[i],
 					.tip = with_tips ? tips[i] : NULL };
@@ -155,8 +155,8 @@ static int draw_timeline(const char *path, const cmd_algo *a, const cost_sim *si
 	snprintf(note, sizeof note, "%s; completion %s after the last rank joined", link_describe(&o->links, d, sizeof d),
 		 cmd_fmt_time(sim->r.time, t, sizeof t));
 	svg_timeline tl = { .title = title, .rowfmt = "rank %d", .nrows = p->n,
-			    .tmax = sim->r.total, .styles = (const char *const *)p->s->phases,
-			    .nstyles = p->s->nphases, .note = note };
+			    .tmax = sim->r.total, .styles = (const char *const *)a->s->phases,
+			    .nstyles = a->s->nphases, .note = note };
 	FILE *f;
 	int rc = cmd_open_out(path, &f);
 	if (rc == 0)
@@ -250,20 +250,20 @@ int cmd_sim(int argc, char **argv)
 			const cost_pmsg *m = &pl->msgs[x->msg];
 			char tr[32], ch[48];
 			snprintf(tr, sizeof tr, "%d -> %d", m->src, m->dst);
-			printf("%6d %-20s %4d %13s %-12s %10s %11s %11s  %s\n", m->round, phase_of(pl, m->round),
+			printf("%6d %-20s %4d %13s %-12s %10s %11s %11s  %s\n", m->round, phase_of(v[0].s, m->round),
 			       x->seg, tr, fmt_chunks(pl, m, ch, sizeof ch),
 			       link_fmt_size(m->count * cb, a, sizeof a), cmd_fmt_time(x->start, b, sizeof b),
 			       cmd_fmt_time(x->end, c, sizeof c), why_names[x->why]);
 		}
 		if (o.trace)
-			print_trace(pl, sim, cb);
+			print_trace(v[0].s, pl, sim, cb);
 		if (o.svg)
 			rc = draw_timeline(o.svg, &v[0], sim, cb, &o);
 		if (o.repeat > 0 && rc == 0) {
 			/* for `make bench`: plan + simulation, as a user waits for them */
 			double t0 = now();
 			for (int k = 0; k < o.repeat; k++) {
-				cost_plan *pp = cost_plan_new(v[0].s, &err);
+				cost_plan *pp = costplan_from_ir(v[0].s, &err);
 				cost_sim *ss = cost_simulate(pp, &q, &err);
 				cost_sim_free(ss);
 				cost_plan_free(pp);

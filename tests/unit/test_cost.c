@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cost.h"
+#include "costplan.h"
 #include "ir.h"
 #include "linkmodel.h"
 
@@ -475,7 +476,7 @@ static double predict(const char *model, const cost_plan *p, const link_model *l
 	cost_result r;
 	link_error err;
 	if (cost_model_find(model)->predict(p, &q, &r, &err)) {
-		printf("FAIL: %s on %s: %s\n", model, p->s->algo, err.msg);
+		printf("FAIL: %s on %s: %s\n", model, p->name, err.msg);
 		failures++;
 		return NAN;
 	}
@@ -485,7 +486,7 @@ static double predict(const char *model, const cost_plan *p, const link_model *l
 static cost_plan *plan(const ir_sched *s)
 {
 	link_error err;
-	cost_plan *p = cost_plan_new(s, &err);
+	cost_plan *p = costplan_from_ir(s, &err);
 	if (!p) {
 		printf("FAIL: plan %s: %s\n", s->algo, err.msg);
 		exit(1);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cost.h"
+#include "costplan.h"
 #include "ir.h"
 #include "linkmodel.h"
 #include "reorder.h"
@@ -105,7 +106,7 @@ static ir_sched *gen_rhd(int n)
 static cost_plan *plan(const ir_sched *s)
 {
 	link_error err;
-	cost_plan *p = cost_plan_new(s, &err);
+	cost_plan *p = costplan_from_ir(s, &err);
 	check(p != NULL, "plan %s: %s", s->algo, p ? "" : err.msg);
 	return p;
 }
@@ -348,11 +349,11 @@ static void test_closed_forms(void)
 			cost_result ra = { 0 }, rb = { 0 };
 			cost_sim_time(ps[k], &qa, &ra, &err);
 			cost_sim_time(ps[k], &qb, &rb, &err);
-			check(close_rel(ra.time, rb.time, 1e-9), "%s, %d segments: fluid %.12g, plain %.12g", ps[k]->s->algo,
+			check(close_rel(ra.time, rb.time, 1e-9), "%s, %d segments: fluid %.12g, plain %.12g", ps[k]->name,
 			      segs, ra.time, rb.time);
 			cost_rounds(ps[k], &qa, &ra, &err);
 			cost_rounds(ps[k], &qb, &rb, &err);
-			check(ra.time == rb.time, "%s rounds: %.17g vs %.17g", ps[k]->s->algo, ra.time, rb.time);
+			check(ra.time == rb.time, "%s rounds: %.17g vs %.17g", ps[k]->name, ra.time, rb.time);
 		}
 	cost_plan_free(ph);
 	ir_free(h);

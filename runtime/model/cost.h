@@ -1,13 +1,26 @@
 /*
  * cost.h - predicted time of a schedule, from the schedule itself.
  *
- * Pipeline position: after verification, beside code generation.  Input: a
- * verified ir_sched, a buffer size and a link model (linkmodel.h); output:
- * a time, algbw and busbw, and for the simulator the timeline, each rank's
- * idle time and the critical path.  No algorithm has a formula here: every
- * schedule, including one a user has just written, is costed by walking
- * its rounds, and the papers' closed forms are tests of this code
+ * Pipeline position: the model floor (runtime/model/), below the compiler
+ * and the runtime alike.  Input: a schedule as the neutral transfer list
+ * of coll_plan.h (coll_xfer: round, src, dst, chunk, copy or reduce),
+ * handed over round by round to a cost_plan builder (cost_plan_new,
+ * cost_plan_add, cost_plan_done) by collc (codegen/costplan.c, from its
+ * verified IR) or by libcollrt (runtime/reorder.c, from a rank plan), a
+ * buffer size and a link model (linkmodel.h); output: a time, algbw and
+ * busbw, and for the simulator the timeline, each rank's idle time and
+ * the critical path.  No algorithm has a formula here: every schedule,
+ * including one a user has just written, is costed by walking its
+ * rounds, and the papers' closed forms are tests of this code
  * (tests/unit/test_cost.c), not its source.
+ *
+ * Files, from the top: models.c (the models' table, the critical
+ * delay), rounds.c (model "rounds"), sim.c (model "sim" and what `collc
+ * sim` reports), fluid.c (the simulation with shared segments), share.c
+ * (max-min and alpha-fair allocations), cost.c (plans and checks);
+ * cost_int.h is what they share.
+ * Allocation is plain malloc, every failure an error returned (a library
+ * must not abort on its caller's behalf).
  *
  * Shared conventions of both models:
  * - Chunk bytes = working buffer bytes / chunks, where the working buffer
@@ -150,7 +163,8 @@
 
 #include <stdint.h>
 
-#include "ir.h"
+#include "coll_kinds.h"
+#include "coll_plan.h"
 #include "linkmodel.h"
 
 #define COST_MASKED (-1.0)   /* cost_params.delay: a delay that hides all it can */
@@ -164,10 +178,24 @@ typedef struct {
 				  receives in this round, whichever is more */
 } cost_pmsg;
 
-/* A schedule prepared for costing; built once, evaluated for many sizes
- * and link models.  Keeps a pointer to the schedule (for phase names). */
+/* What the model needs to know of a schedule besides its transfers. */
 typedef struct {
-	const ir_sched *s;
+	const char *name;      /* the algorithm, for messages (copied) */
+	int kind;              /* coll_kind */
+	int n, chunks;
+	int ports_send, ports_recv;   /* the port model: peers a rank sends to (receives from) per round */
+	int nrounds;
+	size_t nxfers;         /* transfers in all, at most (the arrays are sized once) */
+	const uint8_t *pre;    /* per round: 1 for a precondition round (below; copied); NULL: none */
+} cost_shape;
+
+struct cost_plan_build;
+
+/* A schedule prepared for costing; built once, evaluated for many sizes
+ * and link models. */
+typedef struct {
+	char *name;            /* the algorithm (owned) */
+	int kind;              /* coll_kind */
 	int n, chunks, nrounds;
 	int work;              /* working buffer / asked size: n for alltoall, else 1 */
 	int ports_send, ports_recv;
@@ -175,9 +203,10 @@ typedef struct {
 	cost_pmsg *msgs;       /* round by round, in program order within a round */
 	int *round_first;      /* messages of round k: [round_first[k], round_first[k+1]) */
 	int32_t *chunk;        /* per transfer: chunk index */
-	uint8_t *op;           /* per transfer: ir_op */
-	uint8_t *pre;          /* per round: 1 when its phase name starts with "pre" */
+	uint8_t *reduce;       /* per transfer: 1 reduce, 0 copy */
+	uint8_t *pre;          /* per round: 1 when it is a precondition round */
 	int npre;              /* how many rounds are precondition rounds */
+	struct cost_plan_build *build;   /* while cost_plan_add takes transfers; NULL once done */
 } cost_plan;
 
 typedef struct {
@@ -290,25 +319,33 @@ typedef struct {
 } cost_model;
 
 /* cost.c */
-/* The models, ending with a NULL name. */
-extern const cost_model cost_models[];
-/* The model called `name`, or NULL. */
-const cost_model *cost_model_find(const char *name);
-
-/* Prepare s for costing.  NULL with err set when a transfer names a rank
- * or chunk out of range (an unverified schedule). */
-cost_plan *cost_plan_new(const ir_sched *s, link_error *err);
+/* Building a plan: cost_plan_new with the schedule's shape, then its
+ * transfers through cost_plan_add (one call or many, in rounds that never
+ * go back; within a round in program order, which is the order messages
+ * between two ranks are matched in), then cost_plan_done.  Each returns
+ * NULL or -1 with err set: a bad shape, a transfer naming a rank or chunk
+ * out of range or src == dst (an unverified schedule), rounds out of
+ * order, more transfers than the shape said, out of memory.  After an
+ * error the plan is still to be freed with cost_plan_free. */
+cost_plan *cost_plan_new(const cost_shape *sh, link_error *err);
+int cost_plan_add(cost_plan *p, const coll_xfer *x, size_t nx, link_error *err);
+int cost_plan_done(cost_plan *p, link_error *err);
 void cost_plan_free(cost_plan *p);
 /* Check q against p (size, segments, straggler rank, link matrix size);
  * every entry point below does this first. */
 int cost_check(const cost_plan *p, const cost_params *q, link_error *err);
+/* Is perm (n entries) a permutation of 0..n-1?  0, or -1 with a message. */
+int cost_check_perm(const int32_t *perm, int n, link_error *err);
 
 /* nccl-tests' busbw factor: allreduce 2(n-1)/n, reduce_scatter and
  * allgather (n-1)/n, broadcast and reduce 1. */
-double cost_busbw_factor(ir_kind kind, int n);
+double cost_busbw_factor(int kind, int n);
 
+/* rounds.c */
 /* Round-synchronous estimate (model "rounds"). */
 int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_error *err);
+
+/* sim.c */
 /* Event-driven simulation (model "sim"), result only. */
 int cost_sim_time(const cost_plan *p, const cost_params *q, cost_result *r, link_error *err);
 /* Event-driven simulation with the timeline, idle times and critical
@@ -316,6 +353,11 @@ int cost_sim_time(const cost_plan *p, const cost_params *q, cost_result *r, link
 cost_sim *cost_simulate(const cost_plan *p, const cost_params *q, link_error *err);
 void cost_sim_free(cost_sim *sim);
 
+/* models.c */
+/* The models, ending with a NULL name. */
+extern const cost_model cost_models[];
+/* The model called `name`, or NULL. */
+const cost_model *cost_model_find(const char *name);
 /* The smallest straggler delay at which `algo` takes no longer than `base`
  * after the straggler joins (both judged by model m, straggler and size
  * from q; q->delay is ignored).  Returns 0 and sets *delay, 1 when algo
@@ -323,6 +365,15 @@ void cost_sim_free(cost_sim *sim);
  * error.  Found by searching the model, not by a formula. */
 int cost_critical_delay(const cost_model *m, const cost_plan *algo, const cost_plan *base,
 			const cost_params *q, double *delay, link_error *err);
+/* StragglAR section 4.2's rule: algo wins when the delay is at least
+ * t_rs - max(t_base - t_algo, 0), t_rs being algo's precondition time and
+ * t_algo, t_base the times after the straggler joins with the
+ * precondition hidden.  Returns that bound (>= 0), or INFINITY when
+ * t_algo > t_base (then no delay is enough; the rule as printed assumes
+ * t_algo <= t_base). */
+double cost_critical_delay_rule(double t_rs, double t_base, double t_algo);
+
+/* share.c */
 /* Max-min fair rates (progressive filling): nflows flows, flow f capped
  * at cap[f] (> 0) and crossing the resources res[off[f] .. off[f+1]) of
  * nres resources with capacities rcap[] (> 0).  Every flow gets the
@@ -336,15 +387,5 @@ int cost_maxmin(int nflows, const double *cap, const int *off, const int *res, i
  * see the top of this file).  Writes rate[f].  0, or -1 when out of memory. */
 int cost_alphafair(int nflows, const double *cap, const int *off, const int *res, int nres, const double *rcap,
 		   double alpha, double *rate);
-/* Is perm (n entries) a permutation of 0..n-1?  0, or -1 with a message. */
-int cost_check_perm(const int32_t *perm, int n, link_error *err);
-
-/* StragglAR section 4.2's rule: algo wins when the delay is at least
- * t_rs - max(t_base - t_algo, 0), t_rs being algo's precondition time and
- * t_algo, t_base the times after the straggler joins with the
- * precondition hidden.  Returns that bound (>= 0), or INFINITY when
- * t_algo > t_base (then no delay is enough; the rule as printed assumes
- * t_algo <= t_base). */
-double cost_critical_delay_rule(double t_rs, double t_base, double t_algo);
 
 #endif

@@ -10,8 +10,11 @@
  * the meaning of cost_params.perm and of the runtime's coll_plan_set.perm.
  * `collc reorder` (codegen/cmd/cmd_reorder.c), `collc build` for a
  * cluster with `reorder by cost` (codegen/choose.c) and libcollrt's
- * `reorder at init` (runtime/reorder.c, the same file compiled into the
- * library) call it.
+ * `reorder at init` (runtime/reorder.c) call it: one search on the model
+ * floor, below both.  Files: reorder.c (the search and its entry points),
+ * reorder_state.c (round patterns and the incremental objective),
+ * reorder_spread.c (orders spread over the range of costs);
+ * reorder_int.h is what they share.
  *
  * The objective is the rounds model of cost.h with the order applied:
  * T(perm) = sum over rounds of the round's time, which with shared
@@ -54,8 +57,8 @@
  * stops early (reported), so results repeat unless it cuts in.
  *
  * Allocation: malloc/calloc with every failure returned as an error
- * (link_error "out of memory"), never xalloc: this file is also part of
- * libcollrt, which must not abort on its caller's behalf.
+ * (link_error "out of memory"): the search runs inside libcollrt, which
+ * must not abort on its caller's behalf.
  */
 #ifndef COLL_REORDER_H
 #define COLL_REORDER_H
@@ -140,6 +143,12 @@ int reorder_eval(const cost_plan *p, const link_model *lm, double bytes, const i
  * swap per order): the reference the search is tested against.  r as
  * reorder_search fills it, optimal always set. */
 int reorder_exhaustive(const cost_plan *p, const link_model *lm, double bytes, reorder_result *r, link_error *err);
+/* Parse an order "3,1,0,2" (or blanks between the ranks) of n ranks
+ * (n <= 0: as many as listed) into a new array (*perm, free()), checked
+ * to be a permutation.  0 or -1 with err set. */
+int reorder_parse_perm(const char *text, int n, int32_t **perm, int *count, link_error *err);
+
+/* reorder_spread.c */
 /* A cost of one order (schedule rank -> physical rank), e.g. a
  * simulation: seconds, or negative on an error. */
 typedef double (*reorder_cost_fn)(void *ctx, const int32_t *perm);
@@ -157,9 +166,5 @@ typedef double (*reorder_cost_fn)(void *ctx, const int32_t *perm);
  * their k costs.  Deterministic for a given seed.  0 or -1 with err set. */
 int reorder_spread(const cost_plan *p, const link_model *lm, double bytes, const int32_t *best, int k,
 		   uint64_t seed, reorder_cost_fn fn, void *ctx, int32_t *orders, double *t, link_error *err);
-/* Parse an order "3,1,0,2" (or blanks between the ranks) of n ranks
- * (n <= 0: as many as listed) into a new array (*perm, free()), checked
- * to be a permutation.  0 or -1 with err set. */
-int reorder_parse_perm(const char *text, int n, int32_t **perm, int *count, link_error *err);
 
 #endif

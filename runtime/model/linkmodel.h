@@ -1,18 +1,19 @@
 /*
- * linkmodel.h - units and the link model the cost model charges transfers
- * against.
+ * linkmodel.h - the link model the cost model charges transfers against:
+ * per-pair latencies and bandwidths, and the shared segments their
+ * messages divide.
  *
- * Pipeline position: an input of the compiler, like .coll files, so it
- * lives in the front end: a cluster's `alpha`, `bw` and `links` are
- * checked here (lang/cluster.c), and the cost model (codegen/cost.h)
- * charges transfers against what it builds.  `collc cost`,
- * `sim`, `compare` and `tune` parse their size, time and bandwidth flags
- * here and build one link_model: uniform (--alpha 3us --bw 450GB/s) or a
- * per-pair matrix read from a file that `collc probe` writes.  A transfer
- * of b bytes from rank i to rank j costs alpha_ij + b * beta_ij seconds,
- * beta_ij being the inverse bandwidth of the ordered pair.  Optionally a
- * rank's links share one injection bandwidth (rank_bw, --rank-bw): a rank
- * that sends k messages in a round gives each at most rank_bw / k.
+ * Pipeline position: the model floor (runtime/model/), below the compiler
+ * and the runtime.  collc builds one from its flags (--alpha 3us --bw
+ * 450GB/s: uniform), a links file (--links, a cluster's `links`: a
+ * per-pair matrix, linkfile.c) and a cluster's group/uplink/segment
+ * settings (lang/cluster.c); libcollrt builds one from what coll_probe
+ * measured (runtime/reorder.c), with the typed calls below, never through
+ * text.  A transfer of b bytes from rank i to rank j costs alpha_ij + b *
+ * beta_ij seconds, beta_ij being the inverse bandwidth of the ordered
+ * pair.  Optionally a rank's links share one injection bandwidth
+ * (rank_bw, --rank-bw): a rank that sends k messages in a round gives
+ * each at most rank_bw / k.  Units and error values: units.h.
  *
  * Matrix file format (text, one pair per line; fields separated by tabs or
  * spaces; `#` starts a comment; blank lines are ignored):
@@ -55,11 +56,11 @@
  * given in a cluster (`group rack0 "0 3 5 6";`, lang/cluster.c) and are
  * written back by link_write_matrix, so a probed file round-trips.
  *
- * Errors are values: functions return 0 or -1 and fill a link_error with
- * a one-line message (no "collc: error:" prefix; the caller adds it).
- * Errors about a file start with its location, "path:line: " or "path: ",
- * and loc_len says how long that location is, so that a caller can print
- * them GCC style, "path:line: error: text" (link_error_text).
+ * Built by typed calls (link_add_group, link_add_uplink,
+ * link_add_segment, link_set_rank_bw) or from the declaration lines
+ * above (link_declare, which calls them); link_write_matrix writes a
+ * model back in this format, each segment in the form it was declared
+ * in, so a probed file round-trips.
  */
 #ifndef COLL_LINKMODEL_H
 #define COLL_LINKMODEL_H
@@ -67,25 +68,22 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-typedef struct {
-	char msg[512];
-	int loc_len;         /* msg[0 .. loc_len) is "path" or "path:line"; 0: no location */
-} link_error;
-
-/* Format a message into err (when not NULL); returns -1, for `return link_errorf(...)`. */
-int link_errorf(link_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The same with a location: "path:line: text" (line 0: "path: text"). */
-int link_errorf_at(link_error *err, const char *path, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-/* The text after the location (the whole message when there is none). */
-static inline const char *link_error_text(const link_error *err)
-{
-	return err->loc_len ? err->msg + err->loc_len + 2 : err->msg;
-}
+#include "units.h"
 
 typedef enum { LINK_UNIFORM, LINK_MATRIX } link_kind;
 
 #define LINK_ANY (-1)        /* a segment endpoint that is every rank (`*`) */
+#define LINK_MAX_RANKS 65536 /* ranks a model may name */
+#define LINK_NAME_MAX 63     /* characters of a group's or segment's name */
+
+/* How a segment was declared, so that it is written back the same way. */
+typedef enum {
+	LINK_DECL_ONEWAY,    /* segment NAME A -> B */
+	LINK_DECL_BOTH,      /* segment NAME A <-> B: this one, A to B ... */
+	LINK_DECL_BACK,      /* ... and the next, NAME.back, B to A */
+	LINK_DECL_UP,        /* uplink G: G.up, out of the group ... */
+	LINK_DECL_DOWN       /* ... and the next, G.down, into it */
+} link_decl;
 
 /* A named set of ranks. */
 typedef struct {
@@ -102,7 +100,15 @@ typedef struct {
 	int src, dst;        /* group index, or LINK_ANY */
 	bool src_not, dst_not;   /* the complement of the group */
 	double cap;          /* bytes/s */
+	link_decl decl;
 } link_segment;
+
+/* A segment endpoint: a group (or LINK_ANY, every rank), or with `neg`
+ * every rank outside it. */
+typedef struct {
+	int group;
+	bool neg;
+} link_end;
 
 typedef struct {
 	link_kind kind;
@@ -118,8 +124,6 @@ typedef struct {
 	int ngroups;
 	link_segment *segs;
 	int nsegs;
-	char **decls;        /* the group/segment/uplink/rank-bw lines as given, for the writer */
-	int ndecls;
 } link_model;
 
 /* Input limits of link_read_matrix: a line holds four short fields or a
@@ -131,29 +135,6 @@ typedef struct {
 #define LINK_MAX_BYTES_TEXT "256 MiB"
 
 /* linkmodel.c */
-/* Parse a plain decimal number with no unit (blanks around it allowed):
- * the numbers of the link file's grammar, so no "inf", "nan" or hex.
- * 0 or -1 with err set. */
-int link_parse_number(const char *text, double *val, link_error *err);
-/* Parse a byte count: a number and a unit B, KB, MB, GB, TB (powers of
- * 1000), KiB, MiB, GiB, TiB (powers of 1024), or K, M, G, T as nccl-tests
- * reads them (powers of 1024); no unit means bytes.  The result must be a
- * positive whole number of bytes.  0 or -1 with err set. */
-int link_parse_size(const char *text, double *bytes, link_error *err);
-/* Parse a duration: a number and a unit ns, us (or µs), ms, s; "0" needs
- * no unit.  Must be >= 0.  Result in seconds. */
-int link_parse_time(const char *text, double *seconds, link_error *err);
-/* Parse a bandwidth: a number and a unit B/s, KB/s, MB/s, GB/s, TB/s,
- * KiB/s, MiB/s, GiB/s, TiB/s, bit/s, Kbit/s, Mbit/s, Gbit/s, Tbit/s (or
- * bps, Kbps, Mbps, Gbps, Tbps).  Must be > 0.  Result in bytes/s. */
-int link_parse_bw(const char *text, double *bytes_per_s, link_error *err);
-
-/* Format for people: "1 GiB", "1.5 KiB", "1000 B"; seconds as "3.25 us";
- * bytes/s as "450 GB/s".  Write into buf (returned). */
-char *link_fmt_size(double bytes, char *buf, size_t len);
-char *link_fmt_time(double seconds, char *buf, size_t len);
-char *link_fmt_bw(double bytes_per_s, char *buf, size_t len);
-
 /* A uniform model: every pair has latency alpha (s) and bandwidth bw (B/s).
  * -1 when bw <= 0 or alpha < 0. */
 int link_uniform(link_model *lm, double alpha, double bw, link_error *err);
@@ -162,12 +143,6 @@ int link_uniform(link_model *lm, double alpha, double bw, link_error *err);
 int link_matrix(link_model *lm, int n, double alpha, double bw, link_error *err);
 /* Set the ordered pair src -> dst of a matrix model. */
 void link_set(link_model *lm, int src, int dst, double alpha, double bw);
-/* Read a matrix file (format above) into lm.  -1 with "file:line: ..." in
- * err on any problem: bad units, bad ranks, duplicates, missing pairs,
- * bandwidth <= 0. */
-int link_read_matrix(link_model *lm, const char *path, link_error *err);
-/* Write lm as a matrix file for n ranks (a uniform model is expanded). */
-void link_write_matrix(FILE *out, const link_model *lm, int n);
 /* Set the shared injection bandwidth (0: none).  -1 when bw < 0. */
 int link_set_rank_bw(link_model *lm, double bw, link_error *err);
 /* Check that lm can cost a schedule of n ranks (a matrix must have
@@ -180,19 +155,41 @@ void link_free(link_model *lm);
  * "matrix links.tsv (8 ranks)". */
 char *link_describe(const link_model *lm, char *buf, size_t len);
 
+/* Typed builders of shared segments.  Each returns -1 with a message
+ * (no location) for a bad or repeated name, a rank out of range or listed
+ * twice, a bandwidth that is not positive, a group that does not exist. */
+/* A group of count ranks: its index, or -1. */
+int link_add_group(link_model *lm, const char *name, const int *ranks, int count, link_error *err);
+/* Group g's uplink: segments "NAME.up" (out of it) and "NAME.down" (into
+ * it), bw bytes/s each.  0 or -1. */
+int link_add_uplink(link_model *lm, int g, double bw, link_error *err);
+/* A segment from `from` to `to` of bw bytes/s; both: and NAME.back the
+ * other way.  0 or -1. */
+int link_add_segment(link_model *lm, const char *name, link_end from, link_end to, bool both, double bw,
+		     link_error *err);
 /* Parse one declaration line of the forms above ("group rack0 0 3 5 6",
  * "uplink rack0 200Mbit/s", "segment t rack0 -> rack1 1Gbit/s",
- * "rank-bw 400Mbit/s"; a `#` comment is ignored) and add it to lm.
- * Returns 1 when it added something, 0 when the line is not a
- * declaration (its first word is none of these), -1 with a message (no
- * location: the caller knows it) when it is one but wrong: an unknown or
- * repeated name, a bad rank or bandwidth. */
+ * "rank-bw 400Mbit/s"; a `#` comment is ignored) and add it to lm through
+ * the builders.  Returns 1 when it added something, 0 when the line is not
+ * a declaration (its first word is none of these), -1 with a message (no
+ * location: the caller knows it) when it is one but wrong. */
 int link_declare(link_model *lm, const char *line, link_error *err);
 /* The group called name, or -1. */
 int link_group_find(const link_model *lm, const char *name);
-/* Copy src's groups, segments and rank bandwidth into dst (which keeps
- * its own latencies and bandwidths).  -1 on out-of-memory. */
+/* Copy src's groups, segments and rank bandwidth (when it has one) into
+ * dst, which keeps its own latencies and bandwidths, and its own groups
+ * and segments before them.  -1 on a name dst already has, or out of
+ * memory. */
 int link_copy_segments(link_model *dst, const link_model *src, link_error *err);
+
+/* linkfile.c */
+/* Read a matrix file (format above) into lm.  -1 with "file:line: ..." in
+ * err on any problem: bad units, bad ranks, duplicates, missing pairs,
+ * bandwidth <= 0. */
+int link_read_matrix(link_model *lm, const char *path, link_error *err);
+/* Write lm as a matrix file for n ranks (a uniform model is expanded),
+ * its segments as declarations (bandwidths that read back exactly). */
+void link_write_matrix(FILE *out, const link_model *lm, int n);
 
 /* Is rank r in the segment endpoint (group g, complemented when neg)? */
 static inline bool link_in(const link_model *lm, int g, bool neg, int r)
