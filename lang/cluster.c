@@ -158,7 +158,14 @@ static int entry(drv_prog *p, cluster_desc *d, const cluster_block *b, const ast
 	}
 	int i = drv_find_algo(p, e->str);
 	if (i < 0) {
-		diag_error(e->pos, "cluster '%s': no algorithm named '%s'", d->name, e->str);
+		diag_suggest near = diag_suggest_start(e->str);
+		for (int k = 0; k < drv_nalgos(p); k++)
+			diag_suggest_add(&near, drv_algo_name(p, k));
+		if (near.best)
+			diag_error(e->pos, "cluster '%s': no algorithm named '%s' (did you mean '%s'?)", d->name, e->str,
+				   near.best);
+		else
+			diag_error(e->pos, "cluster '%s': no algorithm named '%s'", d->name, e->str);
 		return -1;
 	}
 	if (drv_algo_kind(p, i) != b->kind) {

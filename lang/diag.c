@@ -363,3 +363,46 @@ void diag_tool_error(const char *fmt, ...)
 	diag_vfile_error(diag_tool, fmt, ap);
 	va_end(ap);
 }
+
+/* --- suggestions ------------------------------------------------------------- */
+
+diag_suggest diag_suggest_start(const char *word)
+{
+	return (diag_suggest){ .word = word, .best = NULL, .dist = 3 };
+}
+
+/* Damerau-Levenshtein (optimal string alignment) distance of a and b, or
+ * any value above 2 once it must be: names are short, and longer ones are
+ * never close. */
+static int distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 63 || lb > 63 || (la > lb ? la - lb : lb - la) > 2)
+		return 3;
+	int d[64][64];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			int m = sub < del ? sub : del;
+			m = m < ins ? m : ins;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < m)
+				m = d[i - 2][j - 2] + 1;   /* a transposition */
+			d[i][j] = m;
+		}
+	return d[la][lb];
+}
+
+bool diag_suggest_add(diag_suggest *s, const char *cand)
+{
+	int k = distance(s->word, cand);
+	if (k >= s->dist || k > 2 || (size_t)k >= strlen(s->word) / 2 + 1)
+		return false;
+	s->best = cand;
+	s->dist = k;
+	return true;
+}

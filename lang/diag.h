@@ -65,4 +65,18 @@ bool diag_stopped(void);
 /* Format "file:line:col" of p into buf; returns buf. */
 char *diag_where(srcpos p, char *buf, size_t len);
 
+/* Spelling suggestions, for "(did you mean 'check'?)": start with the
+ * unknown word, offer every candidate in order; best is then the closest
+ * (Damerau-Levenshtein distance at most 2 and below len/2 + 1, len the
+ * word's length), the first of equals, or NULL. */
+typedef struct {
+	const char *word;
+	const char *best;   /* a candidate as offered, or NULL */
+	int dist;
+} diag_suggest;
+diag_suggest diag_suggest_start(const char *word);
+/* Offer cand; true when it is the best so far (for callers that keep
+ * what goes with it). */
+bool diag_suggest_add(diag_suggest *s, const char *cand);
+
 #endif

@@ -7,11 +7,13 @@
  * cluster checker) and the back end (codegen/: exports, cost model, code
  * generation); nothing below includes it.  argv[0] is the subcommand
  * name; each returns the process exit status: 0 on success, 1 when a
- * file, schedule or matrix is wrong, 2 on a usage error.
+ * file, schedule or matrix is wrong, 2 on a usage error.  What each takes
+ * is its flag table in cmd_flags.c, which also writes its --help.
  */
 #ifndef COLL_CMD_H
 #define COLL_CMD_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "choose.h"
@@ -62,8 +64,15 @@ int cmd_build(int argc, char **argv);
  * each line starting with indent. */
 void cmd_print_order(const libplan *c, const char *indent);
 
-/* collc.c */
-/* Print collc's usage (every subcommand) to out. */
+/* cmd_flags.c */
+/* Print collc's usage (every subcommand, from its flag table) to out. */
 void cmd_usage(FILE *out);
+/* Take the options every subcommand takes (--stats, --max-errors N,
+ * --max-memory S) out of argv wherever they are, and apply them:
+ * 0, or 2 after a usage error. */
+int cmd_take_common(int *argc, char **argv, bool *stats);
+/* The subcommand called name, or NULL after "unknown command" (with the
+ * closest name when one is near). */
+int (*cmd_lookup(const char *name))(int argc, char **argv);
 
 #endif

@@ -8,7 +8,9 @@
  * baseline compare and tune measure against), and for each n evaluates
  * and verifies an algorithm and prepares its cost plan once, so that the
  * commands can evaluate it for every size, model and straggler setting.
- * Also the cost parameters and the model list a command's options mean.
+ * Also the cost parameters and the model list a command's options mean,
+ * and the checks of -D and -a that check and show share with them (an
+ * unknown name gets the closest one, diag_suggest).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -18,11 +20,29 @@
 
 #include "cmd_flags.h"
 
-/* Every -D must name a parameter of some algorithm in the files. */
-static int check_defines(drv_prog *p, const cmd_opts *o)
+int cmd_check_defines(drv_prog *p, const cmd_opts *o)
 {
 	const char *bad = drv_unknown_define(p, o->defs, o->ndefs);
 	return bad ? cmd_input_error("-D %s: no algorithm has a parameter named '%s'", bad, bad) : 0;
+}
+
+const char *cmd_closest_algo(drv_prog *p, const char *name)
+{
+	diag_suggest near = diag_suggest_start(name);
+	for (int i = 0; i < drv_nalgos(p); i++)
+		diag_suggest_add(&near, drv_algo_name(p, i));
+	return near.best;
+}
+
+int cmd_check_algo(drv_prog *p, const char *name)
+{
+	if (!name || drv_find_algo(p, name) >= 0)
+		return 0;
+	const char *near = cmd_closest_algo(p, name);
+	if (near)
+		return cmd_input_error("no algorithm named '%s' (did you mean '%s'?)", name, near);
+	drv_run(p, name, 1, NULL, 0, false);   /* says so, with the names there are */
+	return 1;
 }
 
 static void list_algos(drv_prog *p, char *buf, size_t len)
@@ -48,9 +68,11 @@ static int select_algos(drv_prog *p, cmd_opts *o, cmd_algo **out, int *nout)
 	if (o->nalgos) {
 		for (int i = 0; i < o->nalgos; i++) {
 			int k = drv_find_algo(p, o->algos[i]);
+			const char *near = k < 0 ? cmd_closest_algo(p, o->algos[i]) : NULL;
 			if (k < 0) {
 				free(v);
-				return cmd_input_error("no algorithm named '%s' (have: %s)", o->algos[i], have);
+				return near ? cmd_input_error("no algorithm named '%s' (did you mean '%s'?)", o->algos[i], near)
+					    : cmd_input_error("no algorithm named '%s' (have: %s)", o->algos[i], have);
 			}
 			bool dup = false;
 			for (int j = 0; j < nv; j++)
@@ -75,8 +97,11 @@ static int select_algos(drv_prog *p, cmd_opts *o, cmd_algo **out, int *nout)
 		/* the baseline comes along even when -a did not name it */
 		int k = drv_find_algo(p, o->baseline);
 		if (k < 0 && o->baseline_given) {
+			const char *near = cmd_closest_algo(p, o->baseline);
 			free(v);
-			return cmd_input_error("--baseline: no algorithm named '%s' (have: %s)", o->baseline, have);
+			return near ? cmd_input_error("--baseline: no algorithm named '%s' (did you mean '%s'?)",
+						      o->baseline, near)
+				    : cmd_input_error("--baseline: no algorithm named '%s' (have: %s)", o->baseline, have);
 		}
 		bool in = k < 0;
 		for (int j = 0; j < nv; j++)
@@ -150,19 +175,18 @@ int cmd_models(const cmd_opts *o, const cost_model **m)
 	return k;
 }
 
-int cmd_setup(int argc, char **argv, int which, const char *usage, cmd_opts *o, drv_prog **p,
-	      cmd_algo **v, int *nv)
+int cmd_setup(int argc, char **argv, int which, cmd_opts *o, drv_prog **p, cmd_algo **v, int *nv)
 {
 	*p = NULL;
 	*v = NULL;
 	*nv = 0;
-	int rc = cmd_parse(argc, argv, which, usage, o);
+	int rc = cmd_parse(argc, argv, which, o);
 	if (rc)
 		return rc;
 	*p = drv_load(o->nfiles, o->files);
 	if (!*p)
 		return 1;
-	if (check_defines(*p, o))
+	if (cmd_check_defines(*p, o))
 		return 1;
 	return select_algos(*p, o, v, nv);
 }

@@ -2,6 +2,7 @@
  * cmd_build.c - `collc build`: cluster file -> generated C -> library.
  *
  *   collc build CLUSTER.coll [FILE.coll...] -o DIR [--cluster NAME] [-v]
+ *   (flags: cmd_flags.c)
  *
  * Evaluates and verifies every algorithm the cluster includes (cluster.c),
  * writes DIR/NAME.h and DIR/NAME_plans.c (emit_c.c), copies the runtime's
@@ -50,6 +51,7 @@
 #include "linkmodel.h"
 #include "emit.h"
 #include "cmd.h"
+#include "cmd_flags.h"
 #include "subproc.h"
 
 static bool verbose;
@@ -385,35 +387,16 @@ static void print_auto(const libplan *c)
 
 int cmd_build(int argc, char **argv)
 {
-	const char *out = NULL, *name = NULL;
-	char **files = calloc(argc, sizeof *files);
-	int nfiles = 0;
-	verbose = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-			out = argv[++i];
-		else if (strcmp(argv[i], "--cluster") == 0 && i + 1 < argc)
-			name = argv[++i];
-		else if (strcmp(argv[i], "-v") == 0)
-			verbose = true;
-		else if (strcmp(argv[i], "--help") == 0) {
-			puts("usage: collc build CLUSTER.coll [FILE.coll...] -o DIR [--cluster NAME] [-v]\n"
-			     "  verify every algorithm the cluster includes, then write DIR/NAME.h,\n"
-			     "  DIR/NAME_plans.c and compile DIR/libNAME.so and DIR/libNAME.a");
-			free(files);
-			return 0;
-		} else if (argv[i][0] == '-') {
-			diag_tool_error("unknown or incomplete option '%s' for 'build'", argv[i]);
-			free(files);
-			return 2;
-		} else
-			files[nfiles++] = argv[i];
+	cmd_opts o;
+	int prc = cmd_parse(argc, argv, CMD_BUILD, &o);
+	if (prc) {
+		cmd_free_opts(&o);
+		return prc < 0 ? 0 : prc;
 	}
-	if (!nfiles || !out) {
-		diag_tool_error("build needs a cluster file and -o DIR");
-		free(files);
-		return 2;
-	}
+	const char *out = o.out, *name = o.cluster;
+	char **files = o.files;
+	int nfiles = o.nfiles;
+	verbose = o.verbose;
 	int rc = 1;
 	cluster_desc d;
 	libplan c;
@@ -537,6 +520,6 @@ free_desc:
 	cluster_desc_free(&d);
 done:
 	drv_free(p);
-	free(files);
+	cmd_free_opts(&o);
 	return rc;
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "cmd_select.h"
+#include "cmd_flags.h"
 #include "policy.h"
 
 static void print_policy(const coll_rail_policy *pol, void *arg)
@@ -26,15 +26,13 @@ static void print_policy(const coll_rail_policy *pol, void *arg)
 
 int cmd_check(int argc, char **argv)
 {
-	sel_opts o;
-	int rc = sel_parse(argc, argv, &o, false);
+	cmd_opts o;
+	int rc = cmd_parse(argc, argv, CMD_CHECK, &o);
 	drv_prog *p = rc ? NULL : drv_load(o.nfiles, o.files);
-	if (!p || sel_check_defines(p, &o) ||
-	    (o.algo && drv_find_algo(p, o.algo) < 0 && !drv_run(p, o.algo, 1, NULL, 0, false))) {
-		/* drv_run of an unknown name prints the "no algorithm" error */
+	if (!p || cmd_check_defines(p, &o) || cmd_check_algo(p, o.algo)) {
 		drv_free(p);
-		sel_free(&o);
-		return rc ? rc : 1;
+		cmd_free_opts(&o);
+		return rc < 0 ? 0 : rc ? rc : 1;
 	}
 	/* a sweep skips the n an algorithm rejects with `require`; one n does not */
 	bool sweep = o.nlo != o.nhi;
@@ -91,7 +89,7 @@ int cmd_check(int argc, char **argv)
 		failed = 1;
 	}
 	drv_free(p);
-	sel_free(&o);
+	cmd_free_opts(&o);
 	return failed ? 1 : 0;
 }
 

@@ -18,17 +18,6 @@
 #include "cmd_flags.h"
 #include "svg.h"
 
-static const char compare_usage[] =
-	"usage: collc compare FILE... -n N [-b MIN -e MAX -f F] [--straggler R --delay D]\n"
-	"                     [--baseline ALGO] [--model sim|rounds|all] [--csv | --json]\n"
-	"                     [--svg FILE] [--n-range A..B [-s SIZE]]\n"
-	"Algorithms x sizes: time, algbw, busbw (GB/s, nccl-tests definitions) and\n"
-	"speedup over the baseline (default ring) of the same collective.\n"
-	"  --svg FILE       plot algbw against size, one line per algorithm\n"
-	"  --n-range A..B   instead, speedup over the baseline for n in A..B (powers\n"
-	"                   of 2 and midpoints; A..B:K for every K-th n) at one size\n"
-	"                   (default 1GiB); --svg plots it against n\n";
-
 static char *fmt_size_tick(double v, char *buf, size_t len)
 {
 	return link_fmt_size(v, buf, len);
@@ -251,7 +240,7 @@ int cmd_compare(int argc, char **argv)
 	cmd_algo *v;
 	int nv, nrows = 0, cap = 0;
 	cmd_row *rows = NULL;
-	int rc = cmd_setup(argc, argv, CMD_COMPARE, compare_usage, &o, &p, &v, &nv);
+	int rc = cmd_setup(argc, argv, CMD_COMPARE, &o, &p, &v, &nv);
 	if (rc == 0 && !o.have_nrange) {
 		for (int i = 0; i < nv && rc == 0; i++) {
 			int b = cmd_algo_build(p, &o, &v[i], o.n, o.nalgos == 0);

@@ -14,14 +14,6 @@
 #include "cmd.h"
 #include "cmd_flags.h"
 
-static const char cost_usage[] =
-	"usage: collc cost FILE... [-a ALGO[,ALGO...]] -n N [-s SIZE | -b MIN -e MAX [-f F]]\n"
-	"                  [--alpha T --bw BW | --links MATRIX] [--csv | --json]\n"
-	"Predicted time of each ALGO (default: every algorithm in FILE...) under each\n"
-	"cost model, a block per algorithm with one line per size and model:\n"
-	"  rounds  round-synchronous: sum over rounds of the slowest transfer\n"
-	"  sim     event-driven: each transfer starts when its data and ports are ready\n";
-
 /* One algorithm's rows: a text block, or CSV/JSON rows (*first: no JSON
  * row written yet). */
 static int cost_algo(const cmd_opts *o, const cmd_algo *a, const cost_model **models, int nm,
@@ -71,7 +63,7 @@ int cmd_cost(int argc, char **argv)
 	drv_prog *p;
 	cmd_algo *v;
 	int nv;
-	int rc = cmd_setup(argc, argv, CMD_COST, cost_usage, &o, &p, &v, &nv);
+	int rc = cmd_setup(argc, argv, CMD_COST, &o, &p, &v, &nv);
 	/* Without -a, an algorithm that does not support n is skipped, as
 	 * compare does; one named with -a must build. */
 	int nbuilt = 0;

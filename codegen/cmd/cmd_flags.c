@@ -1,23 +1,34 @@
 /*
- * cmd_flags.c - the flag parser of `collc cost`, `sim`, `compare`, `tune`.
+ * cmd_flags.c - the command line of every collc subcommand: one flag
+ * table each, which both parses argv and writes the subcommand's --help.
  *
- * Pipeline position: the first step of each cost subcommand (cmd_cost.c,
- * cmd_sim.c, cmd_compare.c, cmd_tune.c): argv -> cmd_opts.  One table
- * says which flag each subcommand takes; values are read with
- * linkmodel.c's units; then the combination is checked and completed:
- * the link model (uniform or a --links matrix, with the rank bandwidth
- * default), the rank count, the list of sizes (-s, a -b/-e sweep, or the
- * command's default) and the straggler.  Also the common part of every
- * subcommand's --help, and the two error printers the layer shares.
+ * Pipeline position: the first step of each subcommand (cmd_*.c): argv ->
+ * cmd_opts.  A flag is a row (its name, its value's name, its help, how
+ * its value is read and where it goes); a row is defined once and every
+ * subcommand that takes the flag lists it in its table, so a subcommand
+ * accepts, and its --help lists, exactly its table.  The usage line is
+ * generated from the table: required flags bare, optional ones [in
+ * brackets], repeatable ones followed by "...".  Values are read with
+ * linkmodel.h's units.  After the flags, the combination is checked and
+ * completed: for the cost subcommands the link model (uniform or a
+ * --links matrix, with the rank bandwidth default), the rank count, the
+ * list of sizes (-s, a -b/-e sweep, or the command's default) and the
+ * straggler; for check and show the rank counts; for build the output.
+ * Also the options every subcommand takes (--stats, --max-errors,
+ * --max-memory: collc.c takes them out first), collc's own usage, and the
+ * two error printers the layer shares.
  */
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "cmd_flags.h"
+#include "xalloc.h"
 
 int cmd_usage_error(const char *fmt, ...)
 {
@@ -50,146 +61,7 @@ int cmd_link_error(const link_error *e)
 	return cmd_input_error("%s", e->msg);
 }
 
-/* --- help -------------------------------------------------------------------- */
-
-static const char common_help[] =
-	"  -n N                rank count (default: the rank count of --links)\n"
-	"  -D name=value       set a `param` of the algorithms\n"
-	"  -s SIZE             buffer size (repeatable)\n"
-	"  -b MIN -e MAX       size sweep as nccl-tests: MIN, MIN*F, ... up to MAX (not sim)\n"
-	"  -f F | -i STEP      sweep factor (default 2) or additive step\n"
-	"  --alpha T           link latency (default 3us)\n"
-	"  --bw BW             link bandwidth (default 450GB/s)\n"
-	"  --links MATRIX      per-pair latency and bandwidth (TSV: src dst alpha bandwidth),\n"
-	"                      and shared segments (group, uplink, segment, rank-bw lines)\n"
-	"  --rank-bw BW|none   a rank's injection bandwidth, shared by the messages it sends\n"
-	"                      (or receives) in one round; default: --bw for uniform links\n"
-	"                      (one connection per rank), none for --links (independent)\n"
-	"  --straggler R       rank R joins late ('last': rank n-1); with no --delay, late\n"
-	"                      enough to hide all the others can do without it\n"
-	"  --delay D           the straggler's delay (implies --straggler last)\n"
-	"  --segments S        pipeline the buffer in S segments (sim model)\n"
-	"  --seg-bytes X       as many segments as cut each chunk into pieces of at most X,\n"
-	"                      as the runtime does (its TCP messages: 1MiB), per algorithm\n"
-	"  --round-order on|off  the sim runs as libcollrt does on TCP: a rank's sends\n"
-	"                      (receives) of a round wait for those of its earlier rounds\n"
-	"                      (default: on with --links, a network; off otherwise)\n"
-	"  --sharing maxmin|tcp|alpha=K  how flows share a segment in the sim: max-min,\n"
-	"                      TCP's (alpha-fair, alpha 2, each flow weighted by 1/RTT^2, its\n"
-	"                      RTT the loaded segments its data and acks pass; default with\n"
-	"                      --links), or alpha-fair with alpha K and no weights\n"
-	"  --jitter SIGMA      the sim's time is the mean over draws of TCP's luck: each\n"
-	"                      connection's weight in a round times e^(SIGMA z), z normal\n"
-	"                      (tcp or alpha=K sharing, shared segments; README \"Rank\n"
-	"                      reordering\"); --jitter-samples K draws (default 8)\n"
-	"  --max-steps N       evaluation step limit\n"
-	"  --help              this text\n"
-	"units: sizes B KB MB GB (x1000), KiB MiB GiB (x1024), K M G as nccl-tests (x1024);\n"
-	"times ns us ms s; bandwidths B/s KB/s MB/s GB/s KiB/s MiB/s GiB/s Mbit/s Gbit/s.\n"
-	"Times count from when the last rank joined (the straggler, if any).\n";
-
-/* The options of compare and tune only, after the common ones. */
-static const char table_help[] =
-	"  --model M           sim (default), rounds, or all\n"
-	"  --csv, --json       machine-readable rows (see README: collc compare --json)\n";
-
-/* collc reorder's options (it takes a few of the common ones). */
-static const char reorder_help[] =
-	"  -a ALGO             the algorithm (needed when FILE... holds several)\n"
-	"  -n N                rank count (default: the rank count of --links)\n"
-	"  -D name=value       set a `param` of the algorithm\n"
-	"  -s SIZE             the buffer size the order is chosen for (default 1GiB)\n"
-	"  --links MATRIX      the physical network: per-pair latency and bandwidth, shared\n"
-	"                      segments (what collprobe writes; see README \"Rank reordering\")\n"
-	"  --alpha T --bw BW   uniform links instead (then only segments can tell orders apart)\n"
-	"  --rank-bw BW|none   a rank's injection bandwidth shared by its messages of a round\n"
-	"  --time-limit T      stop searching after T (default 10s; a cut search is reported)\n"
-	"  --seed K            annealing's random seed (default 1): same seed, same answer\n"
-	"  --moves M           annealing moves per run (default 200 n^2, at least 20000;\n"
-	"                      8 runs within 4e6 / (messages per rank) moves)\n"
-	"  --effort F          that budget times F (default 1; reorder at init uses 0.25)\n"
-	"  --exact-max N       branch and bound when n <= N (default 10; -1: never)\n"
-	"  --perm LIST|@FILE   start annealing from this order (schedule rank -> physical rank)\n"
-	"  --sim               also run the event-driven simulation where it is slow\n"
-	"  --seg-bytes X       the simulation pipelines each chunk in pieces of at most X\n"
-	"  --sharing RULE      how the simulation shares a segment: tcp (default), maxmin, alpha=K\n"
-	"  --jitter SIGMA      the simulation's time is the mean over draws of TCP's luck\n"
-	"                      (collc cost --help); --jitter-samples K draws (default 8)\n"
-	"  --exhaustive        try every order instead (n <= 11): the reference for the search\n"
-	"  --spread K          also K orders spread from the best to the highest predicted time,\n"
-	"                      the i-th about i/K of the way (to test a model against a network)\n"
-	"  --json              one JSON object (README: collc reorder --json)\n"
-	"  --help              this text\n";
-
-static void help(const char *usage, int which)
-{
-	fputs(usage, stdout);
-	fputs("options:\n", stdout);
-	if (which == CMD_REORDER) {
-		fputs(reorder_help, stdout);
-		return;
-	}
-	/* a simulation's report (timeline, critical path, --svg) is of one run */
-	if (which == CMD_SIM)
-		fputs("  -a ALGO             the algorithm (needed when FILE... holds several)\n", stdout);
-	else
-		fputs("  -a ALGO[,ALGO...]   algorithm(s) by name (default: every algorithm in FILE...)\n",
-		      stdout);
-	fputs(common_help, stdout);
-	if (which & (CMD_COMPARE | CMD_TUNE))
-		fputs(table_help, stdout);
-	if (which == CMD_TUNE)
-		fputs("  --ranges-only       the size ranges alone, without the critical-delay search\n", stdout);
-}
-
-/* --- flags ------------------------------------------------------------------- */
-
-/* Every flag, whether it takes a value, and the subcommands that take it. */
-static const struct {
-	const char *name;
-	int takes_value;
-	int cmds;
-} flags[] = {
-	{ "-a", 1, CMD_ALL | CMD_REORDER },
-	{ "-n", 1, CMD_ALL | CMD_REORDER },
-	{ "-D", 1, CMD_ALL | CMD_REORDER },
-	{ "-s", 1, CMD_ALL | CMD_REORDER },
-	{ "-b", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
-	{ "-e", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
-	{ "-f", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
-	{ "-i", 1, CMD_COST | CMD_COMPARE | CMD_TUNE },
-	{ "--alpha", 1, CMD_ALL | CMD_REORDER },
-	{ "--bw", 1, CMD_ALL | CMD_REORDER },
-	{ "--links", 1, CMD_ALL | CMD_REORDER },
-	{ "--rank-bw", 1, CMD_ALL | CMD_REORDER },
-	{ "--perm", 1, CMD_COST | CMD_SIM | CMD_REORDER },
-	{ "--time-limit", 1, CMD_REORDER },
-	{ "--seed", 1, CMD_REORDER },
-	{ "--moves", 1, CMD_REORDER },
-	{ "--effort", 1, CMD_REORDER },
-	{ "--exact-max", 1, CMD_REORDER },
-	{ "--sim", 0, CMD_REORDER },
-	{ "--exhaustive", 0, CMD_REORDER },
-	{ "--spread", 1, CMD_REORDER },
-	{ "--straggler", 1, CMD_ALL },
-	{ "--delay", 1, CMD_ALL },
-	{ "--segments", 1, CMD_ALL },
-	{ "--seg-bytes", 1, CMD_COST | CMD_SIM | CMD_COMPARE | CMD_TUNE | CMD_REORDER },
-	{ "--round-order", 1, CMD_ALL },
-	{ "--sharing", 1, CMD_ALL | CMD_REORDER },
-	{ "--jitter", 1, CMD_ALL | CMD_REORDER },
-	{ "--jitter-samples", 1, CMD_ALL | CMD_REORDER },
-	{ "--baseline", 1, CMD_COMPARE | CMD_TUNE },
-	{ "--model", 1, CMD_COMPARE | CMD_TUNE },
-	{ "--csv", 0, CMD_COST | CMD_COMPARE | CMD_TUNE },
-	{ "--json", 0, CMD_COST | CMD_COMPARE | CMD_TUNE | CMD_REORDER },
-	{ "--ranges-only", 0, CMD_TUNE },
-	{ "--svg", 1, CMD_SIM | CMD_COMPARE },
-	{ "--trace", 0, CMD_SIM },
-	{ "--n-range", 1, CMD_COMPARE },
-	{ "--repeat", 1, CMD_SIM },
-	{ "--max-steps", 1, CMD_ALL | CMD_REORDER },
-};
+/* --- values ------------------------------------------------------------------ */
 
 static int parse_int(const char *flag, const char *v, long lo, long hi, int *out)
 {
@@ -211,28 +83,10 @@ static int parse_real(const char *v, double *out)
 	return v[strcspn(v, " \t\n\v\f\r")] || link_parse_number(v, out, &err) ? -1 : 0;
 }
 
-static int parse_size_flag(const char *flag, const char *v, double *out)
-{
-	link_error err;
-	if (link_parse_size(v, out, &err))
-		return cmd_usage_error("%s: %s", flag, err.msg);
-	return 0;
-}
+/* The values a row's own function reads: 0, or the exit status after a
+ * message. */
 
-void cmd_free_opts(cmd_opts *o)
-{
-	for (int i = 0; i < o->nalgos; i++)
-		free(o->algos[i]);
-	free(o->algos);
-	free(o->files);
-	free(o->sizes);
-	free(o->perm);
-	for (int d = 0; d < o->ndefs; d++)
-		free((char *)o->defs[d].name);
-	link_free(&o->links);
-}
-
-static int add_algos(cmd_opts *o, const char *list)
+static int set_algos(cmd_opts *o, const char *list)
 {
 	const char *p = list;
 	do {
@@ -250,29 +104,712 @@ static int add_algos(cmd_opts *o, const char *list)
 	return 0;
 }
 
-int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
+static int set_define(cmd_opts *o, const char *v)
 {
-	memset(o, 0, sizeof *o);
-	o->cmd = argv[0];
-	o->which = which;
-	o->files = calloc((size_t)argc + 1, sizeof *o->files);
-	o->straggler = -1;
-	o->segments = 1;
-	o->round_order = -1;
-	o->sharing = -1;
-	o->baseline = "ring";
-	o->model = "sim";
+	if (o->ndefs == 32)
+		return cmd_usage_error("too many -D");
+	if (drv_parse_define(v, &o->defs[o->ndefs]))
+		return 2;
+	o->ndefs++;
+	return 0;
+}
+
+static int set_size(cmd_opts *o, const char *v)
+{
+	link_error err;
+	if (o->ns == 64)
+		return cmd_usage_error("too many -s");
+	if (link_parse_size(v, &o->s_size[o->ns], &err))
+		return cmd_usage_error("-s: %s", err.msg);
+	o->ns++;
+	return 0;
+}
+
+static int set_factor(cmd_opts *o, const char *v)
+{
+	if (parse_real(v, &o->f) || !(o->f > 1) || o->f > 1e6)
+		return cmd_usage_error("-f needs a factor > 1, found '%s'", v);
+	return 0;
+}
+
+static int set_rank_bw(cmd_opts *o, const char *v)
+{
+	link_error err;
+	if (strcmp(v, "none") == 0)
+		o->rank_bw = 0;
+	else if (link_parse_bw(v, &o->rank_bw, &err))
+		return cmd_usage_error("--rank-bw: %s (or 'none')", err.msg);
+	return 0;
+}
+
+/* a list, or @FILE holding one (what collc reorder --json or collprobe
+ * leave lying around) */
+static int set_perm(cmd_opts *o, const char *v)
+{
+	link_error err;
+	int k;
+	free(o->perm);
+	o->perm = NULL;
+	if (v[0] == '@') {
+		FILE *pf = fopen(v + 1, "r");
+		char buf[1 << 16];
+		size_t got = pf ? fread(buf, 1, sizeof buf - 1, pf) : 0;
+		if (!pf)
+			return cmd_input_error("--perm: cannot open '%s'", v + 1);
+		fclose(pf);
+		buf[got] = 0;
+		if (reorder_parse_perm(buf, 0, &o->perm, &k, &err))
+			return cmd_input_error("--perm %s: %s", v, err.msg);
+	} else if (reorder_parse_perm(v, 0, &o->perm, &k, &err)) {
+		return cmd_usage_error("--perm: %s", err.msg);
+	}
+	o->nperm = k;
+	return 0;
+}
+
+static int set_seed(cmd_opts *o, const char *v)
+{
+	char *end;
+	o->seed = strtoull(v, &end, 10);
+	if (end == v || *end)
+		return cmd_usage_error("--seed needs a non-negative integer, found '%s'", v);
+	return 0;
+}
+
+static int set_moves(cmd_opts *o, const char *v)
+{
+	char *end;
+	o->moves = strtol(v, &end, 10);
+	if (end == v || *end || o->moves < 1)
+		return cmd_usage_error("--moves needs a positive integer, found '%s'", v);
+	return 0;
+}
+
+static int set_effort(cmd_opts *o, const char *v)
+{
+	if (parse_real(v, &o->effort) || !(o->effort > 0 && o->effort <= 1000))
+		return cmd_usage_error("--effort needs a number in (0, 1000], found '%s'", v);
+	return 0;
+}
+
+static int set_straggler(cmd_opts *o, const char *v)
+{
+	if (strcmp(v, "last") == 0)
+		o->straggler = -2;
+	else if (parse_int("--straggler", v, 0, 65535, &o->straggler))
+		return 2;
+	return 0;
+}
+
+static int set_round_order(cmd_opts *o, const char *v)
+{
+	if (strcmp(v, "on") && strcmp(v, "off"))
+		return cmd_usage_error("--round-order must be on or off, found '%s'", v);
+	o->round_order = strcmp(v, "on") == 0;
+	return 0;
+}
+
+static int set_sharing(cmd_opts *o, const char *v)
+{
+	o->sharing_rtt = 0;
+	if (strcmp(v, "maxmin") == 0)
+		o->sharing = 0;
+	else if (strcmp(v, "tcp") == 0)
+		o->sharing = COST_TCP_ALPHA, o->sharing_rtt = 1;
+	else if (!(strncmp(v, "alpha=", 6) == 0 && parse_real(v + 6, &o->sharing) == 0 && o->sharing > 0 &&
+		   o->sharing <= 8))
+		return cmd_usage_error("--sharing must be maxmin, tcp or alpha=K (0 < K <= 8), found '%s'", v);
+	return 0;
+}
+
+static int set_jitter(cmd_opts *o, const char *v)
+{
+	if (parse_real(v, &o->jitter) || !(o->jitter >= 0 && o->jitter <= COST_JITTER_MAX))
+		return cmd_usage_error("--jitter needs a number in 0..%g, found '%s'", COST_JITTER_MAX, v);
+	return 0;
+}
+
+static int set_model(cmd_opts *o, const char *v)
+{
+	if (strcmp(v, "all") && !cost_model_find(v))
+		return cmd_usage_error("--model must be sim, rounds or all, found '%s'", v);
+	o->model = v;
+	return 0;
+}
+
+static int set_max_steps(cmd_opts *o, const char *v)
+{
+	(void)o;
+	char *end;
+	long long m = strtoll(v, &end, 10);
+	if (end == v || *end || m < 1)
+		return cmd_usage_error("--max-steps needs a positive integer, found '%s'", v);
+	drv_max_steps = m;
+	return 0;
+}
+
+/* "A..B", or with step also "A..B:K", with 1 <= A <= B <= 65536 into
+ * o's nlo, nhi and nstep (0: none given): 0, or -1. */
+static int parse_n_range(const char *v, bool step, cmd_opts *o)
+{
+	char *end;
+	long lo = strtol(v, &end, 10), hi = 0;
+	int k = 0;
+	if (end != v && strncmp(end, "..", 2) == 0) {
+		const char *t = end + 2;
+		hi = strtol(t, &end, 10);
+		if (end == t)
+			hi = 0;
+	}
+	if (step && *end == ':') {
+		const char *t = end + 1;
+		k = (int)strtol(t, &end, 10);
+		if (end == t || k < 1)
+			k = -1;
+	}
+	if (*end || lo < 1 || hi < lo || hi > 65536 || k < 0)
+		return -1;
+	o->nlo = (int)lo;
+	o->nhi = (int)hi;
+	o->nstep = k;
+	return 0;
+}
+
+/* compare's: every K-th n, or (no K) powers of 2 and their midpoints */
+static int set_n_sweep(cmd_opts *o, const char *v)
+{
+	if (parse_n_range(v, true, o))
+		return cmd_usage_error("--n-range needs A..B (or A..B:K) with 1 <= A <= B, found '%s'", v);
+	return 0;
+}
+
+/* check's and show's n: nlo..nhi, the later of -n and --n-range winning */
+static int set_n_one(cmd_opts *o, const char *v)
+{
+	if (parse_int("-n", v, 1, 65536, &o->nlo))
+		return 2;
+	o->n = o->nhi = o->nlo;
+	return 0;
+}
+
+static int set_n_range(cmd_opts *o, const char *v)
+{
+	if (parse_n_range(v, false, o))
+		return cmd_usage_error("--n-range needs A..B with 1 <= A <= B, found '%s'", v);
+	return 0;
+}
+
+static int set_format(cmd_opts *o, const char *v)
+{
+	if (strcmp(v, "table") && strcmp(v, "json") && strcmp(v, "dot"))
+		return cmd_usage_error("--format must be table, json or dot, found '%s'", v);
+	o->format = v;
+	return 0;
+}
+
+static int set_kind(cmd_opts *o, const char *v)
+{
+	if ((o->kind = ir_kind_from_name(v)) >= 0)
+		return 0;
+	diag_suggest near = diag_suggest_start(v);
+	for (int k = 0; k < IR_NKINDS; k++)
+		diag_suggest_add(&near, ir_kind_names[k]);
+	if (near.best)
+		return cmd_usage_error("-t needs a collective, found '%s' (did you mean '%s'?)", v, near.best);
+	return cmd_usage_error("-t needs a collective (allreduce, reduce_scatter, allgather, broadcast, reduce, "
+			       "alltoall), found '%s'", v);
+}
+
+/* the options of every subcommand: v may be NULL (missing) */
+static int set_max_errors(cmd_opts *o, const char *v)
+{
+	(void)o;
+	char *end;
+	long m = v ? strtol(v, &end, 10) : -1;
+	if (!v || end == v || *end || m < 0 || m > 1000000)
+		return cmd_usage_error("--max-errors needs an integer in 0..1000000 (0: no limit), found '%s'",
+				       v ? v : "");
+	diag_max_errors = (int)m;
+	return 0;
+}
+
+static int set_max_memory(cmd_opts *o, const char *v)
+{
+	(void)o;
+	double b;
+	link_error err;
+	if (!v || link_parse_size(v, &b, &err) != 0)
+		return cmd_usage_error("--max-memory: %s", v ? err.msg : "needs a size such as 4GiB");
+	mem_limit = (size_t)b;
+	return 0;
+}
+
+/* --- flags ------------------------------------------------------------------- */
+
+/* How a row's value is read: into the cmd_opts field at `off` as a
+ * switch (true when given), an integer in lo..hi, a size, a time, a
+ * bandwidth or the string itself; or by the row's own function. */
+enum { FV_SWITCH, FV_INT, FV_SIZE, FV_TIME, FV_BW, FV_STR, FV_FN };
+
+typedef struct cmd_flag {
+	const char *name;      /* "-n", "--links" */
+	const char *arg;       /* the value's name in the help ("N"); NULL: a switch */
+	unsigned char kind;    /* FV_* */
+	bool req;              /* required: bare in the usage line, else [in brackets] */
+	bool many;             /* repeatable: "..." in the usage line */
+	size_t off;            /* the field FV_SWITCH..FV_STR set */
+	size_t have;           /* a bool field set once the value is read (0: none;
+				  offset 0 is cmd_opts.cmd, never one) */
+	long lo, hi;           /* FV_INT's range */
+	int (*fn)(cmd_opts *o, const char *v);   /* FV_FN */
+	const char *help;      /* wrapped to fit 80 columns */
+} cmd_flag;
+
+#define OPT(f) offsetof(cmd_opts, f)
+#define SWITCH(f) .kind = FV_SWITCH, .off = OPT(f)
+#define INT(f, l, h) .kind = FV_INT, .off = OPT(f), .lo = (l), .hi = (h)
+#define VALUE(k, f) .kind = (k), .off = OPT(f)
+#define FN(f) .kind = FV_FN, .fn = (f)
+#define HAVE(f) .have = OPT(f)
+
+/* Each row once; a flag whose help (or requiredness) differs between
+ * subcommands has a row per variant, read the same way. */
+static const cmd_flag
+	/* which algorithms */
+	f_algos = { "-a", "ALGO[,ALGO...]", FN(set_algos),
+		    .help = "algorithm(s) by name (default: every algorithm in FILE...)" },
+	f_algo1 = { "-a", "ALGO", FN(set_algos), .help = "the algorithm (needed when FILE... holds several)" },
+	f_algo_check = { "-a", "ALGO", VALUE(FV_STR, algo),
+			 .help = "only ALGO (default: every algorithm declared in FILE...)" },
+	f_algo_show = { "-a", "ALGO", VALUE(FV_STR, algo),
+			.help = "the algorithm (default: the first in FILE..., of collective -t)" },
+	f_kind = { "-t", "COLL", FN(set_kind),
+		   .help = "the first algorithm of this collective (allreduce, reduce_scatter, "
+			   "allgather, broadcast, reduce, alltoall)" },
+	f_define = { "-D", "name=value", FN(set_define), .many = true, .help = "set a `param` of the algorithms" },
+	f_max_steps = { "--max-steps", "N", FN(set_max_steps), .help = "evaluation step limit (default 200000000)" },
+	/* rank counts */
+	f_n = { "-n", "N", INT(n, 1, 65536), HAVE(have_n),
+		.help = "rank count (default: the rank count of --links)" },
+	f_n_sweep = { "--n-range", "A..B[:K]", FN(set_n_sweep), HAVE(have_nrange),
+		      .help = "instead, speedup over the baseline for n in A..B (powers of 2 "
+			      "and midpoints; A..B:K for every K-th n) at one size (default "
+			      "1GiB); --svg plots it against n" },
+	f_n_check = { "-n", "N", FN(set_n_one), HAVE(have_n), .help = "one rank count (default: each of 2..16)" },
+	f_n_range = { "--n-range", "A..B", FN(set_n_range), HAVE(have_n), .help = "every rank count in A..B" },
+	f_n_show = { "-n", "N", FN(set_n_one), HAVE(have_n), .req = true,
+		     .help = "rank count (not with --perm)" },
+	/* sizes */
+	f_size = { "-s", "SIZE", FN(set_size), .many = true, .help = "buffer size (repeatable; default 1GiB)" },
+	f_size1 = { "-s", "SIZE", FN(set_size), .help = "buffer size (default 1GiB)" },
+	f_sizes = { "-s", "SIZE", FN(set_size), .many = true,
+		    .help = "buffer size (repeatable), instead of the sweep 1KiB .. 4GiB" },
+	f_begin = { "-b", "MIN", VALUE(FV_SIZE, b), HAVE(have_b),
+		    .help = "size sweep as nccl-tests: MIN, MIN*F, ... up to MAX" },
+	f_end = { "-e", "MAX", VALUE(FV_SIZE, e), HAVE(have_e), .help = "the sweep's largest size" },
+	f_factor = { "-f", "F", FN(set_factor), HAVE(have_f), .help = "sweep factor (default 2)" },
+	f_inc = { "-i", "STEP", VALUE(FV_SIZE, inc), HAVE(have_i), .help = "additive sweep step, instead of -f" },
+	/* links */
+	f_alpha = { "--alpha", "T", VALUE(FV_TIME, alpha), HAVE(have_alpha), .help = "link latency (default 3us)" },
+	f_bw = { "--bw", "BW", VALUE(FV_BW, bw), HAVE(have_bw), .help = "link bandwidth (default 450GB/s)" },
+	f_links = { "--links", "MATRIX", VALUE(FV_STR, links_path),
+		    .help = "per-pair latency and bandwidth (TSV: src dst alpha bandwidth), "
+			    "and shared segments (group, uplink, segment, rank-bw lines)" },
+	f_rank_bw = { "--rank-bw", "BW|none", FN(set_rank_bw), HAVE(have_rank_bw),
+		      .help = "a rank's injection bandwidth, shared by the messages it sends "
+			      "(or receives) in one round; default: --bw for uniform links "
+			      "(one connection per rank), none for --links (independent)" },
+	f_perm = { "--perm", "LIST|@FILE", FN(set_perm),
+		   .help = "run the schedule in this rank order (schedule rank -> physical "
+			   "rank): a list, or @FILE holding one" },
+	/* the simulation */
+	f_straggler = { "--straggler", "R", FN(set_straggler),
+			.help = "rank R joins late ('last': rank n-1); with no --delay, late "
+				"enough to hide all the others can do without it" },
+	f_delay = { "--delay", "D", VALUE(FV_TIME, delay), HAVE(have_delay),
+		    .help = "the straggler's delay (implies --straggler last)" },
+	f_segments = { "--segments", "S", INT(segments, 1, 1 << 20),
+		       .help = "pipeline the buffer in S segments (sim model)" },
+	f_seg_bytes = { "--seg-bytes", "X", VALUE(FV_SIZE, seg_bytes),
+			.help = "as many segments as cut each chunk into pieces of at most X, "
+				"as the runtime does (its TCP messages: 1MiB), per algorithm" },
+	f_round_order = { "--round-order", "on|off", FN(set_round_order),
+			  .help = "the sim runs as libcollrt does on TCP: a rank's sends "
+				  "(receives) of a round wait for those of its earlier rounds "
+				  "(default: on with --links, a network; off otherwise)" },
+	f_sharing = { "--sharing", "maxmin|tcp|alpha=K", FN(set_sharing),
+		      .help = "how flows share a segment in the sim: max-min, "
+			      "TCP's (alpha-fair, alpha 2, each flow weighted by 1/RTT^2, its "
+			      "RTT the loaded segments its data and acks pass; default with "
+			      "--links), or alpha-fair with alpha K and no weights" },
+	f_jitter = { "--jitter", "SIGMA", FN(set_jitter),
+		     .help = "the sim's time is the mean over draws of TCP's luck: each "
+			     "connection's weight in a round times e^(SIGMA z), z normal "
+			     "(tcp or alpha=K sharing, shared segments; README \"Rank "
+			     "reordering\")" },
+	f_jitter_samples = { "--jitter-samples", "K", INT(jitter_samples, 1, 4096),
+			     .help = "--jitter's draws (default 8)" },
+	f_trace = { "--trace", NULL, SWITCH(trace), .help = "print each rank's timeline" },
+	f_svg_sim = { "--svg", "FILE", VALUE(FV_STR, svg), .help = "draw the timeline (critical path outlined)" },
+	f_repeat = { "--repeat", "K", INT(repeat, 1, 1000000),
+		     .help = "run the simulation K times and print its mean run time" },
+	/* tables */
+	f_baseline = { "--baseline", "ALGO", VALUE(FV_STR, baseline), HAVE(baseline_given),
+		       .help = "speedups over ALGO (default ring) of the same collective" },
+	f_model = { "--model", "M", FN(set_model), .help = "sim (default), rounds, or all" },
+	f_csv = { "--csv", NULL, SWITCH(csv), .help = "machine-readable rows, CSV (README: collc compare --json)" },
+	f_json = { "--json", NULL, SWITCH(json), .help = "machine-readable rows, JSON (README: collc compare --json)" },
+	f_svg_compare = { "--svg", "FILE", VALUE(FV_STR, svg),
+			  .help = "plot algbw against size, one line per algorithm (with --n-range: "
+				  "speedup against n)" },
+	f_ranges_only = { "--ranges-only", NULL, SWITCH(ranges_only),
+			  .help = "the size ranges alone, without the critical-delay search" },
+	/* reorder */
+	f_time_limit = { "--time-limit", "T", VALUE(FV_TIME, time_limit),
+			 .help = "stop searching after T (default 10s; a cut search is reported)" },
+	f_seed = { "--seed", "K", FN(set_seed),
+		   .help = "annealing's random seed (default 1): same seed, same answer" },
+	f_moves = { "--moves", "M", FN(set_moves),
+		    .help = "annealing moves per run (default 200 n^2, at least 20000; "
+			    "8 runs within 4e6 / (messages per rank) moves)" },
+	f_effort = { "--effort", "F", FN(set_effort),
+		     .help = "that budget times F (default 1; reorder at init uses 0.25)" },
+	f_exact_max = { "--exact-max", "N", INT(exact_max, -1, 16),
+			.help = "branch and bound when n <= N (default 10; -1: never)" },
+	f_perm_start = { "--perm", "LIST|@FILE", FN(set_perm),
+			 .help = "start annealing from this order (schedule rank -> physical rank)" },
+	f_sim = { "--sim", NULL, SWITCH(sim), .help = "also run the event-driven simulation where it is slow" },
+	f_exhaustive = { "--exhaustive", NULL, SWITCH(exhaustive),
+			 .help = "try every order instead (n <= 11): the reference for the search" },
+	f_spread = { "--spread", "K", INT(spread, 1, 1000),
+		     .help = "also K orders spread from the best to the highest predicted time, "
+			     "the i-th about i/K of the way (to test a model against a network)" },
+	f_json_reorder = { "--json", NULL, SWITCH(json), .help = "one JSON object (README: collc reorder --json)" },
+	/* show, build */
+	f_format = { "--format", "table|json|dot", FN(set_format),
+		     .help = "a rounds x ranks table (default), JSON (README \"The schedule "
+			     "as JSON\") or a Graphviz graph" },
+	f_show_perm = { "--perm", NULL, SWITCH(show_perm),
+			.help = "instead, the rank order the library of a cluster in FILE... uses" },
+	f_cluster_show = { "--cluster", "NAME", VALUE(FV_STR, cluster),
+			   .help = "with --perm: that cluster (default: the first)" },
+	f_out = { "-o", "DIR", VALUE(FV_STR, out), .req = true, .help = "where the sources and libraries go" },
+	f_cluster_build = { "--cluster", "NAME", VALUE(FV_STR, cluster),
+			    .help = "the cluster to build (default: the first)" },
+	f_verbose = { "-v", NULL, SWITCH(verbose), .help = "print each compiler command" },
+	/* every subcommand's (collc.c takes them out first) */
+	f_max_errors = { "--max-errors", "N", FN(set_max_errors), .help = "stop after N errors (default 20; 0: never)" },
+	f_max_memory = { "--max-memory", "S", FN(set_max_memory),
+			 .help = "memory budget of an evaluation (default 2GiB)" },
+	f_stats = { "--stats", NULL, SWITCH(stats),
+		    .help = "print wall time and peak memory to stderr at exit (benchmarks)" };
+
+#define SWEEP &f_begin, &f_end, &f_factor, &f_inc
+#define LINKS &f_alpha, &f_bw, &f_links, &f_rank_bw
+#define SIMULATION &f_straggler, &f_delay, &f_segments, &f_seg_bytes, &f_round_order, &f_sharing, &f_jitter, \
+	&f_jitter_samples
+
+/* The subcommands' tables, in --help order. */
+static const cmd_flag *const check_flags[] = { &f_algo_check, &f_n_check, &f_n_range, &f_define, &f_max_steps, NULL };
+static const cmd_flag *const show_flags[] = {
+	&f_algo_show, &f_kind, &f_n_show, &f_define, &f_format, &f_show_perm, &f_cluster_show, &f_max_steps, NULL
+};
+static const cmd_flag *const cost_flags[] = {
+	&f_algos, &f_n, &f_define, &f_size, SWEEP, LINKS, &f_perm, SIMULATION, &f_csv, &f_json, &f_max_steps, NULL
+};
+static const cmd_flag *const sim_flags[] = {
+	&f_algo1, &f_n, &f_define, &f_size1, LINKS, &f_perm, SIMULATION, &f_trace, &f_svg_sim, &f_repeat,
+	&f_max_steps, NULL
+};
+static const cmd_flag *const compare_flags[] = {
+	&f_algos, &f_n, &f_n_sweep, &f_define, &f_sizes, SWEEP, LINKS, SIMULATION, &f_baseline, &f_model,
+	&f_csv, &f_json, &f_svg_compare, &f_max_steps, NULL
+};
+static const cmd_flag *const tune_flags[] = {
+	&f_algos, &f_n, &f_define, &f_sizes, SWEEP, LINKS, SIMULATION, &f_baseline, &f_model, &f_ranges_only,
+	&f_csv, &f_json, &f_max_steps, NULL
+};
+static const cmd_flag *const reorder_flags[] = {
+	&f_algo1, &f_n, &f_define, &f_size1, LINKS, &f_time_limit, &f_seed, &f_moves, &f_effort, &f_exact_max,
+	&f_perm_start, &f_sim, &f_exhaustive, &f_spread, &f_seg_bytes, &f_sharing, &f_jitter, &f_jitter_samples,
+	&f_json_reorder, &f_max_steps, NULL
+};
+static const cmd_flag *const build_flags[] = { &f_out, &f_cluster_build, &f_verbose, NULL };
+static const cmd_flag *const common_flags[] = { &f_max_errors, &f_max_memory, &f_stats, NULL };
+
+static const char units_help[] =
+	"units: sizes B KB MB GB (x1000), KiB MiB GiB (x1024), K M G as nccl-tests\n"
+	"(x1024); times ns us ms s; bandwidths B/s KB/s MB/s GB/s KiB/s MiB/s GiB/s\n"
+	"Mbit/s Gbit/s.\n"
+	"Times count from when the last rank joined (the straggler, if any).\n";
+
+/* A subcommand: its function, its table and its help. */
+typedef struct {
+	const char *name;
+	int which;                      /* CMD_* */
+	int (*run)(int argc, char **argv);
+	const cmd_flag *const *flags;
+	const char *operands;           /* before the flags in the usage line */
+	const char *summary;            /* its line in collc --help */
+	const char *about;              /* its --help, after the usage line */
+	const char *footer;             /* its --help, after the options (or NULL) */
+} cmd_command;
+
+static const cmd_command commands[] = {
+	{ "check", CMD_CHECK, cmd_check, check_flags, "FILE...",
+	  "evaluate and verify every algorithm (or ALGO) for each n (default 2..16)",
+	  "Evaluate and verify every algorithm of FILE... (or ALGO) for each n, a line\n"
+	  "per algorithm: how many n verified, failed, and were unsupported (a failed\n"
+	  "`require`, with its reason).  Rail policies in the files are checked too.\n",
+	  NULL },
+	{ "show", CMD_SHOW, cmd_show, show_flags, "FILE...",
+	  "print the verified schedule of one algorithm (or a cluster's rank order)",
+	  "Print one verified schedule: by default the first algorithm of FILE... (of\n"
+	  "collective COLL with -t); with --perm, the rank order a cluster's library\n"
+	  "uses instead (the computation collc build makes, generating nothing).\n",
+	  NULL },
+	{ "cost", CMD_COST, cmd_cost, cost_flags, "FILE...", "predicted time per cost model",
+	  "Predicted time of each ALGO (default: every algorithm in FILE...) under each\n"
+	  "cost model, a block per algorithm with one line per size and model:\n"
+	  "  rounds  round-synchronous: sum over rounds of the slowest transfer\n"
+	  "  sim     event-driven: each transfer starts when its data and ports are ready\n",
+	  units_help },
+	{ "sim", CMD_SIM, cmd_sim, sim_flags, "FILE...", "event-driven simulation of one algorithm",
+	  "Event-driven simulation: completion time, algbw, busbw, each rank's idle time\n"
+	  "and the critical path.\n",
+	  units_help },
+	{ "compare", CMD_COMPARE, cmd_compare, compare_flags, "FILE...", "algorithms x sizes (or x n)",
+	  "Algorithms x sizes: time, algbw, busbw (GB/s, nccl-tests definitions) and\n"
+	  "speedup over the baseline (default ring) of the same collective, for the\n"
+	  "sizes of -s or of the sweep -b/-e (default 1KiB .. 4GiB, factor 2).\n",
+	  units_help },
+	{ "tune", CMD_TUNE, cmd_tune, tune_flags, "FILE...", "fastest algorithm per size range",
+	  "Per collective, the fastest algorithm for each size range (the table a\n"
+	  "generated library chooses by), and for every algorithm with a precondition\n"
+	  "phase (StragglAR) the straggler delay above which it beats each other\n"
+	  "algorithm, searched with the model and compared with StragglAR's rule\n"
+	  "T_delay >= T_RS - max(T_B - T_SAR, 0).  The delay search uses --straggler\n"
+	  "(default: rank n-1).  --ranges-only prints the size ranges alone (the\n"
+	  "delay search is most of the time at large n; the PMPI library asks for\n"
+	  "the ranges only).\n",
+	  units_help },
+	{ "reorder", CMD_REORDER, cmd_reorder, reorder_flags, "FILE...", "the best rank order on a network",
+	  "The rank order (schedule rank -> physical rank) that minimises ALGO's predicted\n"
+	  "time on the network of MATRIX: simulated annealing, then branch and bound for\n"
+	  "small n seeded with its result.  Prints the order, the predicted time of the\n"
+	  "identity order and of the best one, and a lower bound; `optimal` when proven.\n",
+	  units_help },
+	{ "build", CMD_BUILD, cmd_build, build_flags, "CLUSTER.coll [FILE.coll...]",
+	  "generate and compile lib<cluster>",
+	  "Verify every algorithm the cluster includes, then write DIR/NAME.h and\n"
+	  "DIR/NAME_plans.c and compile DIR/libNAME.so and DIR/libNAME.a.\n",
+	  NULL },
+};
+
+#define NCOMMANDS (sizeof commands / sizeof *commands)
+
+/* --- help -------------------------------------------------------------------- */
+
+/* "-n N", "--csv": a flag as the help writes it. */
+static char *flag_text(const cmd_flag *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", f->name, f->arg ? " " : "", f->arg ? f->arg : "");
+	return buf;
+}
+
+/* text from column col on, wrapped at 80 columns to column indent */
+static void wrap(FILE *out, int col, int indent, const char *text)
+{
+	for (const char *h = text; *h; h += strspn(h, " ")) {
+		int k = (int)strcspn(h, " ");
+		if (h > text && col + 1 + k > 80)
+			col = fprintf(out, "\n%*s", indent, "") - 1;
+		else if (h > text)
+			col += fprintf(out, " ");
+		col += fprintf(out, "%.*s", k, h);
+		h += k;
+	}
+	fputc('\n', out);
+}
+
+/* One flag's help: its name in a column of 20, the text beside it. */
+static void print_flag(FILE *out, const char *text, const char *help)
+{
+	wrap(out, fprintf(out, strlen(text) < 20 ? "  %-19s " : "  %s  ", text), 22, help);
+}
+
+/* "usage: collc NAME OPERANDS FLAG..." wrapped at 80 columns under the
+ * operands: required flags bare, optional ones [in brackets]. */
+static void print_usage_line(FILE *out, const cmd_command *c)
+{
+	int indent = fprintf(out, "usage: collc %s ", c->name);
+	int col = indent + fprintf(out, "%s", c->operands);
+	for (const cmd_flag *const *f = c->flags; *f; f++) {
+		char t[64], w[80];
+		flag_text(*f, t, sizeof t);
+		int k = snprintf(w, sizeof w, (*f)->req ? "%s%s" : "[%s]%s", t, (*f)->many ? "..." : "");
+		if (col + 1 + k > 80) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+		} else {
+			fputc(' ', out);
+			col++;
+		}
+		col += fprintf(out, "%s", w);
+	}
+	fputc('\n', out);
+}
+
+/* COMMAND --help: its usage line, what it does, its flags, then the
+ * options every command takes. */
+static void help(const cmd_command *c)
+{
+	char t[64];
+	print_usage_line(stdout, c);
+	fputs(c->about, stdout);
+	fputs("options:\n", stdout);
+	for (const cmd_flag *const *f = c->flags; *f; f++)
+		print_flag(stdout, flag_text(*f, t, sizeof t), (*f)->help);
+	print_flag(stdout, "-h, --help", "this text");
+	fputs("options of every command (collc --help):\n", stdout);
+	for (const cmd_flag *const *f = common_flags; *f; f++)
+		print_flag(stdout, flag_text(*f, t, sizeof t), (*f)->help);
+	if (c->footer)
+		fputs(c->footer, stdout);
+}
+
+void cmd_usage(FILE *out)
+{
+	char t[64];
+	fputs("usage: collc COMMAND [options]\n\ncommands:\n", out);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		fprintf(out, "  %s %s", commands[i].name, commands[i].operands);
+		for (const cmd_flag *const *f = commands[i].flags; *f; f++)
+			if ((*f)->req)
+				fprintf(out, " %s", flag_text(*f, t, sizeof t));
+		fprintf(out, " [options]\n        ");
+		wrap(out, 8, 8, commands[i].summary);
+	}
+	fputs("\ncommon options:\n", out);
+	for (const cmd_flag *const *f = common_flags; *f; f++)
+		print_flag(out, flag_text(*f, t, sizeof t), (*f)->help);
+	print_flag(out, "--help", "this text; COMMAND --help for a command's own flags");
+	print_flag(out, "--version", "print the version");
+	fputs("\nThe language is described in lang/README.md.\n", out);
+}
+
+int (*cmd_lookup(const char *name))(int, char **)
+{
+	diag_suggest near = diag_suggest_start(name);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(name, commands[i].name) == 0)
+			return commands[i].run;
+		diag_suggest_add(&near, commands[i].name);
+	}
+	if (near.best)
+		diag_tool_error("unknown command '%s' (did you mean '%s'?)", name, near.best);
+	else
+		diag_tool_error("unknown command '%s' (see collc --help)", name);
+	return NULL;
+}
+
+/* --- parsing ----------------------------------------------------------------- */
+
+/* Read v (NULL: none given, for a switch) as row f says into o: 0, or
+ * the exit status after a message. */
+static int set_flag(const cmd_flag *f, cmd_opts *o, const char *v)
+{
+	char *at = (char *)o + f->off;
+	link_error err;
+	int rc = 0;
+	switch (f->kind) {
+	case FV_SWITCH:
+		*(bool *)at = true;
+		break;
+	case FV_INT:
+		rc = parse_int(f->name, v, f->lo, f->hi, (int *)at);
+		break;
+	case FV_SIZE:
+		if (link_parse_size(v, (double *)at, &err))
+			rc = cmd_usage_error("%s: %s", f->name, err.msg);
+		break;
+	case FV_TIME:
+		if (link_parse_time(v, (double *)at, &err))
+			rc = cmd_usage_error("%s: %s", f->name, err.msg);
+		break;
+	case FV_BW:
+		if (link_parse_bw(v, (double *)at, &err))
+			rc = cmd_usage_error("%s: %s", f->name, err.msg);
+		break;
+	case FV_STR:
+		*(const char **)at = v;
+		break;
+	default:
+		rc = f->fn(o, v);
+	}
+	if (rc == 0 && f->have)
+		*(bool *)((char *)o + f->have) = true;
+	return rc;
+}
+
+static const cmd_flag *find_flag(const cmd_flag *const *table, const char *name)
+{
+	for (const cmd_flag *const *f = table; *f; f++)
+		if (strcmp((*f)->name, name) == 0)
+			return *f;
+	return NULL;
+}
+
+/* An option c does not take: with the closest of its flags (or of every
+ * command's), dashes aside, when one is near. */
+static int unknown_option(const cmd_command *c, const char *arg, const char *name)
+{
+	diag_suggest near = diag_suggest_start(name + strspn(name, "-"));
+	const cmd_flag *best = NULL;
+	const cmd_flag *const *tables[] = { c->flags, common_flags };
+	for (int t = 0; t < 2; t++)
+		for (const cmd_flag *const *f = tables[t]; *f; f++)
+			if (diag_suggest_add(&near, (*f)->name + strspn((*f)->name, "-")))
+				best = *f;
+	if (best)
+		return cmd_usage_error("unknown option '%s' for '%s' (did you mean '%s'?)", arg, c->name, best->name);
+	return cmd_usage_error("unknown option '%s' for '%s' (see collc %s --help)", arg, c->name, c->name);
+}
+
+int cmd_take_common(int *argc, char **argv, bool *stats)
+{
+	cmd_opts g = { 0 };
+	for (int i = 1; i < *argc;) {
+		const cmd_flag *f = find_flag(common_flags, argv[i]);
+		if (!f) {
+			i++;
+			continue;
+		}
+		int take = f->arg ? 2 : 1;
+		if (set_flag(f, &g, f->arg ? argv[i + 1] : NULL))   /* argv[argc] is NULL */
+			return 2;
+		memmove(argv + i, argv + i + take, (size_t)(*argc - i - take + 1) * sizeof *argv);
+		*argc -= take;
+	}
+	*stats = g.stats;
+	return 0;
+}
+
+/* argv through c's table into o: operands into o->files, "--flag=value",
+ * "-Dname=value" and "--flag value".  0, -1 after --help, or the exit
+ * status after a message. */
+static int parse_flags(const cmd_command *c, int argc, char **argv, cmd_opts *o)
+{
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			help(usage, which);
+			help(c);
 			return -1;
 		}
 		if (a[0] != '-' || !a[1]) {
 			o->files[o->nfiles++] = a;
 			continue;
 		}
-		/* "--flag=value", "-Dname=value" and "--flag value" */
 		char name[32];
 		const char *v = NULL;
 		const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
@@ -286,206 +823,27 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 		} else {
 			snprintf(name, sizeof name, "%s", a);
 		}
-		int k = -1;
-		for (size_t j = 0; j < sizeof flags / sizeof *flags; j++)
-			if (strcmp(flags[j].name, name) == 0)
-				k = (int)j;
-		if (k < 0 || !(flags[k].cmds & which))
-			return cmd_usage_error("unknown option '%s' for '%s' (see collc %s --help)", a,
-					       o->cmd, o->cmd);
-		if (flags[k].takes_value && !v) {
+		const cmd_flag *f = find_flag(c->flags, name);
+		if (!f)
+			return unknown_option(c, a, name);
+		if (f->arg && !v) {
 			if (i + 1 >= argc)
 				return cmd_usage_error("%s needs a value", name);
 			v = argv[++i];
-		} else if (!flags[k].takes_value && v) {
+		} else if (!f->arg && v) {
 			return cmd_usage_error("%s takes no value", name);
 		}
-		link_error err;
-		if (strcmp(name, "-a") == 0) {
-			if (add_algos(o, v))
-				return 2;
-		} else if (strcmp(name, "-n") == 0) {
-			if (parse_int("-n", v, 1, 65536, &o->n))
-				return 2;
-			o->have_n = true;
-		} else if (strcmp(name, "-D") == 0) {
-			if (o->ndefs == 32)
-				return cmd_usage_error("too many -D");
-			if (drv_parse_define(v, &o->defs[o->ndefs]))
-				return 2;
-			o->ndefs++;
-		} else if (strcmp(name, "-s") == 0) {
-			if (o->ns == 64)
-				return cmd_usage_error("too many -s");
-			if (parse_size_flag("-s", v, &o->s_size[o->ns]))
-				return 2;
-			o->ns++;
-		} else if (strcmp(name, "-b") == 0) {
-			if (parse_size_flag("-b", v, &o->b))
-				return 2;
-			o->have_b = true;
-		} else if (strcmp(name, "-e") == 0) {
-			if (parse_size_flag("-e", v, &o->e))
-				return 2;
-			o->have_e = true;
-		} else if (strcmp(name, "-f") == 0) {
-			if (parse_real(v, &o->f) || !(o->f > 1) || o->f > 1e6)
-				return cmd_usage_error("-f needs a factor > 1, found '%s'", v);
-			o->have_f = true;
-		} else if (strcmp(name, "-i") == 0) {
-			if (parse_size_flag("-i", v, &o->inc))
-				return 2;
-			o->have_i = true;
-		} else if (strcmp(name, "--alpha") == 0) {
-			if (link_parse_time(v, &o->alpha, &err))
-				return cmd_usage_error("--alpha: %s", err.msg);
-			o->have_alpha = true;
-		} else if (strcmp(name, "--bw") == 0) {
-			if (link_parse_bw(v, &o->bw, &err))
-				return cmd_usage_error("--bw: %s", err.msg);
-			o->have_bw = true;
-		} else if (strcmp(name, "--rank-bw") == 0) {
-			if (strcmp(v, "none") == 0)
-				o->rank_bw = 0;
-			else if (link_parse_bw(v, &o->rank_bw, &err))
-				return cmd_usage_error("--rank-bw: %s (or 'none')", err.msg);
-			o->have_rank_bw = true;
-		} else if (strcmp(name, "--links") == 0) {
-			o->links_path = v;
-		} else if (strcmp(name, "--perm") == 0) {
-			/* a list, or @FILE holding one (what collc reorder --json or
-			 * collprobe leave lying around) */
-			int k;
-			free(o->perm);
-			o->perm = NULL;
-			if (v[0] == '@') {
-				FILE *pf = fopen(v + 1, "r");
-				char buf[1 << 16];
-				size_t got = pf ? fread(buf, 1, sizeof buf - 1, pf) : 0;
-				if (!pf)
-					return cmd_input_error("--perm: cannot open '%s'", v + 1);
-				fclose(pf);
-				buf[got] = 0;
-				if (reorder_parse_perm(buf, 0, &o->perm, &k, &err))
-					return cmd_input_error("--perm %s: %s", v, err.msg);
-			} else if (reorder_parse_perm(v, 0, &o->perm, &k, &err)) {
-				return cmd_usage_error("--perm: %s", err.msg);
-			}
-			o->nperm = k;
-		} else if (strcmp(name, "--time-limit") == 0) {
-			if (link_parse_time(v, &o->time_limit, &err))
-				return cmd_usage_error("--time-limit: %s", err.msg);
-		} else if (strcmp(name, "--seed") == 0) {
-			char *end;
-			o->seed = strtoull(v, &end, 10);
-			if (end == v || *end)
-				return cmd_usage_error("--seed needs a non-negative integer, found '%s'", v);
-		} else if (strcmp(name, "--moves") == 0) {
-			char *end;
-			o->moves = strtol(v, &end, 10);
-			if (end == v || *end || o->moves < 1)
-				return cmd_usage_error("--moves needs a positive integer, found '%s'", v);
-		} else if (strcmp(name, "--effort") == 0) {
-			if (parse_real(v, &o->effort) || !(o->effort > 0 && o->effort <= 1000))
-				return cmd_usage_error("--effort needs a number in (0, 1000], found '%s'", v);
-		} else if (strcmp(name, "--exact-max") == 0) {
-			if (parse_int("--exact-max", v, -1, 16, &o->exact_max))
-				return 2;
-		} else if (strcmp(name, "--sim") == 0) {
-			o->sim = true;
-		} else if (strcmp(name, "--exhaustive") == 0) {
-			o->exhaustive = true;
-		} else if (strcmp(name, "--spread") == 0) {
-			if (parse_int("--spread", v, 1, 1000, &o->spread))
-				return 2;
-		} else if (strcmp(name, "--straggler") == 0) {
-			if (strcmp(v, "last") == 0)
-				o->straggler = -2;
-			else if (parse_int("--straggler", v, 0, 65535, &o->straggler))
-				return 2;
-		} else if (strcmp(name, "--delay") == 0) {
-			if (link_parse_time(v, &o->delay, &err))
-				return cmd_usage_error("--delay: %s", err.msg);
-			o->have_delay = true;
-		} else if (strcmp(name, "--segments") == 0) {
-			if (parse_int("--segments", v, 1, 1 << 20, &o->segments))
-				return 2;
-		} else if (strcmp(name, "--seg-bytes") == 0) {
-			if (parse_size_flag("--seg-bytes", v, &o->seg_bytes))
-				return 2;
-		} else if (strcmp(name, "--round-order") == 0) {
-			if (strcmp(v, "on") && strcmp(v, "off"))
-				return cmd_usage_error("--round-order must be on or off, found '%s'", v);
-			o->round_order = strcmp(v, "on") == 0;
-		} else if (strcmp(name, "--sharing") == 0) {
-			o->sharing_rtt = 0;
-			if (strcmp(v, "maxmin") == 0)
-				o->sharing = 0;
-			else if (strcmp(v, "tcp") == 0)
-				o->sharing = COST_TCP_ALPHA, o->sharing_rtt = 1;
-			else if (strncmp(v, "alpha=", 6) == 0 && parse_real(v + 6, &o->sharing) == 0 && o->sharing > 0 &&
-				 o->sharing <= 8)
-				;
-			else
-				return cmd_usage_error("--sharing must be maxmin, tcp or alpha=K (0 < K <= 8), found '%s'", v);
-		} else if (strcmp(name, "--jitter") == 0) {
-			if (parse_real(v, &o->jitter) || !(o->jitter >= 0 && o->jitter <= COST_JITTER_MAX))
-				return cmd_usage_error("--jitter needs a number in 0..%g, found '%s'", COST_JITTER_MAX, v);
-		} else if (strcmp(name, "--jitter-samples") == 0) {
-			if (parse_int("--jitter-samples", v, 1, 4096, &o->jitter_samples))
-				return 2;
-		} else if (strcmp(name, "--baseline") == 0) {
-			o->baseline = v;
-			o->baseline_given = true;
-		} else if (strcmp(name, "--model") == 0) {
-			if (strcmp(v, "all") && !cost_model_find(v))
-				return cmd_usage_error("--model must be sim, rounds or all, found '%s'", v);
-			o->model = v;
-		} else if (strcmp(name, "--csv") == 0) {
-			o->csv = true;
-		} else if (strcmp(name, "--json") == 0) {
-			o->json = true;
-		} else if (strcmp(name, "--ranges-only") == 0) {
-			o->ranges_only = true;
-		} else if (strcmp(name, "--svg") == 0) {
-			o->svg = v;
-		} else if (strcmp(name, "--trace") == 0) {
-			o->trace = true;
-		} else if (strcmp(name, "--repeat") == 0) {
-			if (parse_int("--repeat", v, 1, 1000000, &o->repeat))
-				return 2;
-		} else if (strcmp(name, "--max-steps") == 0) {
-			char *end;
-			long long m = strtoll(v, &end, 10);
-			if (end == v || *end || m < 1)
-				return cmd_usage_error("--max-steps needs a positive integer, found '%s'", v);
-			drv_max_steps = m;
-		} else if (strcmp(name, "--n-range") == 0) {
-			char *end;
-			long lo = strtol(v, &end, 10), hi = 0;
-			if (end != v && strncmp(end, "..", 2) == 0) {
-				const char *t = end + 2;
-				hi = strtol(t, &end, 10);
-				if (end == t)
-					hi = 0;
-			}
-			int step = 0;
-			if (*end == ':') {
-				const char *t = end + 1;
-				step = (int)strtol(t, &end, 10);
-				if (end == t || step < 1)
-					step = -1;
-			}
-			if (*end || lo < 1 || hi < lo || hi > 65536 || step < 0)
-				return cmd_usage_error("--n-range needs A..B (or A..B:K) with 1 <= A <= B, found '%s'", v);
-			o->nlo = (int)lo;
-			o->nhi = (int)hi;
-			o->nstep = step;
-			o->have_nrange = true;
-		}
+		int rc = set_flag(f, o, v);
+		if (rc)
+			return rc;
 	}
-	if (o->nfiles == 0)
-		return cmd_usage_error("%s needs at least one .coll file", o->cmd);
+	return 0;
+}
+
+/* The cost subcommands' combination of flags: links, n, sizes, straggler. */
+static int finish_costs(cmd_opts *o)
+{
+	int which = o->which;
 	if (o->csv && o->json)
 		return cmd_usage_error("choose one of --csv and --json");
 
@@ -585,6 +943,58 @@ int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o)
 		return cmd_usage_error("--straggler %d out of range for n = %d (use --straggler last)",
 				       o->straggler, o->nlo);
 	return 0;
+}
+
+/* check's and show's: every n of 2..16 unless told; show needs one */
+static int finish_select(cmd_opts *o)
+{
+	if (o->which == CMD_SHOW && !o->have_n && !o->show_perm)
+		return cmd_usage_error("show needs the rank count: -n N");
+	if (!o->have_n) {
+		o->nlo = 2;
+		o->nhi = 16;
+	}
+	return 0;
+}
+
+int cmd_parse(int argc, char **argv, int which, cmd_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->cmd = argv[0];
+	o->which = which;
+	o->files = xcalloc((size_t)argc + 1, sizeof *o->files);
+	o->straggler = -1;
+	o->segments = 1;
+	o->round_order = -1;
+	o->sharing = -1;
+	o->baseline = "ring";
+	o->model = "sim";
+	o->format = "table";
+	o->kind = -1;
+	const cmd_command *c = commands;
+	while (c->which != which)
+		c++;
+	int rc = parse_flags(c, argc, argv, o);
+	if (rc)
+		return rc;
+	if (which == CMD_BUILD)
+		return o->nfiles && o->out ? 0 : cmd_usage_error("build needs a cluster file and -o DIR");
+	if (o->nfiles == 0)
+		return cmd_usage_error("%s needs at least one .coll file", o->cmd);
+	return which & CMD_COSTS ? finish_costs(o) : finish_select(o);
+}
+
+void cmd_free_opts(cmd_opts *o)
+{
+	for (int i = 0; i < o->nalgos; i++)
+		free(o->algos[i]);
+	free(o->algos);
+	free(o->files);
+	free(o->sizes);
+	free(o->perm);
+	for (int d = 0; d < o->ndefs; d++)
+		free((char *)o->defs[d].name);
+	link_free(&o->links);
 }
 
 int cmd_straggler_for(const cmd_opts *o, int n)

@@ -1,14 +1,16 @@
 /*
- * cmd_flags.h - what the four cost subcommands share (internal header).
+ * cmd_flags.h - the command line of every collc subcommand (internal
+ * header).
  *
- * Pipeline position: `collc cost`, `sim`, `compare` and `tune`
- * (cmd_cost.c, cmd_sim.c, cmd_compare.c, cmd_tune.c) each parse their
- * command line with one flag parser into a cmd_opts (cmd_flags.c), load
- * the .coll files through the driver and turn the chosen algorithms into
- * cost plans (cmd_algos.c), then print with the shared row and header
- * writers (cmd_report.c).  Nothing below this layer knows a subcommand,
- * and nothing here knows an algorithm: StragglAR is recognised only by
- * having rounds in a phase whose name starts with "pre".
+ * Pipeline position: each subcommand (cmd_*.c) parses its argv with one
+ * flag parser into a cmd_opts (cmd_flags.c: one flag table per
+ * subcommand, which also writes its --help); the cost subcommands, `collc
+ * cost`, `sim`, `compare`, `tune` and `reorder`, then load the .coll
+ * files through the driver and turn the chosen algorithms into cost plans
+ * (cmd_algos.c), and print with the shared row and header writers
+ * (cmd_report.c).  Nothing below this layer knows a subcommand, and
+ * nothing here knows an algorithm: StragglAR is recognised only by having
+ * rounds in a phase whose name starts with "pre".
  *
  * Defaults follow StragglAR's analytical model: alpha 3 us, 450 GB/s
  * (NVLink on H100), buffer 1 GiB for cost/sim, and the nccl-tests sweep
@@ -30,10 +32,15 @@
 #include "driver.h"
 #include "linkmodel.h"
 
-/* Which subcommand is parsing: a flag is accepted by the set it names. */
-enum { CMD_COST = 1, CMD_SIM = 2, CMD_COMPARE = 4, CMD_TUNE = 8, CMD_ALL = 15, CMD_REORDER = 16 };
+/* Which subcommand is parsing (cmd_parse), as bits for the sets of them
+ * that share a behaviour; CMD_COSTS: the ones that run a cost model. */
+enum {
+	CMD_COST = 1, CMD_SIM = 2, CMD_COMPARE = 4, CMD_TUNE = 8, CMD_REORDER = 16,
+	CMD_CHECK = 32, CMD_SHOW = 64, CMD_BUILD = 128,
+	CMD_COSTS = CMD_COST | CMD_SIM | CMD_COMPARE | CMD_TUNE | CMD_REORDER,
+};
 
-/* A cost subcommand's options after parsing and checking. */
+/* A subcommand's options after parsing and checking. */
 typedef struct {
 	const char *cmd;       /* argv[0]: "cost", "sim", ... */
 	int which;             /* CMD_* */
@@ -87,6 +94,15 @@ typedef struct {
 	bool sim;              /* --sim: also simulate at large n */
 	bool exhaustive;       /* --exhaustive: try every order (n <= 11) */
 	int spread;            /* --spread K: also K orders spread over the range of costs (0: none) */
+	/* check, show, build (check's n: nlo..nhi) */
+	const char *algo;      /* -a, one name (not split at commas) */
+	int kind;              /* show -t COLL: the first algorithm of that collective (-1: any) */
+	const char *format;    /* show --format: table, json or dot */
+	bool show_perm;        /* show --perm: the rank order of a cluster's library */
+	const char *cluster;   /* show and build --cluster NAME (NULL: the first) */
+	const char *out;       /* build -o DIR */
+	bool verbose;          /* build -v */
+	bool stats;            /* --stats (cmd_take_common) */
 } cmd_opts;
 
 /* An algorithm to cost, built for one n at a time. */
@@ -118,12 +134,11 @@ int cmd_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print a link model error: "path:line: error: text" when it is about a
  * file (loc_len > 0), else as cmd_input_error; returns 1. */
 int cmd_link_error(const link_error *e);
-/* Parse argv (argv[0] the subcommand, `which` its CMD_*) into o and check
- * the combination; `usage` is the subcommand's own help, printed before
- * the common options on --help.  Returns 0, 1 (bad link matrix), 2
- * (usage), or -1 after printing --help.  Free o with cmd_free_opts
- * whatever it returns. */
-int cmd_parse(int argc, char **argv, int which, const char *usage, cmd_opts *o);
+/* Parse argv (argv[0] the subcommand, `which` its CMD_*) with that
+ * subcommand's flag table into o and check the combination.  Returns 0,
+ * 1 (bad link matrix), 2 (usage), or -1 after printing its --help.  Free
+ * o with cmd_free_opts whatever it returns. */
+int cmd_parse(int argc, char **argv, int which, cmd_opts *o);
 /* Free what cmd_parse allocated in o (not o itself). */
 void cmd_free_opts(cmd_opts *o);
 /* The straggler rank for n ranks, -1 for none. */
@@ -134,8 +149,16 @@ int cmd_straggler_for(const cmd_opts *o, int n);
  * algorithms (-a, else every named one): sim takes exactly one, and for
  * compare and tune the baseline comes along.  *p and *v are set (or
  * NULL) for cmd_teardown whatever it returns; returns as cmd_parse. */
-int cmd_setup(int argc, char **argv, int which, const char *usage, cmd_opts *o, drv_prog **p,
-	      cmd_algo **v, int *nv);
+int cmd_setup(int argc, char **argv, int which, cmd_opts *o, drv_prog **p, cmd_algo **v, int *nv);
+/* Every -D of o must name a parameter of some algorithm in p: 0, or 1
+ * after saying which does not. */
+int cmd_check_defines(drv_prog *p, const cmd_opts *o);
+/* check's and show's -a: 0 when p has an algorithm named name (or name
+ * is NULL), else 1 after "no algorithm named ..." with the closest name
+ * or the names there are. */
+int cmd_check_algo(drv_prog *p, const char *name);
+/* The algorithm name of p closest to name (diag_suggest), or NULL. */
+const char *cmd_closest_algo(drv_prog *p, const char *name);
 /* Evaluate and verify a for n ranks and prepare its plan.  0 ok, 1 failed
  * (diagnostics printed), 3 unsupported n in quiet mode (reason in a->why). */
 int cmd_algo_build(drv_prog *p, const cmd_opts *o, cmd_algo *a, int n, bool quiet);

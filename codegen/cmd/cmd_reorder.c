@@ -26,15 +26,6 @@
 #include "cmd_flags.h"
 #include "xalloc.h"
 
-static const char reorder_usage[] =
-	"usage: collc reorder FILE... -a ALGO -n N --links MATRIX [-s SIZE] [--time-limit T]\n"
-	"                     [--seed K] [--moves M] [--effort F] [--exact-max N] [--perm START]\n"
-	"                     [--spread K] [--json]\n"
-	"The rank order (schedule rank -> physical rank) that minimises ALGO's predicted\n"
-	"time on the network of MATRIX: simulated annealing, then branch and bound for\n"
-	"small n seeded with its result.  Prints the order, the predicted time of the\n"
-	"identity order and of the best one, and a lower bound; `optimal` when proven.\n";
-
 /* The simulation is a fluid one with shared segments, whose cost grows
  * with messages x active flows: beyond this many messages it runs only
  * with --sim. */
@@ -117,7 +108,7 @@ int cmd_reorder(int argc, char **argv)
 	drv_prog *p;
 	cmd_algo *v;
 	int nv;
-	int rc = cmd_setup(argc, argv, CMD_REORDER, reorder_usage, &o, &p, &v, &nv);
+	int rc = cmd_setup(argc, argv, CMD_REORDER, &o, &p, &v, &nv);
 	if (rc == 0)
 		rc = cmd_algo_build(p, &o, &v[0], o.n, false);
 	if (rc != 0)

@@ -11,11 +11,11 @@
 
 #include "cluster.h"
 #include "cmd.h"
-#include "cmd_select.h"
+#include "cmd_flags.h"
 #include "export.h"
 
 /* --perm: the order a cluster's library uses. */
-static int show_perm(drv_prog *p, const sel_opts *o)
+static int show_perm(drv_prog *p, const cmd_opts *o)
 {
 	cluster_desc d;
 	libplan c;
@@ -35,17 +35,17 @@ static int show_perm(drv_prog *p, const sel_opts *o)
 
 int cmd_show(int argc, char **argv)
 {
-	sel_opts o;
-	int rc = sel_parse(argc, argv, &o, true);
+	cmd_opts o;
+	int rc = cmd_parse(argc, argv, CMD_SHOW, &o);
 	drv_prog *p = rc ? NULL : drv_load(o.nfiles, o.files);
 	if (!p) {
-		sel_free(&o);
-		return rc ? rc : 1;
+		cmd_free_opts(&o);
+		return rc < 0 ? 0 : rc ? rc : 1;
 	}
-	if (o.perm) {
+	if (o.show_perm) {
 		rc = show_perm(p, &o);
 		drv_free(p);
-		sel_free(&o);
+		cmd_free_opts(&o);
 		return rc;
 	}
 	/* default: the first algorithm of the files (of collective -t) */
@@ -58,7 +58,7 @@ int cmd_show(int argc, char **argv)
 		diag_file_error(o.files[0], "declares no %s%salgorithm%s (nothing to show)",
 				o.kind < 0 ? "" : ir_kind_info((ir_kind)o.kind)->name, o.kind < 0 ? "" : " ",
 				o.nfiles > 1 ? ", nor do the other files given" : "");
-	} else if (sel_check_defines(p, &o) == 0) {
+	} else if (cmd_check_defines(p, &o) == 0 && cmd_check_algo(p, algo) == 0) {
 		ir_sched *s = drv_run(p, algo, o.nlo, o.defs, o.ndefs, true);
 		if (s) {
 			if (strcmp(o.format, "json") == 0)
@@ -72,7 +72,7 @@ int cmd_show(int argc, char **argv)
 		}
 	}
 	drv_free(p);
-	sel_free(&o);
+	cmd_free_opts(&o);
 	return rc;
 }
 

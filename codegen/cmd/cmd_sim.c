@@ -18,15 +18,6 @@
 #include "cmd_flags.h"
 #include "svg.h"
 
-static const char sim_usage[] =
-	"usage: collc sim FILE... -a ALGO -n N [-s SIZE] [--alpha T --bw BW | --links M]\n"
-	"                 [--straggler R] [--delay D] [--segments S] [--trace] [--svg FILE]\n"
-	"Event-driven simulation: completion time, algbw, busbw, each rank's idle time\n"
-	"and the critical path.\n"
-	"  --trace       print each rank's timeline\n"
-	"  --svg FILE    draw the timeline (critical path outlined)\n"
-	"  --repeat K    run the simulation K times and print its mean run time\n";
-
 static const char *const why_names[] = {
 	[COST_WAIT_NONE] = "nothing (starts at 0)",
 	[COST_WAIT_DATA] = "data",
@@ -183,7 +174,7 @@ int cmd_sim(int argc, char **argv)
 	drv_prog *p;
 	cmd_algo *v;
 	int nv;
-	int rc = cmd_setup(argc, argv, CMD_SIM, sim_usage, &o, &p, &v, &nv);
+	int rc = cmd_setup(argc, argv, CMD_SIM, &o, &p, &v, &nv);
 	if (rc == 0)
 		rc = cmd_algo_build(p, &o, &v[0], o.n, false);
 	cost_sim *sim = NULL;

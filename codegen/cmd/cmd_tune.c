@@ -17,18 +17,6 @@
 #include "cmd.h"
 #include "cmd_flags.h"
 
-static const char tune_usage[] =
-	"usage: collc tune FILE... -n N [-b MIN -e MAX -f F] [link flags] [--model M]\n"
-	"                  [--straggler R] [--delay D] [--ranges-only] [--csv | --json]\n"
-	"Per collective, the fastest algorithm for each size range (the table a\n"
-	"generated library chooses by), and for every algorithm with a precondition\n"
-	"phase (StragglAR) the straggler delay above which it beats each other\n"
-	"algorithm, searched with the model and compared with StragglAR's rule\n"
-	"T_delay >= T_RS - max(T_B - T_SAR, 0).  The delay search uses --straggler\n"
-	"(default: rank n-1).  --ranges-only prints the size ranges alone (the\n"
-	"delay search is most of the time at large n; the PMPI library asks for\n"
-	"the ranges only).\n";
-
 /* The fastest algorithm per collective, model and range of sizes. */
 static int tune_ranges(const cmd_opts *o, const cmd_algo *v, int nv, const cost_model **models,
 		       int nm)
@@ -180,7 +168,7 @@ int cmd_tune(int argc, char **argv)
 	drv_prog *p;
 	cmd_algo *v;
 	int nv;
-	int rc = cmd_setup(argc, argv, CMD_TUNE, tune_usage, &o, &p, &v, &nv);
+	int rc = cmd_setup(argc, argv, CMD_TUNE, &o, &p, &v, &nv);
 	for (int i = 0; i < nv && rc == 0; i++) {
 		int b = cmd_algo_build(p, &o, &v[i], o.n, o.nalgos == 0);
 		if (b == 3)
