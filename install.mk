@@ -17,7 +17,8 @@
 #                         libcollrt dlopens (not for linking: kept out of lib/)
 #   lib/pkgconfig/        coll.pc: Cflags -I${includedir}/coll, Libs -lcollrt,
 #                         Libs.private -lm -ldl (libcollrt.a's needs)
-#   include/coll/         coll.h, coll_plan.h, coll_kinds.h, coll_kinds.def
+#   include/coll/         coll.h, coll_plan.h, coll_kinds.h and the tables they read
+#                         (coll_kinds.def, coll_dtypes.def, coll_ops.def, coll_splits.def, ...)
 #                         (a directory of their own: "coll.h" is a generic name)
 #   share/coll/stdlib/    the standard library (*.coll)
 #   share/coll/gpu/       the device executor sources collc build compiles for
@@ -54,7 +55,7 @@ PCDIR     := $(LIBDIR)/pkgconfig
 INSTALL_TOOLS   := collc collrun collbench
 INSTALL_LIBS    := libcollrt.so libcollrt.a $(if $(HAVE_MPICC),libcoll_mpi.so)
 INSTALL_PLUGINS := $(if $(HAVE_MPICC),libcollrt_mpi.so) libcollrt_ibverbs.so
-INSTALL_HEADERS := $(wildcard runtime/include/*.h) runtime/include/coll_kinds.def
+INSTALL_HEADERS := $(wildcard runtime/include/*.h runtime/include/*.def)
 INSTALL_STDLIB  := $(wildcard stdlib/*.coll)
 INSTALL_GPU     := $(wildcard runtime/gpu/*.cu runtime/gpu/*.h)
 

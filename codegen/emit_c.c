@@ -219,7 +219,11 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 	}
 	if (c->d->has_policy) {
 		const coll_rail_policy *p = &c->d->policy;
-		static const char *const split[] = {"COLL_SPLIT_THROUGHPUT", "COLL_SPLIT_LATENCY", "COLL_SPLIT_EQUAL"};
+		static const char *const split[] = {
+#define COLL_SPLIT(id, name, what) "COLL_SPLIT_" #id,
+#include "coll_splits.def"
+#undef COLL_SPLIT
+		};
 		char cold[32];
 		if (p->cold_bytes == COLL_COLD_AUTO)
 			snprintf(cold, sizeof cold, "COLL_COLD_AUTO");

@@ -30,6 +30,13 @@ typedef struct {
 
 static ast *peek(words *s) { return s->at < s->n ? s->w[s->at] : NULL; }
 
+/* The rail split modes by name, from their table. */
+static const char *const split_names[] = {
+#define COLL_SPLIT(id, name, what) name,
+#include "coll_splits.def"
+#undef COLL_SPLIT
+};
+
 static bool is(ast *w, const char *name) { return w && w->kind == A_NAME && strcmp(w->str, name) == 0; }
 
 /* "found 'x'" / "found the end of the statement" */
@@ -115,17 +122,17 @@ static int hot(words *s, coll_rail_policy *p)
 	if (want(s, ":", "'hot'") || want(s, "split", "'hot :'") || want(s, "by", "'split'"))
 		return -1;
 	ast *w = peek(s);
-	if (is(w, "throughput"))
-		p->split = COLL_SPLIT_THROUGHPUT;
-	else if (is(w, "latency"))
-		p->split = COLL_SPLIT_LATENCY;
-	else if (is(w, "equal"))
-		p->split = COLL_SPLIT_EQUAL;
-	else {
-		char f[64];
+	p->split = -1;
+	for (int k = 0; k < COLL_NSPLITS && p->split < 0; k++)
+		if (is(w, split_names[k]))
+			p->split = k;
+	if (p->split < 0) {
+		char f[64], names[128] = "";
 		found(w, f, sizeof f);
-		diag_error(w ? w->pos : s->w[s->n - 1]->pos, "expected throughput, latency or equal after 'split by', "
-			   "found %s", f);
+		for (int k = 0, at = 0; k < COLL_NSPLITS; k++)
+			at += snprintf(names + at, sizeof names - (size_t)at, "%s%s", k == 0 ? "" : k < COLL_NSPLITS - 1 ?
+				       ", " : " or ", split_names[k]);
+		diag_error(w ? w->pos : s->w[s->n - 1]->pos, "expected %s after 'split by', found %s", names, f);
 		return -1;
 	}
 	s->at++;
@@ -228,7 +235,6 @@ int policy_check(ast *decl, coll_rail_policy *out)
 
 int policy_line(const coll_rail_policy *p, char *buf, size_t len)
 {
-	static const char *const split[] = {"throughput", "latency", "equal"};
 	char cold[32];
 	if (p->cold_bytes == COLL_COLD_AUTO)
 		snprintf(cold, sizeof cold, "auto");
@@ -237,7 +243,7 @@ int policy_line(const coll_rail_policy *p, char *buf, size_t len)
 	else
 		snprintf(cold, sizeof cold, "%lld", (long long)p->cold_bytes);
 	return snprintf(buf, len, "cold=%s,split=%s,rebalance=%d,tolerance=%g,failover=%d", cold,
-			split[p->split >= 0 && p->split <= 2 ? p->split : 0], (int)p->rebalance_calls, p->tolerance,
+			split_names[p->split >= 0 && p->split < COLL_NSPLITS ? p->split : 0], (int)p->rebalance_calls, p->tolerance,
 			(int)p->failover_ms);
 }
 

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rt.h"
 
@@ -69,23 +70,42 @@ const char *coll_strerror(coll_result r)
 
 const char *coll_last_error(const coll_comm *c) { return c ? c->err : init_err; }
 
-size_t coll_dtype_size(coll_dtype dt)
+/* The rows of coll_dtypes.def and coll_ops.def. */
+static const struct {
+	const char *name, *alias1, *alias2;
+	unsigned char size;
+} dtypes[COLL_NDTYPES] = {
+#define COLL_DTYPE(id, name, size, alias1, alias2) { name, alias1, alias2, size },
+#include "coll_dtypes.def"
+#undef COLL_DTYPE
+};
+static const char *const ops[COLL_NOPS] = {
+#define COLL_OP(id, name) name,
+#include "coll_ops.def"
+#undef COLL_OP
+};
+
+size_t coll_dtype_size(coll_dtype dt) { return (unsigned)dt < COLL_NDTYPES ? dtypes[dt].size : 0; }
+
+const char *coll_dtype_name(coll_dtype dt) { return (unsigned)dt < COLL_NDTYPES ? dtypes[dt].name : "?"; }
+
+const char *coll_op_name(coll_op op) { return (unsigned)op < COLL_NOPS ? ops[op] : "?"; }
+
+int coll_dtype_from_name(const char *name)
 {
-	static const unsigned char sz[COLL_NDTYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
-	return (unsigned)dt < COLL_NDTYPES ? sz[dt] : 0;
+	for (int d = 0; name && *name && d < COLL_NDTYPES; d++)
+		if (strcmp(name, dtypes[d].name) == 0 || strcmp(name, dtypes[d].alias1) == 0 ||
+		    strcmp(name, dtypes[d].alias2) == 0)
+			return d;
+	return -1;
 }
 
-const char *coll_dtype_name(coll_dtype dt)
+int coll_op_from_name(const char *name)
 {
-	static const char *const nm[COLL_NDTYPES] = {"int8",    "uint8",  "int32", "uint32",  "int64",
-	                                             "uint64", "fp16",   "bf16",  "fp32",    "fp64"};
-	return (unsigned)dt < COLL_NDTYPES ? nm[dt] : "?";
-}
-
-const char *coll_op_name(coll_op op)
-{
-	static const char *const nm[COLL_NOPS] = {"sum", "prod", "min", "max"};
-	return (unsigned)op < COLL_NOPS ? nm[op] : "?";
+	for (int o = 0; name && o < COLL_NOPS; o++)
+		if (strcmp(name, ops[o]) == 0)
+			return o;
+	return -1;
 }
 
 const char *coll_kind_name(coll_kind k)

@@ -429,8 +429,9 @@ int cmd_build(int argc, char **argv)
 		goto free_cluster;
 	char from[PATH_MAX * 2], to[PATH_MAX * 2];
 	/* the public headers, so that DIR alone is the include path */
-	const char *hdrs[] = { "coll.h", "coll_plan.h", "coll_kinds.h", "coll_kinds.def" };
-	for (int i = 0; i < 4; i++) {
+	const char *hdrs[] = { "coll.h", "coll_plan.h", "coll_kinds.h", "coll_kinds.def", "coll_dtypes.def",
+			       "coll_ops.def", "coll_splits.def" };
+	for (size_t i = 0; i < sizeof hdrs / sizeof hdrs[0]; i++) {
 		snprintf(from, sizeof from, "%s/%s", inc, hdrs[i]);
 		snprintf(to, sizeof to, "%s/%s", out, hdrs[i]);
 		if (copy_file(from, to) != 0)

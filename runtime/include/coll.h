@@ -61,17 +61,16 @@ typedef enum {
 	COLL_ERR_UNSUPPORTED = 14 /* valid request this build cannot do (e.g. MPI not compiled in) */
 } coll_result;
 
+/* Element types, from the table the runtime's names, sizes and kernels
+ * read too (coll_dtypes.def): COLL_INT8 = 0, COLL_UINT8, COLL_INT32,
+ * COLL_UINT32, COLL_INT64, COLL_UINT64, COLL_FLOAT16 (IEEE binary16),
+ * COLL_BFLOAT16, COLL_FLOAT32, COLL_FLOAT64 = 9.  Half and bfloat16 are
+ * reduced in float and rounded to nearest even.  The numbers are part of
+ * the ABI. */
 typedef enum {
-	COLL_INT8 = 0,
-	COLL_UINT8 = 1,
-	COLL_INT32 = 2,
-	COLL_UINT32 = 3,
-	COLL_INT64 = 4,
-	COLL_UINT64 = 5,
-	COLL_FLOAT16 = 6,   /* IEEE binary16; reduced in float, rounded to nearest even */
-	COLL_BFLOAT16 = 7,  /* bfloat16; reduced in float, rounded to nearest even */
-	COLL_FLOAT32 = 8,
-	COLL_FLOAT64 = 9,
+#define COLL_DTYPE(id, ...) COLL_##id,
+#include "coll_dtypes.def"
+#undef COLL_DTYPE
 	COLL_NDTYPES
 } coll_dtype;
 /* NCCL-style aliases. */
@@ -80,7 +79,14 @@ typedef enum {
 #define COLL_FLOAT  COLL_FLOAT32
 #define COLL_DOUBLE COLL_FLOAT64
 
-typedef enum { COLL_SUM = 0, COLL_PROD = 1, COLL_MIN = 2, COLL_MAX = 3, COLL_NOPS } coll_op;
+/* Reduction operations (coll_ops.def): COLL_SUM = 0, COLL_PROD, COLL_MIN,
+ * COLL_MAX = 3.  The numbers are part of the ABI. */
+typedef enum {
+#define COLL_OP(id, ...) COLL_##id,
+#include "coll_ops.def"
+#undef COLL_OP
+	COLL_NOPS
+} coll_op;
 
 /* The collectives a plan can implement, from the table the compiler reads
  * too (coll_kinds.def; coll_kinds.h has what each one is): COLL_ALLREDUCE
@@ -109,7 +115,14 @@ typedef struct coll_plan_set coll_plan_set;   /* coll_plan.h */
  * `policy` and a cluster's `rails`.
  */
 #define COLL_MAX_RAILS 8
-typedef enum { COLL_SPLIT_THROUGHPUT = 0, COLL_SPLIT_LATENCY = 1, COLL_SPLIT_EQUAL = 2 } coll_split;
+/* How a message is split over the rails (coll_splits.def):
+ * COLL_SPLIT_THROUGHPUT = 0, COLL_SPLIT_LATENCY, COLL_SPLIT_EQUAL = 2. */
+typedef enum {
+#define COLL_SPLIT(id, ...) COLL_SPLIT_##id,
+#include "coll_splits.def"
+#undef COLL_SPLIT
+	COLL_NSPLITS
+} coll_split;
 #define COLL_COLD_AUTO (-1)            /* cold threshold from latency equivalence (Nezha's Eq. 6) */
 #define COLL_COLD_ALWAYS INT64_MAX     /* every message on one rail: no split */
 typedef struct {
@@ -209,6 +222,10 @@ COLL_API size_t coll_dtype_size(coll_dtype dt);
 COLL_API const char *coll_dtype_name(coll_dtype dt);
 COLL_API const char *coll_op_name(coll_op op);
 COLL_API const char *coll_kind_name(coll_kind k);
+/* The dtype or op a name (or an alias of coll_dtypes.def: "float",
+ * "half", "float64" ...) stands for; -1 when none. */
+COLL_API int coll_dtype_from_name(const char *name);
+COLL_API int coll_op_from_name(const char *name);
 
 /*
  * Collectives (NCCL argument order).  All ranks must call the same

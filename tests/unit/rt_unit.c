@@ -294,6 +294,16 @@ static void t_misc(void)
 		CHECK(strcmp(coll_strerror((coll_result)r), "unknown error") != 0, "strerror(%d)", r);
 	CHECK(sizeof(rt_hdr) == 64, "wire header is 64 bytes");
 	CHECK(coll_dtype_size(COLL_BFLOAT16) == 2 && coll_dtype_size(COLL_NDTYPES) == 0, "dtype sizes");
+	/* names and aliases from coll_dtypes.def / coll_ops.def, both ways */
+	for (int d = 0; d < COLL_NDTYPES; d++)
+		CHECK(coll_dtype_from_name(coll_dtype_name((coll_dtype)d)) == d, "dtype name %d", d);
+	CHECK(coll_dtype_from_name("float") == COLL_FLOAT32 && coll_dtype_from_name("half") == COLL_FLOAT16 &&
+	          coll_dtype_from_name("bfloat16") == COLL_BFLOAT16 && coll_dtype_from_name("") == -1 &&
+	          coll_dtype_from_name("float8") == -1 && coll_dtype_from_name(NULL) == -1,
+	      "dtype aliases");
+	for (int o = 0; o < COLL_NOPS; o++)
+		CHECK(coll_op_from_name(coll_op_name((coll_op)o)) == o, "op name %d", o);
+	CHECK(coll_op_from_name("avg") == -1 && coll_op_from_name(NULL) == -1, "unknown op");
 	CHECK(rt_transport_find(NULL, "shm") && rt_transport_find(NULL, "tcp") &&
 	          !rt_transport_find(NULL, "carrier-pigeon") && !rt_transport_find(NULL, "mpi"),
 	      "registry (mpi only on an MPI-bootstrapped communicator)");
