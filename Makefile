@@ -14,7 +14,7 @@
 #                   MPI and ibverbs plugins, PMPI library, coll.pc, the Python package
 #                   (layout: install.mk)
 #   make uninstall  the same PREFIX and DESTDIR: removes all of it
-#   make pmpi       libcoll_mpi.so, the MPI interposition library (runtime/mpi/Makefile.frag;
+#   make pmpi       libcoll_mpi.so, the MPI interposition library (runtime/pmpi/Makefile.frag;
 #                   part of `make`)
 #
 # On a fresh Debian machine the first target installs what it needs with
@@ -115,7 +115,7 @@ include runtime/Makefile.frag
 include runtime/python/Makefile.frag
 
 # --- MPI applications, unmodified: the PMPI interposition library ------------
-include runtime/mpi/Makefile.frag
+include runtime/pmpi/Makefile.frag
 
 # --- make install / uninstall, coll.pc ---------------------------------------
 include install.mk

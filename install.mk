@@ -57,7 +57,7 @@ INSTALL_LIBS    := libcollrt.so libcollrt.a $(if $(HAVE_MPICC),libcoll_mpi.so)
 INSTALL_PLUGINS := $(if $(HAVE_MPICC),libcollrt_mpi.so) libcollrt_ibverbs.so
 INSTALL_HEADERS := $(wildcard runtime/include/*.h runtime/include/*.def)
 INSTALL_STDLIB  := $(wildcard stdlib/*.coll)
-INSTALL_GPU     := $(wildcard runtime/gpu/*.cu runtime/gpu/*.h)
+INSTALL_GPU     := $(wildcard runtime/transport/gpu/*.cu runtime/transport/gpu/*.h)
 
 COLL_VERSION := $(shell sed -n 's/.*define COLL_VERSION_MAJOR //p' runtime/include/coll.h).$(shell \
                   sed -n 's/.*define COLL_VERSION_MINOR //p' runtime/include/coll.h)

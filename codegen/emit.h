@@ -18,7 +18,7 @@ int emit_c(const libplan *lp, const char *host, const char *dir, const char *sou
 /* emit_cuda.c */
 /* For a GPU target: write DIR/NAME_gpu.h (the device API: NAME_gpu_init
  * and the coll_gpu.h functions) and DIR/NAME_gpu.cu (per allreduce
- * algorithm and rank, the schedule unrolled into calls of the runtime/gpu
+ * algorithm and rank, the schedule unrolled into calls of the runtime/transport/gpu
  * executor, one transfer group per fused run of rounds).  Returns 0 or -1
  * (message printed). */
 int emit_cuda(const libplan *lp, const char *dir, const char *source);

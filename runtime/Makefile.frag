@@ -9,15 +9,18 @@
 #   $(B)/libcollrt.so     shared library exporting only coll_*
 #   $(B)/collrun          the local launcher
 #   $(B)/libcollrt_mpi.so the MPI plugin libcollrt dlopens under mpirun
-#                         (bootstrap + "mpi" transport); built only when
-#                         $(MPICC) exists, so libcollrt never links libmpi
+#                         (bootstrap + "mpi" transport: runtime/transport/mpi/);
+#                         built only when $(MPICC) exists, so libcollrt never
+#                         links libmpi
 #   $(B)/collprobe        measures every pair of ranks (coll_probe) and writes
 #                         the links file collc --links and clusters read
 #   $(B)/libcollrt_ibverbs.so the RDMA transport "ibverbs" libcollrt dlopens
-#                         when asked for it (runtime/ibverbs/); the one file
+#                         when asked for it (runtime/transport/ibverbs/); the one file
 #                         here that links libibverbs, so libcollrt never does
 #   $(B)/collbench        nccl-tests-style benchmark and checker over plans
-#                         from .coll files (via collc) or generated libraries;
+#                         from .coll files (via collc: runtime/planload/, which
+#                         the PMPI library shares) or generated libraries;
+#                         flags in collbench_args.c, the runs in collbench.c;
 #                         --device (collbench_dev.c) reaches CUDA and NCCL
 #                         through a generated GPU library at run time, so
 #                         collbench never links them
@@ -44,7 +47,7 @@
 #                         so it is rebuilt whenever they change)
 #   rt-check (phony)      build and run rt_unit, rt_suite (add RT_QUICK=1 for the short set)
 #   rt-syms (phony)       fail if libcollrt exports a symbol without coll_ (and
-#                         libcoll_mpi.so one without MPI_: runtime/mpi/Makefile.frag)
+#                         libcoll_mpi.so one without MPI_: runtime/pmpi/Makefile.frag)
 
 # The model floor (runtime/model/: link model, units, cost model,
 # simulator, reordering search) is part of the runtime too: `reorder at
@@ -52,9 +55,16 @@
 # the same files.  They allocate with malloc and return every failure as
 # an error (runtime/reorder.c turns it into COLL_ERR_NOMEM).
 RT_MODEL  := $(wildcard runtime/model/*.c)
-RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) $(wildcard runtime/transport/*.c) $(RT_MODEL)
-RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_dev.c runtime/tools/json.c runtime/tools/planload.c \
-             runtime/tools/refdata.c
+# Transports live in runtime/transport/: the registry and the built-in ones
+# (registry.c, shm.c, tcp.c) and rails/ are part of libcollrt; ibverbs/ and
+# mpi/ are plugins (below), gpu/ the device executor `collc build` compiles.
+RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) \
+             $(wildcard runtime/transport/*.c runtime/transport/rails/*.c) $(RT_MODEL)
+# Plans from collc run as a subprocess, or from a generated library: shared by
+# collbench, the PMPI library (runtime/pmpi/) and fuzz_plan, not in libcollrt.
+PLANLOAD  := runtime/planload/planload.c runtime/planload/json.c
+RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_args.c runtime/tools/collbench_dev.c \
+             runtime/tools/refdata.c $(PLANLOAD)
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime -Iruntime/model
 RT_LIBS   := -lm -ldl -lpthread
@@ -104,11 +114,11 @@ $(B)/collprobe: $(B)/rt/runtime/tools/collprobe.o $(B)/libcollrt.a
 
 # The MPI plugin: compiled and linked by mpicc (with our compiler), one
 # exported symbol (coll_mpi_plugin).
-$(B)/rt/mpi/plugin.o: runtime/mpi/plugin.c
+$(B)/rt/runtime/transport/mpi/plugin.o: runtime/transport/mpi/plugin.c
 	@mkdir -p $(dir $@)
 	OMPI_CC=$(CC) $(MPICC) $(RT_CFLAGS) -c -o $@ $<
 
-$(B)/libcollrt_mpi.so: $(B)/rt/mpi/plugin.o
+$(B)/libcollrt_mpi.so: $(B)/rt/runtime/transport/mpi/plugin.o
 	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -o $@ $<
 
 # The ibverbs plugin: the transport (ib.c) and its device-free parts
@@ -116,7 +126,7 @@ $(B)/libcollrt_mpi.so: $(B)/rt/mpi/plugin.o
 # (coll_ibverbs_plugin).  Always built: libibverbs-dev is in the top
 # Makefile's DEPS, and building it needs no device.  Part of `all`, like
 # the MPI plugin: it reads libcollrt's structures.
-IB_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(wildcard runtime/ibverbs/*.c))
+IB_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(wildcard runtime/transport/ibverbs/*.c))
 IB_PURE   := $(filter-out %/ib.o,$(IB_OBJ))
 $(IB_OBJ) $(B)/tests/ib_devices: | $(B)/.deps
 
@@ -171,8 +181,8 @@ $(B)/rt/tests/fuzz/%.o: tests/fuzz/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_TCFLAGS) -Iruntime -c -o $@ $<
 
-$(B)/tests/fuzz_plan: $(B)/rt/tests/fuzz/plan_harness.o $(B)/rt/tests/fuzz/fz.o $(B)/rt/runtime/tools/planload.o \
-		$(B)/rt/runtime/tools/json.o $(RT_OBJ)
+$(B)/tests/fuzz_plan: $(B)/rt/tests/fuzz/plan_harness.o $(B)/rt/tests/fuzz/fz.o $(patsubst %.c,$(B)/rt/%.o,$(PLANLOAD)) \
+		$(RT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
 
@@ -205,4 +215,4 @@ rt-check: rt-tests rt-syms
 	$(B)/tests/rt_suite -build $(B) $(if $(RT_QUICK),-quick)
 
 -include $(RT_OBJ:.o=.d) $(B)/rt/runtime/collrun.d $(wildcard $(B)/rt/tests/*.d) $(wildcard $(B)/rt/tests/fuzz/*.d) $(wildcard $(B)/rt/runtime/tools/*.d) \
-	$(wildcard $(B)/rt/mpi/*.d) $(IB_OBJ:.o=.d)
+	$(wildcard $(B)/rt/runtime/planload/*.d $(B)/rt/runtime/transport/mpi/*.d) $(IB_OBJ:.o=.d)

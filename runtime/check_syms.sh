@@ -5,7 +5,7 @@
 # The archive is one partially linked object with hidden symbols localised
 # (see Makefile.frag); the .so is built with -fvisibility=hidden.  Both
 # must define (export) nothing but the public coll_ API.  The PMPI
-# interposition library libcoll_mpi.so (runtime/mpi/) must export MPI_*
+# interposition library libcoll_mpi.so (runtime/pmpi/) must export MPI_*
 # alone: the functions it interposes, and none of the libcollrt it holds.
 status=0
 for lib in "$@"; do

@@ -4,8 +4,8 @@
  * libcollrt has no link-time dependency on libmpi.  When a process started
  * by an MPI launcher (OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK in the
  * environment) calls coll_init without COLL_RANK, or asks for transport
- * "mpi", this file dlopens the plugin libcollrt_mpi.so (runtime/mpi/
- * plugin.c, built only where mpicc exists) and lets MPI do the rendezvous:
+ * "mpi", this file dlopens the plugin libcollrt_mpi.so (runtime/transport/
+ * mpi/plugin.c, built only where mpicc exists) and lets MPI do the rendezvous:
  * rank and size come from MPI_COMM_WORLD, rank 0 broadcasts the job id and
  * a link key (random, or derived from COLL_SECRET when set), and the TCP
  * listener addresses are allgathered, so every transport (shm, tcp, mpi)

@@ -25,8 +25,8 @@
  * reaches the plugin only through that table, the plugin reaches
  * libcollrt only through rt_host_api, since libcollrt's own symbols are
  * local.  Loaded plugins stay loaded (RTLD_NODELETE) and are remembered by
- * name.  Callers are mpiboot.c (under mpirun) and transport.c (a PLUGIN
- * row of coll_transports.def).
+ * name.  Callers are mpiboot.c (under mpirun) and transport/registry.c (a
+ * PLUGIN row of coll_transports.def).
  */
 #include <ctype.h>
 #include <dlfcn.h>

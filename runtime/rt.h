@@ -5,8 +5,9 @@
  *
  * Pipeline position: coll.h (API) -> comm.c (communicator, argument checks,
  * algorithm choice) -> exec.c (runs one rank's plan) -> a transport
- * (transport/shm.c, transport/tcp.c, or a plugin's: mpi/plugin.c,
- * ibverbs/ib.c, loaded by plugin.c) that moves messages between ranks.
+ * (transport/shm.c, transport/tcp.c, transport/rails/ over several of
+ * them, or a plugin's: transport/mpi/plugin.c, transport/ibverbs/ib.c,
+ * loaded by plugin.c) that moves messages between ranks.
  * straggler.c emulates and detects persistent stragglers (arrival times
  * ride on every message header).  bootstrap.c builds the communicator's
  * first links; auth.c and net.c are the helpers under it, and base.c
@@ -150,7 +151,7 @@ typedef struct rt_rail_ops {
 	 * writes its record (at most cap bytes) to rec and its length to
 	 * *len; rejoin_accept connects the fresh link to the
 	 * peer's record, after which it carries traffic (the peer accepts
-	 * ours before we write: see rails.c).  Main thread only. */
+	 * ours before we write: see transport/rails/failover.c).  Main thread only. */
 	int (*rejoin_offer)(rt_tp *tp, int peer, uint8_t *rec, size_t cap, size_t *len);
 	int (*rejoin_accept)(rt_tp *tp, int peer, const uint8_t *rec, size_t len);
 } rt_rail_ops;
@@ -501,7 +502,7 @@ typedef struct {
 } rt_plugin;
 int rt_plugin_load(const char *name, int global, rt_plugin *out);
 
-/* --- the MPI plugin (libcollrt_mpi.so, built from runtime/mpi/plugin.c) ---
+/* --- the MPI plugin (libcollrt_mpi.so, from runtime/transport/mpi/plugin.c) -
  * Loaded under mpirun (mpiboot.c); its table (ABI 3: the base communicator
  * comes from c->boot.mpi_comm): */
 #define RT_MPI_ABI 3
@@ -530,7 +531,7 @@ typedef struct rt_mpi_plugin {
 	const rt_transport *transport;  /* "mpi": point-to-point over MPI */
 } rt_mpi_plugin;
 
-/* --- transport.c ---------------------------------------------------------- */
+/* --- transport/registry.c ------------------------------------------------- */
 /* Transport by name, or NULL; checks the vtable is complete.  "mpi" is
  * found only on a communicator bootstrapped through MPI; another PLUGIN
  * row's plugin is loaded here (plugin.c).  When a registered transport
@@ -569,7 +570,7 @@ void rt_stopped_ranks(const coll_comm *c, char *buf, size_t len);
 extern const rt_transport shm_transport;
 extern const rt_transport tcp_transport;
 
-/* --- rails.c ------------------------------------------------------------- */
+/* --- transport/rails/rails.c ---------------------------------------------- */
 /* Open the rails of spec ("tcp:eth0,tcp:eth1,ibverbs:mlx5_0:1": TRANSPORT[:WHERE]
  * each) under policy and measure their latencies.  Blocks until the
  * bootstrap deadline at most.  Errors: INVALID (spec), TRANSPORT, and

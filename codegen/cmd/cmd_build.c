@@ -21,7 +21,7 @@
  *
  * A `transport nccl` or `transport cuda` cluster also gets DIR/NAME_gpu.h
  * and DIR/NAME_gpu.cu (emit_cuda.c); nvcc compiles that and the device
- * executor (coll_gpu.cu: at COLL_RUNTIME_GPU, else runtime/gpu in the
+ * executor (coll_gpu.cu: at COLL_RUNTIME_GPU, else runtime/transport/gpu in the
  * source tree, else PREFIX/share/coll/gpu) with every warning an error, and the library links the
  * CUDA runtime (and NCCL for nccl).  nvcc is $CUDA_HOME/bin/nvcc, else the
  * one on PATH; the CUDA libraries are found from nvcc's own prefix, NCCL at
@@ -156,7 +156,7 @@ typedef struct {
 	char cudalib[PATH_MAX];     /* holds libcudart.so */
 	char ncclinc[PATH_MAX];     /* holds nccl.h (nccl only) */
 	char nccllib[PATH_MAX];     /* holds libnccl.so (nccl only) */
-	char gpusrc[PATH_MAX + 64]; /* runtime/gpu */
+	char gpusrc[PATH_MAX + 64]; /* runtime/transport/gpu */
 } cuda_tools;
 
 /* The first of dir/sub for sub in subs (glob patterns) holding file. */
@@ -241,7 +241,7 @@ static int find_cuda(const cluster_desc *c, const char *exedir, cuda_tools *t)
 	if (gs && *gs) {
 		snprintf(t->gpusrc, sizeof t->gpusrc, "%s", gs);
 	} else {
-		snprintf(t->gpusrc, sizeof t->gpusrc, "%s/../runtime/gpu", exedir);
+		snprintf(t->gpusrc, sizeof t->gpusrc, "%s/../runtime/transport/gpu", exedir);
 		snprintf(p, sizeof p, "%s/coll_gpu.cu", t->gpusrc);
 		if (!exists(p))   /* an installed collc */
 			snprintf(t->gpusrc, sizeof t->gpusrc, "%s/../share/coll/gpu", exedir);

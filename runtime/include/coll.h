@@ -111,7 +111,7 @@ typedef struct coll_plan_set coll_plan_set;   /* coll_plan.h */
  * rebalanced every `rebalance_calls` calls; a rail more than `tolerance`
  * times slower than the best carries none of a split; a rail that fails is
  * replaced by the others within `failover_ms`, nothing lost or applied
- * twice.  The runtime's side is runtime/rails.c; the language's is
+ * twice.  The runtime's side is runtime/transport/rails/; the language's is
  * `policy` and a cluster's `rails`.
  */
 #define COLL_MAX_RAILS 8
@@ -193,7 +193,7 @@ COLL_API coll_result coll_init_env(coll_comm **comm, const coll_plan_set *plans)
  * be unset: -1 and 0).  Collective over that communicator, ordered like
  * any of its collectives; MPI must be initialised.  For MPI programs and
  * libraries that want one coll communicator per MPI communicator (the
- * PMPI library, runtime/mpi/pmpi.c, makes one for MPI_COMM_WORLD and for
+ * PMPI library, runtime/pmpi/pmpi.c, makes one for MPI_COMM_WORLD and for
  * each duplicate of it).  Errors: as coll_init; INVALID for an
  * intercommunicator. */
 COLL_API coll_result coll_init_mpi(coll_comm **comm, const coll_plan_set *plans, const coll_config *cfg,

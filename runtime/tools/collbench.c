@@ -49,387 +49,13 @@
 #include "coll.h"
 #include "coll_kinds.h"
 #include "coll_plan.h"
+#include "collbench.h"
 #include "collbench_dev.h"
-#include "planload.h"
+#include "planload/planload.h"
 #include "refdata.h"
 
-#define MAXLIST 16
-
-static struct {
-	const char *files[32];
-	int nfiles;
-	const char *defs[32];
-	int ndefs;
-	const char *algo, *lib, *sym;
-	uint64_t minb, maxb, stepb;
-	double factor;
-	uint64_t counts[64];
-	int ncounts;
-	long iters, warmup;
-	uint64_t iter_bytes;
-	int check, inplace, csv, json, do_memcpy, root, kind_set;
-	coll_kind kind;
-	coll_dtype dts[MAXLIST];
-	coll_op ops[MAXLIST];
-	int ndts, nops;
-	double timeout;
-	const char *rails, *policy;   /* --rails, --policy: COLL_RAILS, COLL_POLICY for this run */
-	int straggler, trace_straggler;  /* emulated straggler rank (-1: none) */
-	double delay_ms;
-	long straggler_move;             /* move it to the next rank every this many calls (0: never) */
-	long straggler_stop;             /* no straggler from this call on (0: never) */
-	int device;                      /* --device: device buffers */
-	int gpu;                         /* --device GPU: the CUDA device (-1: rank modulo the count) */
-} opt;
-
-static int rank, nranks, out_rank = 1;
+static int rank, nranks;
 static coll_comm *comm;
-
-/* --- messages ----------------------------------------------------------------- */
-
-static int env_int(const char *name, int dflt)
-{
-	const char *v = getenv(name);
-	return v && *v ? atoi(v) : dflt;
-}
-
-/* Usage errors: the same on every rank, so only rank 0 says it. */
-static void usage_error(const char *fmt, ...)
-{
-	if (out_rank) {
-		va_list ap;
-		fprintf(stderr, "collbench: error: ");
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fprintf(stderr, "\n");
-	}
-	exit(2);
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-	        "usage: collbench [-f FILE.coll]... [-a ALGO] [-D name=value]... | --lib DIR/libNAME.so [--plans SYM]\n"
-	        "                 [--device [GPU]]\n"
-	        "                 [-t COLL] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [--counts LIST]\n"
-	        "                 [-n ITERS] [-w WARMUP] [-c] [-d DTYPE] [-o OP] [--root R] [--inplace]\n"
-	        "                 [--iter-bytes B] [--timeout S] [--csv | --json]\n"
-	        "       collbench --memcpy [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [--csv | --json]\n"
-	        "Run under `collrun -np N` or `mpirun -np N`; rank 0 prints the table.\n"
-	        "plans:\n"
-	        "  -f FILE.coll     read the algorithm from FILE (repeatable; also a bare FILE argument),\n"
-	        "                   via `collc show FILE -a ALGO -n N --format json` ($COLLC or collc beside collbench)\n"
-	        "  -a ALGO          the algorithm (default: the first in FILE; with --lib: chosen by size)\n"
-	        "  -D name=value    passed to collc (algorithm parameters)\n"
-	        "  --lib PATH       a library from `collc build`: dlopen it and use its NAME_plans\n"
-	        "  --plans SYM      the plan-set symbol in --lib (default NAME_plans for libNAME.so; --device\n"
-	        "                   also needs the GPU plans beside it, NAME_gpu_plans)\n"
-	        "  --device [GPU]   device buffers: allreduce through --lib's coll_gpu_allreduce (a library of a\n"
-	        "                   `transport cuda` or `transport nccl` cluster) on CUDA device GPU (default:\n"
-	        "                   the rank modulo the device count); on nccl ncclAllReduce is timed as well,\n"
-	        "                   as the baseline (nccl columns: its time, busbw, and its time / ours)\n"
-	        "  --memcpy         time plain memcpy (the physical reference; one process)\n"
-	        "what:\n"
-	        "  -t COLL          allreduce (default, or the file's collective), reduce_scatter, allgather,\n"
-	        "                   broadcast, reduce, alltoall; without -a, the files' first algorithm of COLL\n"
-	        "  -d DTYPE         int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 fp64, a comma list, or all\n"
-	        "                   (default fp32)\n"
-	        "  -o OP            sum prod min max, a comma list, or all (default sum)\n"
-	        "  --root R         root of broadcast and reduce (default 0)\n"
-	        "  --inplace        in-place calls (default out-of-place)\n"
-	        "sizes (bytes of the full buffer; units K M G = KiB MiB GiB, KB MB GB = 10^3.., B):\n"
-	        "  -b MIN -e MAX    range (default 1K .. 64M)\n"
-	        "  -f FACTOR        multiply by FACTOR (a number; default 2)    -i STEP   add STEP bytes instead\n"
-	        "  --counts LIST    element counts as the call takes them (comma list, units allowed), not -b/-e\n"
-	        "timing and checking:\n"
-	        "  -n ITERS         timed calls per size (default 20; 0: none)    -w WARMUP  untimed first (default 5)\n"
-	        "  --iter-bytes B   fewer iterations for big sizes: at most B/size (at least 2)\n"
-	        "  -c               check every element against a reference reduction (#wrong column)\n"
-	        "  --timeout S      the communicator's inactivity timeout\n"
-	        "rails (several networks at once; README \"Rails\"):\n"
-	        "  --rails SPEC     run on these rails, e.g. tcp:eth0,tcp:eth1 (as COLL_RAILS); rank 0 then\n"
-	        "                   prints each rail's share of the bytes, its latency and measured rate,\n"
-	        "                   failovers and rejoins, and the data-length table\n"
-	        "  --policy SPEC    how messages use them, e.g. cold=auto,split=throughput,failover=200\n"
-	        "                   (as COLL_POLICY; over the plan set's policy)\n"
-	        "stragglers:\n"
-	        "  --straggler R    rank R sleeps --delay MS before every collective (emulated straggler) and,\n"
-	        "                   unless the plan set says `straggler auto`, is declared the straggler, so\n"
-	        "                   StragglAR runs with R in its straggler role; with it fixed (no\n"
-	        "                   --straggler-move/-stop) every timed call starts from a barrier and rows\n"
-	        "                   add the time from the others' and from the straggler's arrival\n"
-	        "  --delay MS       the emulated straggler's delay in milliseconds (default 10)\n"
-	        "  --straggler-move K  after every K calls the emulated straggler moves to the next rank\n"
-	        "  --straggler-stop K  after K calls nobody is delayed any more\n"
-	        "  --trace-straggler   print, per call, the emulated and the detected straggler and the\n"
-	        "                   algorithm the call ran\n"
-	        "output:\n"
-	        "  --csv | --json   machine-readable rows instead of the table\n");
-}
-
-/* --- parsing of flags ---------------------------------------------------------- */
-
-/* Sizes as the README defines them: B, KB MB GB (x1000), KiB MiB GiB and
- * nccl-tests' K M G (x1024); Ki Mi Gi as well (counts: "16Mi"). */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || v < 0 || !isfinite(v))
-		return -1;
-	static const struct { const char *u; double m; } units[] = {
-	        {"", 1},          {"B", 1},           {"K", 1024.0},           {"M", 1048576.0},
-	        {"G", 1073741824.0}, {"KiB", 1024.0}, {"MiB", 1048576.0},      {"GiB", 1073741824.0},
-	        {"KB", 1e3},      {"MB", 1e6},        {"GB", 1e9},             {"k", 1024.0},
-	        {"Ki", 1024.0},   {"Mi", 1048576.0},  {"Gi", 1073741824.0},
-	};
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (strcmp(end, units[i].u) == 0) {
-			double b = v * units[i].m;
-			if (b > 1e18 || b != floor(b))
-				return -1;
-			*out = (uint64_t)b;
-			return 0;
-		}
-	return -1;
-}
-
-static int is_number(const char *s)
-{
-	char *end;
-	strtod(s, &end);
-	return end != s && *end == 0;
-}
-
-static const char *const dt_names[COLL_NDTYPES][3] = {
-        {"int8", "char", NULL},      {"uint8", NULL, NULL},         {"int32", "int", NULL},
-        {"uint32", NULL, NULL},      {"int64", NULL, NULL},          {"uint64", NULL, NULL},
-        {"fp16", "half", "float16"}, {"bf16", "bfloat16", NULL},     {"fp32", "float", "float32"},
-        {"fp64", "double", "float64"},
-};
-
-static void parse_dtypes(const char *s)
-{
-	opt.ndts = 0;
-	if (strcmp(s, "all") == 0) {
-		for (int d = 0; d < COLL_NDTYPES; d++)
-			opt.dts[opt.ndts++] = (coll_dtype)d;
-		return;
-	}
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", s);
-	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int found = -1;
-		for (int d = 0; d < COLL_NDTYPES && found < 0; d++)
-			for (int k = 0; k < 3; k++)
-				if (dt_names[d][k] && strcmp(dt_names[d][k], t) == 0)
-					found = d;
-		if (found < 0)
-			usage_error("unknown dtype '%s' for -d (int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 "
-			            "fp64, or all)", t);
-		if (opt.ndts == MAXLIST)
-			usage_error("too many dtypes for -d");
-		opt.dts[opt.ndts++] = (coll_dtype)found;
-	}
-	if (!opt.ndts)
-		usage_error("empty dtype list for -d");
-}
-
-static void parse_ops(const char *s)
-{
-	static const char *const nm[COLL_NOPS] = {"sum", "prod", "min", "max"};
-	opt.nops = 0;
-	if (strcmp(s, "all") == 0) {
-		for (int o = 0; o < COLL_NOPS; o++)
-			opt.ops[opt.nops++] = (coll_op)o;
-		return;
-	}
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", s);
-	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int found = -1;
-		for (int o = 0; o < COLL_NOPS; o++)
-			if (strcmp(nm[o], t) == 0)
-				found = o;
-		if (found < 0)
-			usage_error("unknown op '%s' for -o (sum prod min max, or all)", t);
-		if (opt.nops == MAXLIST)
-			usage_error("too many ops for -o");
-		opt.ops[opt.nops++] = (coll_op)found;
-	}
-	if (!opt.nops)
-		usage_error("empty op list for -o");
-}
-
-static int parse_kind(const char *s, coll_kind *k)
-{
-	int i = pl_kind_by_name(s);
-	if (i < 0)
-		return -1;
-	*k = (coll_kind)i;
-	return 0;
-}
-
-static long parse_long(const char *flag, const char *s, long lo)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (end == s || *end || errno || v < lo)
-		usage_error("bad value '%s' for %s (expected an integer >= %ld)", s, flag, lo);
-	return v;
-}
-
-static uint64_t size_arg(const char *flag, const char *s)
-{
-	uint64_t v;
-	if (parse_size(s, &v))
-		usage_error("bad size '%s' for %s (expected bytes, e.g. 8, 1K, 64MiB, 1GB)", s, flag);
-	return v;
-}
-
-static void parse_args(int argc, char **argv)
-{
-	opt.minb = 1024, opt.maxb = 64 << 20, opt.factor = 2;
-	opt.iters = 20, opt.warmup = 5;
-	opt.kind = COLL_ALLREDUCE;
-	opt.dts[0] = COLL_FLOAT32, opt.ndts = 1;
-	opt.ops[0] = COLL_SUM, opt.nops = 1;
-	opt.straggler = -1, opt.delay_ms = 10;
-	opt.gpu = -1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-#define NEXT() (i + 1 < argc ? argv[++i] : (usage_error("%s needs a value", a), ""))
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			if (out_rank)
-				usage(stdout);
-			exit(0);
-		} else if (strcmp(a, "-f") == 0) {
-			const char *v = NEXT();
-			if (is_number(v)) {
-				opt.factor = strtod(v, NULL);
-				if (!(opt.factor > 1))
-					usage_error("bad factor '%s' for -f (expected a number > 1)", v);
-				opt.stepb = 0;
-			} else if (opt.nfiles < 32) {
-				opt.files[opt.nfiles++] = v;
-			}
-		} else if (strcmp(a, "--file") == 0) {
-			if (opt.nfiles < 32)
-				opt.files[opt.nfiles++] = NEXT();
-		} else if (strcmp(a, "--stepfactor") == 0) {
-			const char *v = NEXT();
-			if (!is_number(v) || !((opt.factor = strtod(v, NULL)) > 1))
-				usage_error("bad factor '%s' for %s (expected a number > 1)", v, a);
-		} else if (strcmp(a, "-i") == 0 || strcmp(a, "--stepbytes") == 0) {
-			opt.stepb = size_arg(a, NEXT());
-			if (!opt.stepb)
-				usage_error("%s must be > 0", a);
-		} else if (strcmp(a, "-b") == 0 || strcmp(a, "--minbytes") == 0) {
-			opt.minb = size_arg(a, NEXT());
-		} else if (strcmp(a, "-e") == 0 || strcmp(a, "--maxbytes") == 0) {
-			opt.maxb = size_arg(a, NEXT());
-		} else if (strcmp(a, "--counts") == 0) {
-			char buf[1024];
-			snprintf(buf, sizeof buf, "%s", NEXT());
-			opt.ncounts = 0;
-			for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (opt.ncounts == 64)
-					usage_error("too many counts for --counts (at most 64)");
-				if (parse_size(t, &opt.counts[opt.ncounts]))
-					usage_error("bad count '%s' for --counts (expected e.g. 0,7,1000003,16Mi)", t);
-				opt.ncounts++;
-			}
-			if (!opt.ncounts)
-				usage_error("empty list for --counts");
-		} else if (strcmp(a, "-a") == 0 || strcmp(a, "--algo") == 0) {
-			opt.algo = NEXT();
-		} else if (strcmp(a, "-D") == 0) {
-			if (opt.ndefs < 32)
-				opt.defs[opt.ndefs++] = NEXT();
-		} else if (strcmp(a, "--lib") == 0) {
-			opt.lib = NEXT();
-		} else if (strcmp(a, "--plans") == 0) {
-			opt.sym = NEXT();
-		} else if (strcmp(a, "--device") == 0) {
-			opt.device = 1;
-			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
-				opt.gpu = (int)parse_long(a, argv[++i], 0);   /* the optional GPU index */
-		} else if (strcmp(a, "-t") == 0 || strcmp(a, "--collective") == 0) {
-			const char *v = NEXT();
-			if (parse_kind(v, &opt.kind))
-				usage_error("unknown collective '%s' for -t (allreduce, reduce_scatter, allgather, broadcast, "
-				            "reduce)", v);
-			opt.kind_set = 1;
-		} else if (strcmp(a, "-d") == 0 || strcmp(a, "--datatype") == 0) {
-			parse_dtypes(NEXT());
-		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--op") == 0) {
-			parse_ops(NEXT());
-		} else if (strcmp(a, "-n") == 0 || strcmp(a, "--iters") == 0) {
-			opt.iters = parse_long(a, NEXT(), 0);
-		} else if (strcmp(a, "-w") == 0 || strcmp(a, "--warmup_iters") == 0) {
-			opt.warmup = parse_long(a, NEXT(), 0);
-		} else if (strcmp(a, "--iter-bytes") == 0) {
-			opt.iter_bytes = size_arg(a, NEXT());
-		} else if (strcmp(a, "-c") == 0 || strcmp(a, "--check") == 0) {
-			opt.check = 1;
-			if (i + 1 < argc && (strcmp(argv[i + 1], "0") == 0 || strcmp(argv[i + 1], "1") == 0))
-				opt.check = atoi(argv[++i]);   /* nccl-tests spelling: -c 1 */
-		} else if (strcmp(a, "--root") == 0 || strcmp(a, "-r") == 0) {
-			opt.root = (int)parse_long(a, NEXT(), 0);
-		} else if (strcmp(a, "--inplace") == 0) {
-			opt.inplace = 1;
-		} else if (strcmp(a, "--csv") == 0) {
-			opt.csv = 1;
-		} else if (strcmp(a, "--json") == 0) {
-			opt.json = 1;
-		} else if (strcmp(a, "--memcpy") == 0) {
-			opt.do_memcpy = 1;
-		} else if (strcmp(a, "--rails") == 0) {
-			opt.rails = NEXT();
-		} else if (strcmp(a, "--policy") == 0) {
-			opt.policy = NEXT();
-		} else if (strcmp(a, "--timeout") == 0) {
-			const char *v = NEXT();
-			if (!is_number(v))
-				usage_error("bad value '%s' for --timeout (seconds)", v);
-			opt.timeout = strtod(v, NULL);
-		} else if (strcmp(a, "--straggler") == 0) {
-			opt.straggler = (int)parse_long(a, NEXT(), 0);
-		} else if (strcmp(a, "--delay") == 0) {
-			const char *v = NEXT();
-			if (!is_number(v) || !((opt.delay_ms = strtod(v, NULL)) >= 0))
-				usage_error("bad value '%s' for --delay (milliseconds)", v);
-		} else if (strcmp(a, "--straggler-move") == 0) {
-			opt.straggler_move = parse_long(a, NEXT(), 1);
-		} else if (strcmp(a, "--straggler-stop") == 0) {
-			opt.straggler_stop = parse_long(a, NEXT(), 1);
-		} else if (strcmp(a, "--trace-straggler") == 0) {
-			opt.trace_straggler = 1;
-		} else if (a[0] == '-' && a[1]) {
-			usage_error("unknown option '%s' (see collbench --help)", a);
-		} else if (opt.nfiles < 32) {
-			opt.files[opt.nfiles++] = a;
-		}
-#undef NEXT
-	}
-	if (opt.csv && opt.json)
-		usage_error("--csv and --json exclude each other");
-	if (opt.device && opt.do_memcpy)
-		usage_error("--device and --memcpy exclude each other");
-	if (opt.device && !opt.lib)
-		usage_error("--device needs --lib DIR/libNAME.so, a library that collc built from a cluster with "
-		            "`transport cuda` or `transport nccl`");
-	if (!opt.do_memcpy && !opt.lib && !opt.nfiles)
-		usage_error("no plans: give a .coll file (-f FILE) or a library (--lib DIR/libNAME.so); see --help");
-	if (opt.lib && opt.nfiles)
-		usage_error("give either .coll files or --lib, not both");
-	if (!opt.ncounts && opt.minb > opt.maxb)
-		usage_error("-b %llu is larger than -e %llu", (unsigned long long)opt.minb,
-		            (unsigned long long)opt.maxb);
-}
 
 /* --- values and the reference (refdata.c) ------------------------------------- */
 
@@ -634,7 +260,7 @@ static char *collc_show(size_t *outlen)
 	char *out, *err;
 	int st = pl_run((char *const *)argv, NULL, &out, outlen, &err, why, sizeof why);
 	if (st < 0)
-		usage_error("%s (set COLLC to collc's path)", why);
+		cb_usage_error("%s (set COLLC to collc's path)", why);
 	if (st != 0) {
 		if (out_rank) {
 			size_t elen = err ? strlen(err) : 0;
@@ -687,10 +313,10 @@ static coll_algo *algo_from_json(const char *text, size_t len)
 	char why[512];
 	coll_algo *a = pl_algo_from_json(text, len, nranks, why, sizeof why);
 	if (!a)
-		usage_error("%s", why);
+		cb_usage_error("%s", why);
 	coll_kind kind = (coll_kind)a->kind;
 	if (opt.kind_set && kind != opt.kind)
-		usage_error("algorithm '%s' is for %s, not %s (-t)", a->name, coll_kind_name(kind), coll_kind_name(opt.kind));
+		cb_usage_error("algorithm '%s' is for %s, not %s (-t)", a->name, coll_kind_name(kind), coll_kind_name(opt.kind));
 	opt.kind = kind;
 	return a;
 }
@@ -704,11 +330,11 @@ static void *open_lib(char sym[SYMLEN])
 {
 	void *h = dlopen(opt.lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
-		usage_error("cannot load %s: %s", opt.lib, dlerror());
+		cb_usage_error("cannot load %s: %s", opt.lib, dlerror());
 	if (opt.sym)
 		snprintf(sym, SYMLEN, "%s", opt.sym);
 	else if (pl_lib_symbol(opt.lib, sym, SYMLEN) != 0)
-		usage_error("cannot derive the plan-set name from '%s' (use --plans SYMBOL)", opt.lib);
+		cb_usage_error("cannot derive the plan-set name from '%s' (use --plans SYMBOL)", opt.lib);
 	return h;
 }
 
@@ -717,11 +343,11 @@ static const coll_plan_set *plans_from_lib(void *h, const char *sym)
 {
 	const coll_plan_set *s = dlsym(h, sym);
 	if (!s)
-		usage_error("%s has no symbol %s (the plan set; use --plans SYMBOL)", opt.lib, sym);
+		cb_usage_error("%s has no symbol %s (the plan set; use --plans SYMBOL)", opt.lib, sym);
 	if (s->abi != COLL_PLAN_ABI)
-		usage_error("%s: %s has plan ABI %u, this collbench reads %d", opt.lib, sym, s->abi, COLL_PLAN_ABI);
+		cb_usage_error("%s: %s has plan ABI %u, this collbench reads %d", opt.lib, sym, s->abi, COLL_PLAN_ABI);
 	if (s->nranks != nranks)
-		usage_error("plan set '%s' in %s is for %d ranks, the job has %d", s->name, opt.lib, s->nranks, nranks);
+		cb_usage_error("plan set '%s' in %s is for %d ranks, the job has %d", s->name, opt.lib, s->nranks, nranks);
 	if (opt.algo) {
 		int found = 0;
 		char have[512] = "";
@@ -733,8 +359,8 @@ static const coll_plan_set *plans_from_lib(void *h, const char *sym)
 					o += (size_t)snprintf(have + o, sizeof have - o, "%s%s", o ? ", " : "", s->algos[i]->name);
 			}
 		if (!found)
-			usage_error("no %s algorithm '%s' for %d ranks in plan set '%s' (have: %s)", coll_kind_name(opt.kind),
-			            opt.algo, nranks, s->name, o ? have : "none");
+			cb_usage_error("no %s algorithm '%s' for %d ranks in plan set '%s' (have: %s)", coll_kind_name(opt.kind),
+			               opt.algo, nranks, s->name, o ? have : "none");
 	}
 	return s;
 }
@@ -1050,7 +676,7 @@ static void straggler_times(const double *stamps, long it, double *from_others, 
 	size_t k = 2 * (size_t)it;
 	uint64_t *all = malloc(sizeof *all * k * (size_t)nranks);
 	if (!all)
-		usage_error("out of memory");
+		cb_usage_error("out of memory");
 	gather((const uint64_t *)(const void *)stamps, all, (int)k);
 	double so = 0, ss = 0;
 	for (long c = 0; c < it; c++) {
@@ -1226,7 +852,7 @@ static long sweep(const sweep_ops *ops, coll_kind kind)
 	refs *R = malloc(sizeof *R);
 	uint64_t *all = malloc(sizeof(uint64_t) * RESULT_WORDS * (size_t)nranks);
 	if (!vals || !R || !all)
-		usage_error("out of memory");
+		cb_usage_error("out of memory");
 	long total_wrong = 0;
 	uint64_t sz[512];
 	for (int d = 0; d < opt.ndts; d++) {
@@ -1321,7 +947,7 @@ static coll_result host_time(const sweep_row *r, long it, row *w)
 		return rc;
 	double *stamps = calloc(2 * (size_t)it, sizeof *stamps);
 	if (!stamps)
-		usage_error("out of memory");
+		cb_usage_error("out of memory");
 	double t0 = now();
 	for (long k = 0; k < it; k++) {
 		/* With a fixed straggler each call starts from a barrier, as the
@@ -1395,23 +1021,23 @@ static const char *dev_error_op(void) { return dev_error(gdev); }
 static int run_device(void)
 {
 	if (opt.kind != COLL_ALLREDUCE)
-		usage_error("--device runs allreduce only (the device executor's collective), not %s",
-		            coll_kind_name(opt.kind));
+		cb_usage_error("--device runs allreduce only (the device executor's collective), not %s",
+		               coll_kind_name(opt.kind));
 	if (opt.straggler >= 0 || opt.straggler_move || opt.straggler_stop || opt.trace_straggler)
-		usage_error("--device emulates no stragglers (--straggler and its flags are for host buffers)");
+		cb_usage_error("--device emulates no stragglers (--straggler and its flags are for host buffers)");
 	char sym[SYMLEN], gsym[SYMLEN + 16], why[640];
 	void *h = open_lib(sym);
 	gpu_plans_symbol(sym, gsym, sizeof gsym);
 	int st = dev_open(&gdev, h, opt.lib, gsym, opt.gpu, why, sizeof why);
 	if (st == DEV_NO_PLANS)
-		usage_error("--device: %s", why);
+		cb_usage_error("--device: %s", why);
 	if (st) {   /* every rank says it: whether there is a GPU is each host's own affair */
 		fprintf(stderr, "collbench: error: --device: %s\n", why);
 		return 1;
 	}
-	nranks = env_int("COLL_NRANKS", env_int("OMPI_COMM_WORLD_SIZE", env_int("PMI_SIZE", 0)));
+	nranks = cb_env_int("COLL_NRANKS", cb_env_int("OMPI_COMM_WORLD_SIZE", cb_env_int("PMI_SIZE", 0)));
 	if (nranks <= 0)
-		usage_error("no job: run under `collrun -np N` or `mpirun -np N` (or set COLL_RANK/COLL_NRANKS/COLL_ADDR)");
+		cb_usage_error("no job: run under `collrun -np N` or `mpirun -np N` (or set COLL_RANK/COLL_NRANKS/COLL_ADDR)");
 	const coll_plan_set *plans = plans_from_lib(h, sym);
 	coll_result rc = dev_init(gdev, plans, opt.timeout);
 	if (rc) {
@@ -1496,16 +1122,16 @@ static void print_rails(coll_comm *comm)
 
 int main(int argc, char **argv)
 {
-	rank = env_int("COLL_RANK", env_int("OMPI_COMM_WORLD_RANK", env_int("PMIX_RANK", env_int("PMI_RANK", 0))));
+	rank = cb_env_int("COLL_RANK", cb_env_int("OMPI_COMM_WORLD_RANK", cb_env_int("PMIX_RANK", cb_env_int("PMI_RANK", 0))));
 	out_rank = rank == 0;
-	parse_args(argc, argv);
+	cb_parse_args(argc, argv);
 	if (opt.do_memcpy)
 		return rank == 0 ? run_memcpy() : 0;
 	if (opt.device)
 		return run_device();
-	nranks = env_int("COLL_NRANKS", env_int("OMPI_COMM_WORLD_SIZE", env_int("PMI_SIZE", 0)));
+	nranks = cb_env_int("COLL_NRANKS", cb_env_int("OMPI_COMM_WORLD_SIZE", cb_env_int("PMI_SIZE", 0)));
 	if (nranks <= 0)
-		usage_error("no job: run under `collrun -np N` or `mpirun -np N` (or set COLL_RANK/COLL_NRANKS/COLL_ADDR)");
+		cb_usage_error("no job: run under `collrun -np N` or `mpirun -np N` (or set COLL_RANK/COLL_NRANKS/COLL_ADDR)");
 
 	const coll_plan_set *plans;
 	coll_plan_set *built = NULL;
@@ -1524,13 +1150,13 @@ int main(int argc, char **argv)
 		opt.algo = algo->name;
 		const coll_algo *one[1] = {algo};
 		if (!(built = coll_plan_set_build("collbench", nranks, one, 1, NULL, 0)))
-			usage_error("out of memory");
+			cb_usage_error("out of memory");
 		plans = built;
 		source = defining_file(algo->name);
 	}
 	coll_kind kind = opt.kind;
 	if (opt.root >= nranks)
-		usage_error("--root %d is out of range for %d ranks", opt.root, nranks);
+		cb_usage_error("--root %d is out of range for %d ranks", opt.root, nranks);
 
 	/* through the environment, as collrun would pass them, so that every
 	 * way of giving rails (cluster, COLL_RAILS, --rails) meets in coll_init */
@@ -1552,7 +1178,7 @@ int main(int argc, char **argv)
 	if (opt.timeout != 0)
 		coll_set_timeout(comm, opt.timeout);
 	if (opt.straggler >= nranks)
-		usage_error("--straggler %d is out of range for %d ranks", opt.straggler, nranks);
+		cb_usage_error("--straggler %d is out of range for %d ranks", opt.straggler, nranks);
 	if (opt.straggler >= 0) {
 		emu_rank = opt.straggler;
 		declare = plans->straggler != COLL_STRAGGLER_AUTO;
@@ -1563,7 +1189,7 @@ int main(int argc, char **argv)
 		/* emulated from the environment (straggler.c reads the same
 		 * variable), so that --trace-straggler names it too */
 		const char *e = getenv("COLL_STRAGGLER_RANK");
-		if (e && *e && is_number(e) && atoi(e) >= 0 && atoi(e) < nranks)
+		if (e && *e && cb_is_number(e) && atoi(e) >= 0 && atoi(e) < nranks)
 			emu_rank = atoi(e);
 	}
 	{
@@ -1572,7 +1198,7 @@ int main(int argc, char **argv)
 		gather_algo = xs ? coll_algo_build("collbench_gather", COLL_ALLGATHER, nranks, nranks, 0, xs, nx) : NULL;
 		free(xs);
 		if (!gather_algo)
-			usage_error("out of memory");
+			cb_usage_error("out of memory");
 	}
 
 	const coll_kind_info *ki = coll_kind_get(kind);

@@ -203,7 +203,7 @@ static int tcp_new(coll_comm *c, tcp_tp **out)
 	 * naming the peer, instead of after TCP's ~15 minutes of retries.  A
 	 * stopped peer's kernel still acknowledges (and answers zero-window
 	 * probes), so this never fires on a slow or stopped rank.  A rail
-	 * gives up sooner than that on its own (rails.c), and says so. */
+	 * gives up sooner than that on its own (rails/failover.c), and says so. */
 	t->user_timeout = c->timeout_ms > 0 && c->timeout_ms < 0x7fffffff ? (unsigned)c->timeout_ms : 0;
 	return COLL_OK;
 }

@@ -55,7 +55,7 @@
 # no scheduler can move to the other rail, and at 5 ms unequal rails (n =
 # 4, 4 MiB) got 0.97 of their sum where 50 ms gives 0.88-0.95, but equal
 # rails got 1.68x (n = 4) and 1.55x (n = 8) where 50 ms gave 1.87-1.89x
-# (both measured before the drains' average in runtime/rails.c).
+# (both measured before the drains' average in runtime/transport/rails/).
 [ -z "${BASH_VERSION:-}" ] && exec bash "$0" "$@"
 set -u
 cd "$(dirname "$0")/../.."

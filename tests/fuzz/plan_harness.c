@@ -1,7 +1,7 @@
 /*
  * plan_harness.c - fuzz harness (tests/fuzz/run.sh "plan"): collc's JSON
  * schedules and tune tables as collbench and the PMPI library read them
- * (runtime/tools/planload.c), then everything a real consumer does with
+ * (runtime/planload/planload.c), then everything a real consumer does with
  * what was accepted.
  *
  *   fuzz_plan FILE     exit 0 on success or a clean error (printed); a
@@ -9,7 +9,7 @@
  *
  * FILE is one or more documents separated by NUL bytes: the layout in
  * which the PMPI library's rank 0 hands every rank a tune table followed
- * by the schedules it names (runtime/mpi/pmpi.c, plans_from_texts), and a
+ * by the schedules it names (runtime/pmpi/pmpi.c, plans_from_texts), and a
  * single document is what collbench reads from `collc show`.  There is no
  * mode byte: every document goes through both readers, because a reader
  * cannot know which of the two it was handed, and a mode byte would make
@@ -42,7 +42,7 @@
 #include <string.h>
 
 #include "fz.h"
-#include "planload.h"
+#include "planload/planload.h"
 #include "rt.h"
 
 #define MAX_INPUT (1 << 20)

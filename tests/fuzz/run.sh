@@ -7,7 +7,7 @@
 #   collc     collc check FILE -n 4       the lexer, parser, resolver, evaluator, verifier
 #   links     collc cost ring -n 4 --links FILE   the link-matrix reader and the cost model
 #   plan      fuzz_plan FILE      collc's JSON schedules and tune tables as collbench and the
-#                                 PMPI library read them (runtime/tools/planload.c), several
+#                                 PMPI library read them (runtime/planload/planload.c), several
 #                                 NUL-separated as PMPI hands them out; what is accepted is
 #                                 checked, preprocessed and run on a real job of up to 4
 #                                 ranks (tests/fuzz/plan_harness.c)

@@ -45,7 +45,7 @@ alltoall.coll alltoall_pairwise 2
 dbt.coll dbt 4
 direct.coll direct 3
 EOF
-# the PMPI library's call (runtime/mpi/pmpi.c, stdlib_texts), at n = 3
+# the PMPI library's call (runtime/pmpi/pmpi.c, stdlib_texts), at n = 3
 pmpi_tune() { "$collc" tune "$lib"/*.coll -n "$1" -b 1 -e 4G --alpha 5us --bw 5GB/s --ranges-only --json; }
 pmpi_tune 3 >"$out/tune-pmpi-n3.json"
 # two models whose allreduce switches algorithm with the size

@@ -1,6 +1,6 @@
 /*
  * fake_verbs.c - a software stand-in for the part of libibverbs the
- * ibverbs transport uses, linked with runtime/ibverbs/ib.c into
+ * ibverbs transport uses, linked with runtime/transport/ibverbs/ib.c into
  * build/tests/libcollrt_ibverbs_fake.so, so that tests/ibverbs.test can run
  * the transport's whole data path (connection records, queue-pair state
  * changes, ring placement, credits, chunked copies, inline sends, send

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ibverbs/ib.h"
+#include "transport/ibverbs/ib.h"
 
 static int checks, failed;
 

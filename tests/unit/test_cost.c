@@ -1,5 +1,5 @@
 /*
- * test_cost.c - the cost model (codegen/cost.c, codegen/linkmodel.c)
+ * test_cost.c - the cost model (runtime/model/)
  * against the closed forms of the papers, on schedules built by hand.
  *
  * The papers' formulas are tests of the model, not its source: each
@@ -21,8 +21,8 @@
  *      pipelining; bad units and matrices give clear errors.
  *
  * Build (from the repository root) and run:
- *   cc -std=c11 -D_GNU_SOURCE -O2 -Ilang -Icodegen -o test_cost \
- *      tests/unit/test_cost.c codegen/cost.c codegen/linkmodel.c lang/ir.c -lm
+ *   cc -std=c11 -D_GNU_SOURCE -O2 -Ilang -Icodegen -Iruntime/model -Iruntime/include -o test_cost \
+ *      tests/unit/test_cost.c codegen/costplan.c lang/ir.c lang/xalloc.c runtime/model/\*.c -lm
  *   ./test_cost        exit status 0 iff every check passed
  */
 #include <math.h>

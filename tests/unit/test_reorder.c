@@ -1,7 +1,6 @@
 /*
  * test_reorder.c - unit tests of shared segments and the rank reordering
- * search (codegen/cost.c, codegen/reorder.c, lang/linkmodel.c), built and
- * run by tests/reorder.test.
+ * search (runtime/model/), built and run by tests/reorder.test.
  *
  * 1. max-min fairness (cost_maxmin) and alpha-fairness (cost_alphafair)
  *    on small cases with known answers;

@@ -1,5 +1,6 @@
 /*
- * json.c - a recursive-descent JSON parser (RFC 8259) for collbench.
+ * json.c - a recursive-descent JSON parser (RFC 8259) for planload.c,
+ * which collbench and the PMPI library read collc's JSON through.
  *
  * Strict on syntax, with a depth limit; strings are decoded (escapes,
  * \uXXXX including surrogate pairs, to UTF-8).  Errors name the line and

@@ -1,10 +1,11 @@
 /*
- * json.h - a small JSON reader for collbench: parses a whole document into
- * a tree of values (one heap block per value), enough to read the schedule
- * `collc show --format json` prints (README "The schedule as JSON").
+ * json.h - a small JSON reader for planload.c (collbench, the PMPI
+ * library): parses a whole document into a tree of values (one heap
+ * block per value), enough to read the schedule `collc show --format
+ * json` prints (README "The schedule as JSON").
  */
-#ifndef COLL_TOOLS_JSON_H
-#define COLL_TOOLS_JSON_H
+#ifndef COLL_PLANLOAD_JSON_H
+#define COLL_PLANLOAD_JSON_H
 
 #include <stddef.h>
 

@@ -40,6 +40,8 @@
  * of one host's shared memory), then `collc show --format json` of each
  * algorithm the size table names; the texts are broadcast, so every rank
  * lowers the same plans and collc need only exist where rank 0 runs.
+ * Running collc, reading its JSON and opening a library are
+ * runtime/planload/'s, which collbench calls too.
  *
  * One coll communicator per served MPI communicator, made at its first
  * served call with coll_init_mpi on that communicator, so coll keeps MPI's
@@ -78,7 +80,7 @@
 
 #include "coll.h"
 #include "coll_plan.h"
-#include "planload.h"
+#include "planload/planload.h"
 
 extern char **environ;
 

@@ -2,8 +2,18 @@
  * planload.h - where the tools get plans that no generated library holds:
  * from collc, run as a subprocess (`collc show --format json` for one
  * schedule, `collc tune --json` for the size -> algorithm table), or from
- * the plan set of a library `collc build` made.  collbench and the PMPI
- * interposition library (runtime/mpi/pmpi.c) both read plans this way.
+ * the plan set of a library `collc build` made.  collbench
+ * (runtime/tools/) and the PMPI interposition library (runtime/pmpi/)
+ * both read plans this way.
+ *
+ * A room of its own (runtime/planload/: this, planload.c, json.c,
+ * json.h), under both and above libcollrt: the two consumers call down
+ * into it and neither reaches into the other's folder.  It is not part of
+ * libcollrt, because an application that links libcollrt runs plans from
+ * its generated library and should carry no subprocess or JSON code; the
+ * makefiles link its objects into collbench, libcoll_mpi.so (kept local
+ * there by pmpi.map) and the fuzz harness of this parser (PLANLOAD in
+ * runtime/Makefile.frag).  Consumers include "planload/planload.h".
  *
  * The pipeline position is the end of the compiler's: collc prints the
  * verified schedule as JSON (README "The schedule as JSON"), json.c parses
@@ -12,8 +22,8 @@
  * Nothing here exits or prints: errors come back as -1 or NULL with a
  * one-line reason in why[0..whylen).
  */
-#ifndef COLL_TOOLS_PLANLOAD_H
-#define COLL_TOOLS_PLANLOAD_H
+#ifndef COLL_PLANLOAD_H
+#define COLL_PLANLOAD_H
 
 #include <stddef.h>
 

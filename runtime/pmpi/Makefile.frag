@@ -1,30 +1,31 @@
-# runtime/mpi/Makefile.frag - libcoll_mpi.so, the MPI interposition (PMPI)
+# runtime/pmpi/Makefile.frag - libcoll_mpi.so, the MPI interposition (PMPI)
 # library, and the MPI programs that test it.
 #
 # Included from the top Makefile after runtime/Makefile.frag (B, CC,
-# CFLAGS, MPICC, HAVE_MPICC, RT_CFLAGS, RT_OBJ come from there).
+# CFLAGS, MPICC, HAVE_MPICC, RT_CFLAGS, RT_OBJ, PLANLOAD come from there).
 #
 #   $(B)/libcoll_mpi.so    LD_PRELOAD it under mpirun: serves MPI_Allreduce,
 #                          MPI_Reduce_scatter(_block), MPI_Allgather, MPI_Bcast,
 #                          MPI_Reduce and MPI_Alltoall on MPI_COMM_WORLD and its
 #                          duplicates with coll, everything else goes to PMPI_*.
-#                          It holds libcollrt (the archive) and planload.c /
-#                          json.c; a version script exports MPI_* alone, so
-#                          nothing of coll's leaks into the application
+#                          It holds libcollrt (the archive) and runtime/planload/
+#                          (planload.c, json.c); a version script (pmpi.map)
+#                          exports MPI_* alone, so nothing of coll's leaks
+#                          into the application
 #   $(B)/tests/pmpi_app    the C test program (tests/pmpi/app.c): mixes served
 #                          and passed-through calls, checks every result
 #                          against PMPI's own
 #   pmpi (phony)           the library, or a line saying why it is not built
 #                          (no mpicc); part of `all`
 
-PMPI_OBJ := $(B)/rt/mpi/pmpi.o $(B)/rt/runtime/tools/planload.o $(B)/rt/runtime/tools/json.o
+PMPI_OBJ := $(B)/rt/runtime/pmpi/pmpi.o $(patsubst %.c,$(B)/rt/%.o,$(PLANLOAD))
 
-$(B)/rt/mpi/pmpi.o: runtime/mpi/pmpi.c
+$(B)/rt/runtime/pmpi/pmpi.o: runtime/pmpi/pmpi.c
 	@mkdir -p $(dir $@)
-	OMPI_CC=$(CC) $(MPICC) $(RT_CFLAGS) -Iruntime/tools -c -o $@ $<
+	OMPI_CC=$(CC) $(MPICC) $(RT_CFLAGS) -c -o $@ $<
 
-$(B)/libcoll_mpi.so: $(PMPI_OBJ) $(B)/libcollrt.a runtime/mpi/pmpi.map
-	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -Wl,--version-script=runtime/mpi/pmpi.map -o $@ \
+$(B)/libcoll_mpi.so: $(PMPI_OBJ) $(B)/libcollrt.a runtime/pmpi/pmpi.map
+	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -Wl,--version-script=runtime/pmpi/pmpi.map -o $@ \
 		$(PMPI_OBJ) $(B)/libcollrt.a $(RT_LIBS)
 
 $(B)/tests/pmpi_app: tests/pmpi/app.c
@@ -42,4 +43,4 @@ pmpi:
 	      "apt-get install libopenmpi-dev to get it"
 endif
 
--include $(B)/rt/mpi/pmpi.d
+-include $(B)/rt/runtime/pmpi/pmpi.d

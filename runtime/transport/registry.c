@@ -1,6 +1,10 @@
 /*
- * transport.c - the registry of transports.
+ * registry.c - the registry of transports.
  *
+ * Every transport lives beside it in runtime/transport/, one file or
+ * folder each: shm.c, tcp.c, rails/ (one transport over several others)
+ * in libcollrt; mpi/ and ibverbs/, the plugins libcollrt dlopens; gpu/,
+ * the device executor that `collc build` compiles into GPU libraries.
  * Each transport file exports exactly one rt_transport (a name, its size
  * and its ops, filled with designated initializers).  This file lists
  * them, from the rows of coll_transports.def, and refuses, at lookup, any whose vtable is incomplete or was built

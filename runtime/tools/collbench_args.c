@@ -1,0 +1,364 @@
+/*
+ * collbench_args.c - collbench's command line: the usage text, the flags
+ * parsed into `opt` (collbench.h) with their defaults and checks, and the
+ * usage errors, said once by rank 0 since every rank parses the same
+ * flags.  collbench.c runs what they ask for.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collbench.h"
+#include "planload/planload.h"
+
+cb_options opt;
+int out_rank = 1;
+
+/* --- messages ----------------------------------------------------------------- */
+
+int cb_env_int(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? atoi(v) : dflt;
+}
+
+/* Usage errors: the same on every rank, so only rank 0 says it. */
+void cb_usage_error(const char *fmt, ...)
+{
+	if (out_rank) {
+		va_list ap;
+		fprintf(stderr, "collbench: error: ");
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fprintf(stderr, "\n");
+	}
+	exit(2);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: collbench [-f FILE.coll]... [-a ALGO] [-D name=value]... | --lib DIR/libNAME.so [--plans SYM]\n"
+	        "                 [--device [GPU]]\n"
+	        "                 [-t COLL] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [--counts LIST]\n"
+	        "                 [-n ITERS] [-w WARMUP] [-c] [-d DTYPE] [-o OP] [--root R] [--inplace]\n"
+	        "                 [--iter-bytes B] [--timeout S] [--csv | --json]\n"
+	        "       collbench --memcpy [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [--csv | --json]\n"
+	        "Run under `collrun -np N` or `mpirun -np N`; rank 0 prints the table.\n"
+	        "plans:\n"
+	        "  -f FILE.coll     read the algorithm from FILE (repeatable; also a bare FILE argument),\n"
+	        "                   via `collc show FILE -a ALGO -n N --format json` ($COLLC or collc beside collbench)\n"
+	        "  -a ALGO          the algorithm (default: the first in FILE; with --lib: chosen by size)\n"
+	        "  -D name=value    passed to collc (algorithm parameters)\n"
+	        "  --lib PATH       a library from `collc build`: dlopen it and use its NAME_plans\n"
+	        "  --plans SYM      the plan-set symbol in --lib (default NAME_plans for libNAME.so; --device\n"
+	        "                   also needs the GPU plans beside it, NAME_gpu_plans)\n"
+	        "  --device [GPU]   device buffers: allreduce through --lib's coll_gpu_allreduce (a library of a\n"
+	        "                   `transport cuda` or `transport nccl` cluster) on CUDA device GPU (default:\n"
+	        "                   the rank modulo the device count); on nccl ncclAllReduce is timed as well,\n"
+	        "                   as the baseline (nccl columns: its time, busbw, and its time / ours)\n"
+	        "  --memcpy         time plain memcpy (the physical reference; one process)\n"
+	        "what:\n"
+	        "  -t COLL          allreduce (default, or the file's collective), reduce_scatter, allgather,\n"
+	        "                   broadcast, reduce, alltoall; without -a, the files' first algorithm of COLL\n"
+	        "  -d DTYPE         int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 fp64, a comma list, or all\n"
+	        "                   (default fp32)\n"
+	        "  -o OP            sum prod min max, a comma list, or all (default sum)\n"
+	        "  --root R         root of broadcast and reduce (default 0)\n"
+	        "  --inplace        in-place calls (default out-of-place)\n"
+	        "sizes (bytes of the full buffer; units K M G = KiB MiB GiB, KB MB GB = 10^3.., B):\n"
+	        "  -b MIN -e MAX    range (default 1K .. 64M)\n"
+	        "  -f FACTOR        multiply by FACTOR (a number; default 2)    -i STEP   add STEP bytes instead\n"
+	        "  --counts LIST    element counts as the call takes them (comma list, units allowed), not -b/-e\n"
+	        "timing and checking:\n"
+	        "  -n ITERS         timed calls per size (default 20; 0: none)    -w WARMUP  untimed first (default 5)\n"
+	        "  --iter-bytes B   fewer iterations for big sizes: at most B/size (at least 2)\n"
+	        "  -c               check every element against a reference reduction (#wrong column)\n"
+	        "  --timeout S      the communicator's inactivity timeout\n"
+	        "rails (several networks at once; README \"Rails\"):\n"
+	        "  --rails SPEC     run on these rails, e.g. tcp:eth0,tcp:eth1 (as COLL_RAILS); rank 0 then\n"
+	        "                   prints each rail's share of the bytes, its latency and measured rate,\n"
+	        "                   failovers and rejoins, and the data-length table\n"
+	        "  --policy SPEC    how messages use them, e.g. cold=auto,split=throughput,failover=200\n"
+	        "                   (as COLL_POLICY; over the plan set's policy)\n"
+	        "stragglers:\n"
+	        "  --straggler R    rank R sleeps --delay MS before every collective (emulated straggler) and,\n"
+	        "                   unless the plan set says `straggler auto`, is declared the straggler, so\n"
+	        "                   StragglAR runs with R in its straggler role; with it fixed (no\n"
+	        "                   --straggler-move/-stop) every timed call starts from a barrier and rows\n"
+	        "                   add the time from the others' and from the straggler's arrival\n"
+	        "  --delay MS       the emulated straggler's delay in milliseconds (default 10)\n"
+	        "  --straggler-move K  after every K calls the emulated straggler moves to the next rank\n"
+	        "  --straggler-stop K  after K calls nobody is delayed any more\n"
+	        "  --trace-straggler   print, per call, the emulated and the detected straggler and the\n"
+	        "                   algorithm the call ran\n"
+	        "output:\n"
+	        "  --csv | --json   machine-readable rows instead of the table\n");
+}
+
+/* --- parsing of flags ---------------------------------------------------------- */
+
+/* Sizes as the README defines them: B, KB MB GB (x1000), KiB MiB GiB and
+ * nccl-tests' K M G (x1024); Ki Mi Gi as well (counts: "16Mi"). */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || v < 0 || !isfinite(v))
+		return -1;
+	static const struct { const char *u; double m; } units[] = {
+	        {"", 1},          {"B", 1},           {"K", 1024.0},           {"M", 1048576.0},
+	        {"G", 1073741824.0}, {"KiB", 1024.0}, {"MiB", 1048576.0},      {"GiB", 1073741824.0},
+	        {"KB", 1e3},      {"MB", 1e6},        {"GB", 1e9},             {"k", 1024.0},
+	        {"Ki", 1024.0},   {"Mi", 1048576.0},  {"Gi", 1073741824.0},
+	};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (strcmp(end, units[i].u) == 0) {
+			double b = v * units[i].m;
+			if (b > 1e18 || b != floor(b))
+				return -1;
+			*out = (uint64_t)b;
+			return 0;
+		}
+	return -1;
+}
+
+int cb_is_number(const char *s)
+{
+	char *end;
+	strtod(s, &end);
+	return end != s && *end == 0;
+}
+
+static const char *const dt_names[COLL_NDTYPES][3] = {
+        {"int8", "char", NULL},      {"uint8", NULL, NULL},         {"int32", "int", NULL},
+        {"uint32", NULL, NULL},      {"int64", NULL, NULL},          {"uint64", NULL, NULL},
+        {"fp16", "half", "float16"}, {"bf16", "bfloat16", NULL},     {"fp32", "float", "float32"},
+        {"fp64", "double", "float64"},
+};
+
+static void parse_dtypes(const char *s)
+{
+	opt.ndts = 0;
+	if (strcmp(s, "all") == 0) {
+		for (int d = 0; d < COLL_NDTYPES; d++)
+			opt.dts[opt.ndts++] = (coll_dtype)d;
+		return;
+	}
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", s);
+	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int found = -1;
+		for (int d = 0; d < COLL_NDTYPES && found < 0; d++)
+			for (int k = 0; k < 3; k++)
+				if (dt_names[d][k] && strcmp(dt_names[d][k], t) == 0)
+					found = d;
+		if (found < 0)
+			cb_usage_error("unknown dtype '%s' for -d (int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 "
+			               "fp64, or all)", t);
+		if (opt.ndts == MAXLIST)
+			cb_usage_error("too many dtypes for -d");
+		opt.dts[opt.ndts++] = (coll_dtype)found;
+	}
+	if (!opt.ndts)
+		cb_usage_error("empty dtype list for -d");
+}
+
+static void parse_ops(const char *s)
+{
+	static const char *const nm[COLL_NOPS] = {"sum", "prod", "min", "max"};
+	opt.nops = 0;
+	if (strcmp(s, "all") == 0) {
+		for (int o = 0; o < COLL_NOPS; o++)
+			opt.ops[opt.nops++] = (coll_op)o;
+		return;
+	}
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", s);
+	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int found = -1;
+		for (int o = 0; o < COLL_NOPS; o++)
+			if (strcmp(nm[o], t) == 0)
+				found = o;
+		if (found < 0)
+			cb_usage_error("unknown op '%s' for -o (sum prod min max, or all)", t);
+		if (opt.nops == MAXLIST)
+			cb_usage_error("too many ops for -o");
+		opt.ops[opt.nops++] = (coll_op)found;
+	}
+	if (!opt.nops)
+		cb_usage_error("empty op list for -o");
+}
+
+static int parse_kind(const char *s, coll_kind *k)
+{
+	int i = pl_kind_by_name(s);
+	if (i < 0)
+		return -1;
+	*k = (coll_kind)i;
+	return 0;
+}
+
+static long parse_long(const char *flag, const char *s, long lo)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (end == s || *end || errno || v < lo)
+		cb_usage_error("bad value '%s' for %s (expected an integer >= %ld)", s, flag, lo);
+	return v;
+}
+
+static uint64_t size_arg(const char *flag, const char *s)
+{
+	uint64_t v;
+	if (parse_size(s, &v))
+		cb_usage_error("bad size '%s' for %s (expected bytes, e.g. 8, 1K, 64MiB, 1GB)", s, flag);
+	return v;
+}
+
+void cb_parse_args(int argc, char **argv)
+{
+	opt.minb = 1024, opt.maxb = 64 << 20, opt.factor = 2;
+	opt.iters = 20, opt.warmup = 5;
+	opt.kind = COLL_ALLREDUCE;
+	opt.dts[0] = COLL_FLOAT32, opt.ndts = 1;
+	opt.ops[0] = COLL_SUM, opt.nops = 1;
+	opt.straggler = -1, opt.delay_ms = 10;
+	opt.gpu = -1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : (cb_usage_error("%s needs a value", a), ""))
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			if (out_rank)
+				usage(stdout);
+			exit(0);
+		} else if (strcmp(a, "-f") == 0) {
+			const char *v = NEXT();
+			if (cb_is_number(v)) {
+				opt.factor = strtod(v, NULL);
+				if (!(opt.factor > 1))
+					cb_usage_error("bad factor '%s' for -f (expected a number > 1)", v);
+				opt.stepb = 0;
+			} else if (opt.nfiles < 32) {
+				opt.files[opt.nfiles++] = v;
+			}
+		} else if (strcmp(a, "--file") == 0) {
+			if (opt.nfiles < 32)
+				opt.files[opt.nfiles++] = NEXT();
+		} else if (strcmp(a, "--stepfactor") == 0) {
+			const char *v = NEXT();
+			if (!cb_is_number(v) || !((opt.factor = strtod(v, NULL)) > 1))
+				cb_usage_error("bad factor '%s' for %s (expected a number > 1)", v, a);
+		} else if (strcmp(a, "-i") == 0 || strcmp(a, "--stepbytes") == 0) {
+			opt.stepb = size_arg(a, NEXT());
+			if (!opt.stepb)
+				cb_usage_error("%s must be > 0", a);
+		} else if (strcmp(a, "-b") == 0 || strcmp(a, "--minbytes") == 0) {
+			opt.minb = size_arg(a, NEXT());
+		} else if (strcmp(a, "-e") == 0 || strcmp(a, "--maxbytes") == 0) {
+			opt.maxb = size_arg(a, NEXT());
+		} else if (strcmp(a, "--counts") == 0) {
+			char buf[1024];
+			snprintf(buf, sizeof buf, "%s", NEXT());
+			opt.ncounts = 0;
+			for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				if (opt.ncounts == 64)
+					cb_usage_error("too many counts for --counts (at most 64)");
+				if (parse_size(t, &opt.counts[opt.ncounts]))
+					cb_usage_error("bad count '%s' for --counts (expected e.g. 0,7,1000003,16Mi)", t);
+				opt.ncounts++;
+			}
+			if (!opt.ncounts)
+				cb_usage_error("empty list for --counts");
+		} else if (strcmp(a, "-a") == 0 || strcmp(a, "--algo") == 0) {
+			opt.algo = NEXT();
+		} else if (strcmp(a, "-D") == 0) {
+			if (opt.ndefs < 32)
+				opt.defs[opt.ndefs++] = NEXT();
+		} else if (strcmp(a, "--lib") == 0) {
+			opt.lib = NEXT();
+		} else if (strcmp(a, "--plans") == 0) {
+			opt.sym = NEXT();
+		} else if (strcmp(a, "--device") == 0) {
+			opt.device = 1;
+			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
+				opt.gpu = (int)parse_long(a, argv[++i], 0);   /* the optional GPU index */
+		} else if (strcmp(a, "-t") == 0 || strcmp(a, "--collective") == 0) {
+			const char *v = NEXT();
+			if (parse_kind(v, &opt.kind))
+				cb_usage_error("unknown collective '%s' for -t (allreduce, reduce_scatter, allgather, broadcast, "
+				               "reduce)", v);
+			opt.kind_set = 1;
+		} else if (strcmp(a, "-d") == 0 || strcmp(a, "--datatype") == 0) {
+			parse_dtypes(NEXT());
+		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--op") == 0) {
+			parse_ops(NEXT());
+		} else if (strcmp(a, "-n") == 0 || strcmp(a, "--iters") == 0) {
+			opt.iters = parse_long(a, NEXT(), 0);
+		} else if (strcmp(a, "-w") == 0 || strcmp(a, "--warmup_iters") == 0) {
+			opt.warmup = parse_long(a, NEXT(), 0);
+		} else if (strcmp(a, "--iter-bytes") == 0) {
+			opt.iter_bytes = size_arg(a, NEXT());
+		} else if (strcmp(a, "-c") == 0 || strcmp(a, "--check") == 0) {
+			opt.check = 1;
+			if (i + 1 < argc && (strcmp(argv[i + 1], "0") == 0 || strcmp(argv[i + 1], "1") == 0))
+				opt.check = atoi(argv[++i]);   /* nccl-tests spelling: -c 1 */
+		} else if (strcmp(a, "--root") == 0 || strcmp(a, "-r") == 0) {
+			opt.root = (int)parse_long(a, NEXT(), 0);
+		} else if (strcmp(a, "--inplace") == 0) {
+			opt.inplace = 1;
+		} else if (strcmp(a, "--csv") == 0) {
+			opt.csv = 1;
+		} else if (strcmp(a, "--json") == 0) {
+			opt.json = 1;
+		} else if (strcmp(a, "--memcpy") == 0) {
+			opt.do_memcpy = 1;
+		} else if (strcmp(a, "--rails") == 0) {
+			opt.rails = NEXT();
+		} else if (strcmp(a, "--policy") == 0) {
+			opt.policy = NEXT();
+		} else if (strcmp(a, "--timeout") == 0) {
+			const char *v = NEXT();
+			if (!cb_is_number(v))
+				cb_usage_error("bad value '%s' for --timeout (seconds)", v);
+			opt.timeout = strtod(v, NULL);
+		} else if (strcmp(a, "--straggler") == 0) {
+			opt.straggler = (int)parse_long(a, NEXT(), 0);
+		} else if (strcmp(a, "--delay") == 0) {
+			const char *v = NEXT();
+			if (!cb_is_number(v) || !((opt.delay_ms = strtod(v, NULL)) >= 0))
+				cb_usage_error("bad value '%s' for --delay (milliseconds)", v);
+		} else if (strcmp(a, "--straggler-move") == 0) {
+			opt.straggler_move = parse_long(a, NEXT(), 1);
+		} else if (strcmp(a, "--straggler-stop") == 0) {
+			opt.straggler_stop = parse_long(a, NEXT(), 1);
+		} else if (strcmp(a, "--trace-straggler") == 0) {
+			opt.trace_straggler = 1;
+		} else if (a[0] == '-' && a[1]) {
+			cb_usage_error("unknown option '%s' (see collbench --help)", a);
+		} else if (opt.nfiles < 32) {
+			opt.files[opt.nfiles++] = a;
+		}
+#undef NEXT
+	}
+	if (opt.csv && opt.json)
+		cb_usage_error("--csv and --json exclude each other");
+	if (opt.device && opt.do_memcpy)
+		cb_usage_error("--device and --memcpy exclude each other");
+	if (opt.device && !opt.lib)
+		cb_usage_error("--device needs --lib DIR/libNAME.so, a library that collc built from a cluster with "
+		               "`transport cuda` or `transport nccl`");
+	if (!opt.do_memcpy && !opt.lib && !opt.nfiles)
+		cb_usage_error("no plans: give a .coll file (-f FILE) or a library (--lib DIR/libNAME.so); see --help");
+	if (opt.lib && opt.nfiles)
+		cb_usage_error("give either .coll files or --lib, not both");
+	if (!opt.ncounts && opt.minb > opt.maxb)
+		cb_usage_error("-b %llu is larger than -e %llu", (unsigned long long)opt.minb,
+		               (unsigned long long)opt.maxb);
+}
