@@ -63,8 +63,10 @@ RT_SRC    := $(filter-out runtime/collrun.c,$(wildcard runtime/*.c)) \
 # Plans from collc run as a subprocess, or from a generated library: shared by
 # collbench, the PMPI library (runtime/pmpi/) and fuzz_plan, not in libcollrt.
 PLANLOAD  := runtime/planload/planload.c runtime/planload/json.c
+# collbench reads sizes against the model floor's table of units (units.c:
+# linked here too, since libcollrt.a exports coll_* alone).
 RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_args.c runtime/tools/collbench_dev.c \
-             runtime/tools/refdata.c $(PLANLOAD)
+             runtime/tools/refdata.c runtime/model/units.c $(PLANLOAD)
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime -Iruntime/model
 RT_LIBS   := -lm -ldl -lpthread

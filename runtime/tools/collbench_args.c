@@ -13,6 +13,7 @@
 
 #include "collbench.h"
 #include "planload/planload.h"
+#include "units.h"
 
 cb_options opt;
 int out_rank = 1;
@@ -102,30 +103,18 @@ static void usage(FILE *f)
 
 /* --- parsing of flags ---------------------------------------------------------- */
 
-/* Sizes as the README defines them: B, KB MB GB (x1000), KiB MiB GiB and
- * nccl-tests' K M G (x1024); Ki Mi Gi as well (counts: "16Mi"). */
+/* A size or count with a unit of the one table (units.def: B, KB MB GB,
+ * KiB MiB GiB, nccl-tests' K M G, Ki Mi Gi for counts: "16Mi") or none:
+ * a whole number below 1e18. */
 static int parse_size(const char *s, uint64_t *out)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || v < 0 || !isfinite(v))
+	double b;
+	bool given;
+	link_error err;
+	if (units_read(UNIT_SIZE, "size", NULL, s, &b, &given, &err) || b < 0 || b > 1e18 || b != floor(b))
 		return -1;
-	static const struct { const char *u; double m; } units[] = {
-	        {"", 1},          {"B", 1},           {"K", 1024.0},           {"M", 1048576.0},
-	        {"G", 1073741824.0}, {"KiB", 1024.0}, {"MiB", 1048576.0},      {"GiB", 1073741824.0},
-	        {"KB", 1e3},      {"MB", 1e6},        {"GB", 1e9},             {"k", 1024.0},
-	        {"Ki", 1024.0},   {"Mi", 1048576.0},  {"Gi", 1073741824.0},
-	};
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (strcmp(end, units[i].u) == 0) {
-			double b = v * units[i].m;
-			if (b > 1e18 || b != floor(b))
-				return -1;
-			*out = (uint64_t)b;
-			return 0;
-		}
-	return -1;
+	*out = (uint64_t)b;
+	return 0;
 }
 
 int cb_is_number(const char *s)
@@ -135,12 +124,19 @@ int cb_is_number(const char *s)
 	return end != s && *end == 0;
 }
 
-static const char *const dt_names[COLL_NDTYPES][3] = {
-        {"int8", "char", NULL},      {"uint8", NULL, NULL},         {"int32", "int", NULL},
-        {"uint32", NULL, NULL},      {"int64", NULL, NULL},          {"uint64", NULL, NULL},
-        {"fp16", "half", "float16"}, {"bf16", "bfloat16", NULL},     {"fp32", "float", "float32"},
-        {"fp64", "double", "float64"},
-};
+/* "int8 uint8 ... fp64, or all": what -d (or -o) takes, from the tables. */
+static const char *names_of(const char *(*name)(int), int n, char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (int i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? " " : "", name(i));
+	if (at < len)
+		snprintf(buf + at, len - at, ", or all");
+	return buf;
+}
+static const char *dtype_name(int d) { return coll_dtype_name((coll_dtype)d); }
+static const char *op_name(int o) { return coll_op_name((coll_op)o); }
 
 static void parse_dtypes(const char *s)
 {
@@ -150,17 +146,13 @@ static void parse_dtypes(const char *s)
 			opt.dts[opt.ndts++] = (coll_dtype)d;
 		return;
 	}
-	char buf[256];
+	char buf[256], names[256];
 	snprintf(buf, sizeof buf, "%s", s);
 	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int found = -1;
-		for (int d = 0; d < COLL_NDTYPES && found < 0; d++)
-			for (int k = 0; k < 3; k++)
-				if (dt_names[d][k] && strcmp(dt_names[d][k], t) == 0)
-					found = d;
+		int found = coll_dtype_from_name(t);
 		if (found < 0)
-			cb_usage_error("unknown dtype '%s' for -d (int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 "
-			               "fp64, or all)", t);
+			cb_usage_error("unknown dtype '%s' for -d (%s)", t,
+			               names_of(dtype_name, COLL_NDTYPES, names, sizeof names));
 		if (opt.ndts == MAXLIST)
 			cb_usage_error("too many dtypes for -d");
 		opt.dts[opt.ndts++] = (coll_dtype)found;
@@ -171,22 +163,18 @@ static void parse_dtypes(const char *s)
 
 static void parse_ops(const char *s)
 {
-	static const char *const nm[COLL_NOPS] = {"sum", "prod", "min", "max"};
 	opt.nops = 0;
 	if (strcmp(s, "all") == 0) {
 		for (int o = 0; o < COLL_NOPS; o++)
 			opt.ops[opt.nops++] = (coll_op)o;
 		return;
 	}
-	char buf[256];
+	char buf[256], names[128];
 	snprintf(buf, sizeof buf, "%s", s);
 	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int found = -1;
-		for (int o = 0; o < COLL_NOPS; o++)
-			if (strcmp(nm[o], t) == 0)
-				found = o;
+		int found = coll_op_from_name(t);
 		if (found < 0)
-			cb_usage_error("unknown op '%s' for -o (sum prod min max, or all)", t);
+			cb_usage_error("unknown op '%s' for -o (%s)", t, names_of(op_name, COLL_NOPS, names, sizeof names));
 		if (opt.nops == MAXLIST)
 			cb_usage_error("too many ops for -o");
 		opt.ops[opt.nops++] = (coll_op)found;

@@ -304,6 +304,22 @@ static void t_misc(void)
 	for (int o = 0; o < COLL_NOPS; o++)
 		CHECK(coll_op_from_name(coll_op_name((coll_op)o)) == o, "op name %d", o);
 	CHECK(coll_op_from_name("avg") == -1 && coll_op_from_name(NULL) == -1, "unknown op");
+	/* COLL_POLICY's values: the units of units.def, the split modes of coll_splits.def */
+	coll_rail_policy pol = COLL_RAIL_POLICY_DEFAULT;
+	CHECK(coll_rail_policy_parse("cold=64KiB,split=latency,rebalance=3,tolerance=2,failover=0.25s", &pol, NULL, 0) ==
+	                  COLL_OK &&
+	          pol.cold_bytes == 65536 && pol.split == COLL_SPLIT_LATENCY && pol.rebalance_calls == 3 &&
+	          pol.tolerance == 2 && pol.failover_ms == 250,
+	      "policy with units");
+	CHECK(coll_rail_policy_parse("cold=1M,split=equal,failover=300", &pol, NULL, 0) == COLL_OK &&
+	          pol.cold_bytes == 1048576 && pol.split == COLL_SPLIT_EQUAL && pol.failover_ms == 300,
+	      "policy, failover in ms without a unit");
+	char why[200];
+	const char *bad[] = { "cold=nan", "cold=1.5x", "cold=-1K", "split=fast", "failover=5ms", "failover=2.5",
+		              "failover=10parsecs" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CHECK(coll_rail_policy_parse(bad[i], &pol, why, sizeof why) == COLL_ERR_INVALID && strstr(why, "bad value"),
+		      "policy '%s' refused", bad[i]);
 	CHECK(rt_transport_find(NULL, "shm") && rt_transport_find(NULL, "tcp") &&
 	          !rt_transport_find(NULL, "carrier-pigeon") && !rt_transport_find(NULL, "mpi"),
 	      "registry (mpi only on an MPI-bootstrapped communicator)");

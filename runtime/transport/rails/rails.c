@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "rails_int.h"
+#include "units.h"
 
 extern const rt_transport rails_transport;
 
@@ -484,7 +485,7 @@ static void rl_close(rt_tp *tp)
 
 /* --- policy and rails from strings ---------------------------------------- */
 
-/* "64KiB", "1M", "4096": bytes, -1 when not a size. */
+/* "64KiB", "1M", "4096": bytes (the units of units.def), -1 when not a size. */
 static int64_t parse_size(const char *s, size_t len)
 {
 	char buf[32];
@@ -492,18 +493,26 @@ static int64_t parse_size(const char *s, size_t len)
 		return -1;
 	memcpy(buf, s, len);
 	buf[len] = 0;
-	char *end;
-	double v = strtod(buf, &end);
-	if (end == buf || v < 0)
+	double v;
+	bool given;
+	link_error err;
+	if (units_read(UNIT_SIZE, "size", NULL, buf, &v, &given, &err) || v < 0 || v > 9e18)
 		return -1;
-	static const struct { const char *suf; double mul; } units[] = {
-		{"", 1}, {"B", 1}, {"K", 1024}, {"KiB", 1024}, {"KB", 1e3}, {"M", 1 << 20}, {"MiB", 1 << 20},
-		{"MB", 1e6}, {"G", 1 << 30}, {"GiB", 1 << 30}, {"GB", 1e9},
-	};
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (strcmp(end, units[i].suf) == 0)
-			return v * units[i].mul > 9e18 ? -1 : (int64_t)(v * units[i].mul);
-	return -1;
+	return (int64_t)v;
+}
+
+/* "200ms", "0.2s", "200" (milliseconds): whole milliseconds, -1 when not
+ * a time. */
+static long parse_ms(const char *v)
+{
+	double t;
+	bool given;
+	link_error err;
+	if (units_read(UNIT_TIME, "time", NULL, v, &t, &given, &err))
+		return -1;
+	double ms = given ? t * 1e3 : t;
+	ms = nearbyint(ms * 1e6) / 1e6;   /* 0.2s is 200 ms, whatever the rounding of 0.2 */
+	return ms >= 0 && ms <= 1e9 && ms == floor(ms) ? (long)ms : -1;
 }
 
 int rt_policy_parse(const char *s, coll_rail_policy *pol, char *why, size_t whylen)
@@ -528,14 +537,17 @@ int rt_policy_parse(const char *s, coll_rail_policy *pol, char *why, size_t whyl
 			else if ((pol->cold_bytes = parse_size(v, vl)) < 0)
 				goto bad;
 		} else if (kl == 5 && strncmp(s, "split", 5) == 0) {
-			if (strcmp(val, "throughput") == 0)
-				pol->split = COLL_SPLIT_THROUGHPUT;
-			else if (strcmp(val, "latency") == 0)
-				pol->split = COLL_SPLIT_LATENCY;
-			else if (strcmp(val, "equal") == 0)
-				pol->split = COLL_SPLIT_EQUAL;
-			else
+			static const char *const splits[] = {
+#define COLL_SPLIT(id, name, what) name,
+#include "coll_splits.def"
+#undef COLL_SPLIT
+			};
+			int k = 0;
+			while (k < COLL_NSPLITS && strcmp(val, splits[k]) != 0)
+				k++;
+			if (k == COLL_NSPLITS)
 				goto bad;
+			pol->split = k;
 		} else if (kl == 9 && strncmp(s, "rebalance", 9) == 0) {
 			long k = strtol(val, &end, 10);
 			if (*end || k < 1 || k > 1000000)
@@ -547,8 +559,8 @@ int rt_policy_parse(const char *s, coll_rail_policy *pol, char *why, size_t whyl
 				goto bad;
 			pol->tolerance = x;
 		} else if (kl == 8 && strncmp(s, "failover", 8) == 0) {
-			long ms = strtol(val, &end, 10);
-			if ((*end && strcmp(end, "ms") != 0) || ms < 10 || ms > 600000)
+			long ms = parse_ms(val);
+			if (ms < 10 || ms > 600000)
 				goto bad;
 			pol->failover_ms = (int32_t)ms;
 		} else {
