@@ -1,10 +1,11 @@
 /*
  * failover.c - the rails transport's links going down and coming back:
- * a failed link's unacknowledged pieces move to a survivor, the peer is
- * told, and the higher rank rejoins the link, by redialing from a
- * background thread (which also accepts the lower ranks' redials) or, on
- * rails with nothing to dial, by REJOIN records over a surviving rail;
- * the main thread adopts the new link at its next progress.
+ * the failover check declares a silent link down (wire.c's rl_link_down
+ * then moves its unacknowledged pieces to a survivor and tells the peer),
+ * and the higher rank rejoins the link, by redialing from a background
+ * thread (which also accepts the lower ranks' redials) or, on rails with
+ * nothing to dial, by REJOIN records over a surviving rail; the main
+ * thread adopts the new link at its next progress.
  *
  * Failover.  A link (peer, rail) whose oldest unacknowledged piece has seen
  * no acknowledgement for half the policy's failover bound, while another
@@ -35,116 +36,7 @@
 
 /* --- failover ------------------------------------------------------------- */
 
-/* Forget link (p, r): the child drops it, its pieces go to a survivor,
- * and (tell) the peer hears of it on a survivor.  Returns an error only
- * when p is needed and no rail to it is left. */
 
-int rl_link_down(rails_tp *t, int p, int r, int tell, const char *fmt, ...)
-{
-	rl_link *L = rl_lk(t, p, r);
-	if (!L->up)
-		return COLL_OK;
-	int64_t now = rt_now_ns();
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(L->why, sizeof L->why, fmt, ap);
-	va_end(ap);
-	if (t->debug)
-		fprintf(stderr, "rails: rank %d: %s to rank %d down: %s\n", t->rank, t->rail[r].name, p, L->why);
-	/* The moment it went silent: its last acknowledgement, or the posting
-	 * of its oldest unacknowledged piece if that came later. */
-	int64_t silent = L->last_ack_ns;
-	for (rl_piece *pc = L->out; pc; pc = pc->lnext)
-		if (!pc->acked) {
-			if (pc->posted_ns > silent)
-				silent = pc->posted_ns;
-			break;
-		}
-	L->up = 0;
-	rl_rail *R = &t->rail[r];
-	R->tp->ops->rail->drop(R->tp, p);
-	t->ep_stale = 1;
-	R->failovers++;
-	t->failovers++;
-	if (L->out) {
-		t->last_detect_ms = (double)(now - silent) / 1e6;
-		t->reroute_from_ns = silent;
-	}
-	/* Control messages and receives on it are ours again. */
-	while (L->ctl) {
-		rl_ctl *k = L->ctl;
-		L->ctl = k->next;
-		k->next = t->free_ctl;
-		t->free_ctl = k;
-	}
-	L->busy = 0;
-	rt_tp *ct = R->tp;
-	for (int i = 0; i < RL_RWIN; i++)
-		if (L->rq[i].done)
-			ct->ops->release(ct, &L->rq[i]);   /* completed before the drop: still ours to release */
-	/* Unacknowledged pieces: again, on the best survivor. */
-	rl_piece *list = L->out;
-	L->out = L->out_tail = NULL;
-	int s = rl_survivor(t, p, r);
-	if (tell && s >= 0) {
-		rl_hdr h = {0};
-		h.type = RH_DOWN;
-		h.seq = (uint32_t)r;
-		h.cum = L->inc;
-		int rc = rl_send_ctl(t, p, s, &h);
-		if (rc)
-			return rc;
-		s = rl_survivor(t, p, r);
-	}
-	for (rl_piece *pc = list, *nx; pc; pc = nx) {
-		nx = pc->lnext;
-		pc->creq.done = 1;   /* the child holds it no longer */
-		if (pc->acked) {
-			rl_link_push(L, pc);   /* finished: reap it below */
-			continue;
-		}
-		if (s < 0) {
-			pc->rail = -1;   /* nowhere to go: the call fails (need) */
-			continue;
-		}
-		pc->resent = 1;
-		int rc = rl_post_piece(t, p, pc->m, pc, s);
-		if (rc)
-			return rc;
-		s = rl_survivor(t, p, r);
-	}
-	rl_reap(t, p, r);
-	L->rj_wait = 0;
-	if (t->rank > p && R->tp->ops->rail->rejoin_offer)
-		L->rj_next_ns = now + (int64_t)RL_REJOIN_MS * 1000000;
-	if (t->rank > p && R->tp->ops->rail->redial) {
-		pthread_mutex_lock(&t->mu);
-		t->want[p * t->nrails + r] = 1;
-		pthread_mutex_unlock(&t->mu);
-		uint64_t one = 1;
-		if (write(t->wake_fd, &one, sizeof one) < 0) {
-			/* the thread looks again within its poll timeout anyway */
-		}
-	}
-	return rl_need(t, p);
-}
-
-/* Is p needed (something to or from it outstanding) with no rail left? */
-int rl_need(rails_tp *t, int p)
-{
-	rl_peer *pr = &t->peer[p];
-	if (rl_alive_rails(t, p))
-		return COLL_OK;
-	if (!pr->head && !pr->xrq.head)
-		return COLL_OK;   /* it may have left after its last call: an error once needed */
-	char buf[sizeof t->base.comm->err - 64];
-	size_t at = 0;
-	for (int r = 0; r < t->nrails && at < sizeof buf; r++)
-		at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s: %s", r ? "; " : "", t->rail[r].name,
-		                       rl_lk(t, p, r)->why);
-	t->fatal = COLL_ERR_PEER;
-	return rt_err(t->base.comm, COLL_ERR_PEER, "rails: every rail to rank %d is down (%s)", p, buf);
-}
 
 /* The failover check: silent links, while another rail to the same peer
  * answers, are declared down. */

@@ -5,12 +5,16 @@
  * fails is replaced by the others with nothing lost or applied twice.
  * The executor sees an ordinary transport (rt_transport "rails").
  *
- * Its rooms (runtime/transport/rails/): this file is the transport
- * itself (its ops, connect with the latency probes, progress, policies
- * and rails from strings, statistics); wire.c carries the messages below
- * (sending, receiving, acknowledgements, exactly once); split.c cuts each
- * message over the rails and balances them; failover.c takes a failed
- * link down and brings it back.  rails_int.h is what they share.
+ * Its rooms (runtime/transport/rails/), each calling only those below
+ * it: this file is the transport itself (its ops, connect with the
+ * latency probes, progress, policies and rails from strings, statistics);
+ * recv.c takes what arrives on the links and hands it to the room it
+ * concerns; split.c cuts each message over the rails and balances them;
+ * failover.c finds links gone silent and brings failed links back;
+ * wire.c, at the bottom, sends pieces and control messages on the links,
+ * takes a link that fails down (its pieces again on a survivor) and
+ * records what the acknowledgements measure.  rails_int.h is what they
+ * share.
  *
  * Children.  Each rail is a transport of its own (tcp on one interface,
  * ibverbs on one port), opened through its rail ops (rt_rail_ops in

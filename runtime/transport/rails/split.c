@@ -1,7 +1,7 @@
 /*
  * split.c - how the rails transport (rails.c) cuts each message over its
  * rails, and the balancer that learns what each rail should carry from
- * the times of the acknowledgements (wire.c hands it the samples).
+ * the times of the acknowledgements (wire.c records the samples).
  *
  * Splitting (the policy, coll_rail_policy in coll_plan.h).  A message below
  * the cold threshold goes whole to the alive rail of lowest latency, the
@@ -97,23 +97,6 @@ static uint64_t unacked(rails_tp *t, int p, int r)
 	return b;
 }
 
-/* A link's drain (bytes per ns), 0 when never measured or not for
- * RL_RETRY_NS: a link left out for its drain (pull()) would otherwise
- * keep the reading of its bad moment for good.  Such a reading is
- * common: a link's first measurement may be one piece, timed from its
- * posting to its acknowledgement, and that acknowledgement travels back
- * through the peer's shaper on the same rail, queued behind the peer's
- * own traffic (on 200 + 60 Mbit/s, one 64 KiB piece's took 40-50 ms: 1.3-1.6
- * MB/s for a 7.5 MB/s rail).  pull() then gives that link about a piece
- * per message, too few to be measured again, and the rank sends 90% of
- * every message on the fast rail, which the whole ring waits for: one bench
- * run in three at n = 4, 4 MiB, ran at 0.84 of the rails' summed capacity
- * instead of 0.96 (README, "Rails").  Forgotten, the link is unmeasured
- * and gets slices again, enough to be measured properly. */
-static double drain_of(const rl_link *L, int64_t now)
-{
-	return now - L->drain_set_ns > RL_RETRY_NS ? 0 : L->drain;
-}
 
 /* Post piece pc of m on rail r, noting what a sample needs: the rail's
  * bytes of m, and whether the rail was idle.  A rail that sat idle
@@ -157,7 +140,7 @@ static int post_part(rails_tp *t, int p, rl_msg *m, rl_piece *pc, int r)
  * moment makes the rail that sends most look faster still (200 + 60
  * Mbit/s read 22-36 and 5-10 MB/s), and the shares alone spiral (a rail
  * given less carries less).  Its drain is forgotten RL_RETRY_NS later
- * (drain_of()), the shares stand in again, and it is measured anew.
+ * (rl_drain_of()), the shares stand in again, and it is measured anew.
  *
  * Why not fixed shares, as split=equal does: with several messages in
  * flight every rail has a queue, and a split fixed when the message
@@ -207,7 +190,7 @@ static int pull(rails_tp *t, int p)
 				if (!L->up)
 					continue;
 				nc++;
-				d[r] = drain_of(L, now);
+				d[r] = rl_drain_of(L, now);
 				b[r] = unacked(t, p, r);
 				drained &= d[r] > 0;
 				top = d[r] > top ? d[r] : top;
@@ -374,86 +357,8 @@ int rl_pump(rails_tp *t, int p)
 	return pull(t, p);
 }
 
-/* --- samples -------------------------------------------------------------- */
 
-/* A split message all of whose pieces were acknowledged on the rail that
- * carried them is a sample of each rail that carried some: its bytes, the
- * time from the split to its part's last acknowledgement, and that
- * time's log-imbalance against the other rails' (see fold()).  (Timing
- * each piece from when its rail could start on it counted a shaper's
- * burst and not the latency: on a 200 + 60 Mbit/s testbed it measured the
- * fast rail at 31-34 MB/s, above its 25 MB/s.) */
-void rl_sample(rails_tp *t, const rl_msg *m)
-{
-	rl_class *k = &t->cls[m->cls];
-	double lt[COLL_MAX_RAILS], mean = 0;
-	int on = 0;
-	for (int r = 0; r < t->nrails; r++) {
-		if (!m->part[r])
-			continue;
-		int64_t ns = m->fin_ns[r] - m->start_ns;
-		ns = ns > 1 ? ns : 1;
-		k->sb[r] += m->part[r];
-		k->sns[r] += ns;
-		lt[r] = log((double)ns);
-		mean += lt[r];
-		on++;
-	}
-	if (t->debug > 2 && t->rank == 0) {   /* every sample: what a fold averages */
-		fprintf(stderr, "sample cls %d seq %u:", m->cls, m->seq);
-		for (int r = 0; r < t->nrails; r++)
-			fprintf(stderr, " rail %d %llu B %.0f us", r, (unsigned long long)m->part[r],
-				m->part[r] ? (double)(m->fin_ns[r] - m->start_ns) / 1e3 : 0.0);
-		fputc('\n', stderr);
-	}
-	for (int r = 0; r < t->nrails && on >= 2; r++) {
-		if (!m->part[r])
-			continue;
-		double d = lt[r] - mean / on;
-		k->sl[r] += d;
-		k->sll[r] += d * d;
-		k->nl[r]++;
-	}
-	k->nsb++;
-}
 
-/* A piece's own acknowledgement on the link that carried it times the
- * link's drain: its bytes over the time since the link's previous piece
- * was acknowledged, or since it was posted if that was later (the link
- * was idle).  Acknowledgements come in bursts (a receiver's pass takes
- * several pieces), so one piece's time means little: bytes and times add
- * up until they span RL_DRAIN_NS (a tenth of it for a link's first), and
- * that ratio goes into the average: the mean of a link's first
- * RL_DRAIN_AVG measurements, then a moving average giving each new one
- * 1/RL_DRAIN_AVG.  One measurement still scatters (a 200 Mbit/s rail read
- * 22-36 MB/s), and pull() hands most of a 1 MiB message out at once by
- * the drains: averaging halves (0.5 old, 0.5 new) left two equal rails at
- * 1.85-1.89x one rail at 4 MiB (n = 4) where `equal` ran 2.00-2.03x; this
- * average runs 1.92-1.96x (README, "Rails").  A drain forgotten
- * (drain_of()) starts a new mean, so a rail that comes back is measured
- * afresh, not averaged with what it did before. */
-void rl_drain_sample(rails_tp *t, int p, int r, const rl_piece *pc, int64_t now)
-{
-	rl_link *L = rl_lk(t, p, r);
-	if (pc->acked || pc->rail != r || pc->resent || !pc->m->pulled)
-		return;
-	int64_t from = L->drain_ns > pc->posted_ns ? L->drain_ns : pc->posted_ns;
-	L->drain_ns = now;
-	if (pc->woke || pc->posted_ns < t->peer[p].back_ns)
-		return;   /* TCP's ramp after idle, or the peer was away (heard()): not the link */
-	L->dr_bytes += pc->len;
-	L->dr_ns += now > from ? now - from : 0;
-	double old = drain_of(L, now);
-	if (L->dr_ns < (old > 0 ? RL_DRAIN_NS : RL_DRAIN_NS / 10))   /* the first sooner: until then, guesses */
-		return;
-	double s = (double)L->dr_bytes / (double)L->dr_ns;
-	if (old <= 0)
-		L->dr_n = 0;   /* never measured, or forgotten: start a new average */
-	L->dr_n += L->dr_n < RL_DRAIN_AVG;
-	L->drain = old + (s - old) / L->dr_n;
-	L->drain_set_ns = now;
-	L->dr_bytes = 0, L->dr_ns = 0;
-}
 
 /* --- the balancer --------------------------------------------------------- */
 

@@ -1,10 +1,11 @@
 /*
- * wire.c - the rails transport's traffic on its children (the messages
- * of rails.c, "Children"): control messages, sending a message's pieces
- * and reaping them as they are acknowledged, receiving pieces into slots,
- * acknowledging them and handing whole messages to the executor in order.
- * Which rail carries which piece is split.c's to decide; a link that
- * fails here goes to failover.c (rl_link_down).
+ * wire.c - the bottom of the rails transport (rails.c, "Children"): its
+ * traffic on the children's links.  Control messages, sending a
+ * message's pieces and reaping them as they are acknowledged; a link
+ * whose child fails (or that failover.c or recv.c declares down) is
+ * taken down here, its unacknowledged pieces posted again on a survivor,
+ * since re-sending is sending; and the samples the acknowledgements give
+ * the balancer (split.c folds them).  Receiving is recv.c's.
  *
  * Exactly once.  Messages to one peer are numbered; the receiver keeps
  * RL_WINDOW slots, one per message in flight, reassembles pieces into the
@@ -22,9 +23,13 @@
  * small messages are acknowledged lazily (cumulatively, within
  * RL_ACK_DELAY_NS) unless the sender may be waiting for credit.
  */
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rails_int.h"
 
@@ -232,292 +237,15 @@ int rl_copied_out(rails_tp *t, int p)
 	return moved;
 }
 
-/* An ACK or PROBE_ACK from p on rail r.  A peer that answers after being
- * silent on every rail for the failover check's detection time was away
- * (a long computation, descheduled, a size's buffers being filled), not
- * cut off: the silence of each of its links counts again from here
- * (check_links), or the rail whose data is still on its way when the
- * other answers first would be declared down for the peer's pause (8
- * ranks on 2 cores, collbench between 64 MiB sizes: 1.6 s).  Not from
- * the probe interval: the check's own PROBEs keep an otherwise idle
- * rail answering about that often, and a dead link beside it would then
- * never be declared down. */
-static void heard(rails_tp *t, int p, int r, int64_t now)
-{
-	rl_peer *pr = &t->peer[p];
-	if (now - pr->heard_ns > (int64_t)t->pol.failover_ms * 500000)
-		pr->back_ns = now;
-	pr->heard_ns = now;
-	rl_lk(t, p, r)->last_ack_ns = now;
-}
 
-static void piece_acked(rails_tp *t, int r, rl_piece *pc, int64_t now)
-{
-	if (pc->acked)
-		return;
-	pc->acked = 1;
-	rl_msg *m = pc->m;
-	if (pc->rail == r && m->hot && !pc->resent) {
-		m->clean++;
-		if (now > m->fin_ns[r])
-			m->fin_ns[r] = now;
-	}
-	if (pc->resent && t->reroute_from_ns) {
-		double ms = (double)(now - t->reroute_from_ns) / 1e6;
-		t->last_reroute_ms = ms;
-		if (ms > t->max_reroute_ms)
-			t->max_reroute_ms = ms;
-		t->reroute_from_ns = 0;
-	}
-}
 
-static void on_ack(rails_tp *t, int p, int r, const rl_hdr *h)
-{
-	rl_peer *pr = &t->peer[p];
-	int64_t now = rt_now_ns();
-	heard(t, p, r, now);
-	for (rl_msg *m = pr->head; m && m->started; m = m->next) {
-		if ((int32_t)(m->seq - h->cum) < 0) {
-			for (int i = 0; i < m->npieces; i++)
-				piece_acked(t, r, &m->p[i], now);
-		} else if (h->slice != RL_NOSLICE && m->seq == h->seq && h->slice < m->npieces) {
-			rl_drain_sample(t, p, r, &m->p[h->slice], now);
-			piece_acked(t, r, &m->p[h->slice], now);
-		}
-	}
-	if ((int32_t)(h->freed + RL_WINDOW - pr->credit) > 0)
-		pr->credit = h->freed + RL_WINDOW;
-	for (int k = 0; k < t->nrails; k++)
-		rl_reap(t, p, k);
-}
 
-/* --- receiving ------------------------------------------------------------ */
 
-int rl_deliver(rails_tp *t, int p)
-{
-	rl_peer *pr = &t->peer[p];
-	while (pr->xrq.head) {
-		rl_slot *s = &pr->slot[pr->expect % RL_WINDOW];
-		if (s->state != SL_FULL || s->seq != pr->expect)
-			break;
-		rt_req *q = rt_reqq_pop(&pr->xrq);
-		q->data = s->buf;
-		q->len = s->total;
-		q->pend = 0;
-		q->tpbuf = s;
-		q->done = 1;
-		s->state = SL_OUT;
-		pr->expect++;
-	}
-	return COLL_OK;
-}
 
-static void advance_cum(rl_peer *pr)
-{
-	for (;;) {
-		rl_slot *s = &pr->slot[pr->cum % RL_WINDOW];
-		if (s->seq != pr->cum || (s->state != SL_FULL && s->state != SL_OUT && s->state != SL_REL))
-			break;
-		pr->cum++;
-	}
-}
 
-/* A piece's bytes are all in its slot. */
-static int piece_in(rails_tp *t, int p, int r, int si, int slice)
-{
-	rl_peer *pr = &t->peer[p];
-	rl_slot *s = &pr->slot[si];
-	uint32_t seq = s->seq;
-	s->have |= 1ull << slice;
-	int whole = (uint32_t)__builtin_popcountll(s->have) == s->nslices;
-	if (whole) {
-		s->state = SL_FULL;
-		advance_cum(pr);
-		rl_deliver(t, p);
-	}
-	if (s->nslices > 1 || s->total > RL_COPY_BYTES)   /* timed, or its sender waits for it */
-		return rl_send_ack(t, p, r, seq, slice);
-	/* A small message behind one still arriving (on another rail) is not
-	 * covered by `cum` until that one is whole, which at a slow rail's
-	 * pace can be longer than the failover check gives its rail. */
-	if ((int32_t)(seq - pr->cum) >= 0)
-		return rl_send_ack(t, p, r, seq, slice);
-	if (!pr->ack_owed) {
-		pr->ack_owed = 1;
-		pr->ack_owed_ns = rt_now_ns();
-	}
-	pr->ack_rail = r;
-	return rl_maybe_credit(t, p);
-}
 
-/* A DATA header arrived on link (p, r): where do its len bytes go? */
-static int data_begin(rails_tp *t, int p, int r, const rl_hdr *h)
-{
-	rl_peer *pr = &t->peer[p];
-	rl_link *L = rl_lk(t, p, r);
-	L->busy = 1;
-	L->rd_dst = NULL;
-	L->rd_left = h->len;
-	L->rd_at = sizeof *h;
-	L->rd_slot = -1;
-	L->rd_seq = h->seq;
-	L->rd_slice = h->slice;
-	if (h->nslices == 0 || h->nslices > RL_MAXPIECES || h->slice >= h->nslices || h->total > t->base.max_msg ||
-	    h->total < sizeof(rt_hdr) || h->off + h->len > h->total || (h->slice == 0) != (h->off == 0))
-		return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: bad piece from rank %d on %s", p, t->rail[r].name);
-	if ((int32_t)(h->seq - pr->freed) < 0)
-		return COLL_OK;   /* already delivered and released: drop (acknowledged below) */
-	if ((int32_t)(h->seq - pr->freed) >= RL_WINDOW)
-		return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: rank %d sent message %u beyond its credit (%u)", p,
-		              h->seq, pr->freed + RL_WINDOW);
-	int si = (int)(h->seq % RL_WINDOW);
-	rl_slot *s = &pr->slot[si];
-	if (s->state == SL_FREE) {
-		if (s->cap < h->total) {
-			char *b = realloc(s->buf, h->total);
-			if (!b)
-				return rt_err(t->base.comm, COLL_ERR_NOMEM, "out of memory");
-			s->buf = b, s->cap = h->total;
-		}
-		s->state = SL_FILL;
-		s->seq = h->seq;
-		s->total = h->total;
-		s->nslices = h->nslices;
-		s->have = 0;
-		if ((int32_t)(h->seq + 1 - pr->highest) > 0)
-			pr->highest = h->seq + 1;
-	} else if (s->seq != h->seq || s->total != h->total || s->nslices != h->nslices) {
-		return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: rank %d's message %u changed shape", p, h->seq);
-	}
-	if (s->state != SL_FILL || (s->have >> h->slice & 1))
-		return COLL_OK;   /* a duplicate (a resend after a failover that was not one) */
-	L->rd_dst = s->buf + h->off;
-	L->rd_slot = si;
-	return COLL_OK;
-}
 
-/* Give a finished child receive back and post it again. */
-static int recv_again(rails_tp *t, int p, int r)
-{
-	rl_link *L = rl_lk(t, p, r);
-	rt_tp *c = t->rail[r].tp;
-	rt_req *q = &L->rq[L->rhead];
-	c->ops->release(c, q);
-	memset(q, 0, sizeof *q);
-	q->peer = p;
-	L->rhead = (L->rhead + 1) % RL_RWIN;
-	if (c->ops->post_recv(c, q))
-		return rl_link_down(t, p, r, 1, "%s", t->base.comm->err);
-	return COLL_OK;
-}
 
-/* Take what arrived on link (p, r), in order. */
-int rl_link_recv(rails_tp *t, int p, int r, int *moved)
-{
-	rl_link *L = rl_lk(t, p, r);
-	rt_tp *c = t->rail[r].tp;
-	int rc;
-	while (L->up) {
-		rt_req *q = &L->rq[L->rhead];
-		if (!q->done)
-			return COLL_OK;
-		*moved = 1;
-		if (!L->busy) {
-			const rl_hdr *h = q->data;
-			if (q->len < sizeof *h || h->magic != RL_MAGIC || h->rail != r ||
-			    (h->type == RH_REJOIN && h->len > RL_REJOIN_BYTES) ||
-			    q->len != sizeof *h + (h->type == RH_DATA || h->type == RH_REJOIN ? h->len : 0))
-				return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: bad message from rank %d on %s", p,
-				              t->rail[r].name);
-			rc = COLL_OK;
-			switch (h->type) {
-			case RH_DATA:
-				rc = data_begin(t, p, r, h);
-				break;
-			case RH_ACK:
-				on_ack(t, p, r, h);
-				rc = rl_pump(t, p);   /* it may bring credit for messages waiting */
-				break;
-			case RH_PROBE: {
-				rl_hdr a = {0};
-				a.type = RH_PROBE_ACK;
-				a.stamp = h->stamp;
-				t->peer[p].probes_answered++;
-				rc = rl_send_ctl(t, p, r, &a);
-				break;
-			}
-			case RH_PROBE_ACK: {
-				int64_t now = rt_now_ns();
-				heard(t, p, r, now);
-				if (L->lat_n < RL_PROBES)
-					L->lat_min[L->lat_n++] = now - h->stamp;
-				break;
-			}
-			case RH_REJOIN:   /* its record is read below, like a piece's bytes */
-				L->busy = 1;
-				L->rd_dst = (char *)L->rj_buf;
-				L->rd_left = h->len;
-				L->rd_at = sizeof *h;
-				L->rd_slot = RL_RD_REJOIN;
-				L->rj_h = *h;
-				break;
-			case RH_DOWN:
-				/* Only about the link we have: a DOWN that travelled on a
-				 * slow survivor while the rail rejoined means the link
-				 * before, and dropping the new one for it had the peers
-				 * dropping and redialing each other's fresh links in a
-				 * loop.  (The peer closed the old one anyway.) */
-				if (h->seq < (uint32_t)t->nrails && h->seq != (uint32_t)r &&
-				    (int32_t)(h->cum - rl_lk(t, p, (int)h->seq)->inc) >= 0)
-					rc = rl_link_down(t, p, (int)h->seq, 0, "rank %d dropped it", p);
-				break;
-			default:
-				return rt_err(t->base.comm, COLL_ERR_PROTOCOL, "rails: message of type %u from rank %d",
-				              h->type, p);
-			}
-			if (rc)
-				return rc;
-			if (!L->up)
-				return COLL_OK;   /* handling it dropped this very link */
-			if (!L->busy) {
-				if ((rc = recv_again(t, p, r)))
-					return rc;
-				continue;
-			}
-		}
-		/* A piece's bytes: from the child's stream, or from its buffer. */
-		while (L->rd_left) {
-			size_t want = L->rd_dst ? L->rd_left : (L->rd_left < RT_STAGE_BYTES ? L->rd_left : RT_STAGE_BYTES);
-			char *dst = L->rd_dst ? L->rd_dst : t->discard;
-			size_t got = 0;
-			if (q->pend) {
-				if ((rc = c->ops->read(c, q, dst, want, &got)))
-					return rl_link_down(t, p, r, 1, "%s", t->base.comm->err);
-				if (!got)
-					return COLL_OK;   /* more later: this receive stays at the head */
-			} else {
-				got = want;
-				if (L->rd_dst)
-					memcpy(dst, (const char *)q->data + L->rd_at, got);
-				L->rd_at += got;
-			}
-			L->rd_left -= got;
-			if (L->rd_dst)
-				L->rd_dst += got;
-		}
-		L->busy = 0;
-		if (L->rd_slot == RL_RD_REJOIN)
-			rc = rl_on_rejoin(t, p, r, &L->rj_h, L->rj_buf);
-		else
-			rc = L->rd_slot >= 0 ? piece_in(t, p, r, L->rd_slot, L->rd_slice)
-			                     : rl_send_ack(t, p, r, L->rd_seq, L->rd_slice);   /* a duplicate: say again we have it */
-		if (rc)
-			return rc;
-		if (L->up && (rc = recv_again(t, p, r)))
-			return rc;
-	}
-	return COLL_OK;
-}
 
 /* Control sends the child finished go back to the pool. */
 void rl_ctl_reap(rails_tp *t, rl_link *L)
@@ -532,4 +260,197 @@ void rl_ctl_reap(rails_tp *t, rl_link *L)
 		k->next = t->free_ctl;
 		t->free_ctl = k;
 	}
+}
+
+/* --- a link that fails ---------------------------------------------------- */
+
+/* Forget link (p, r): the child drops it, its pieces go to a survivor,
+ * and (tell) the peer hears of it on a survivor.  Returns an error only
+ * when p is needed and no rail to it is left. */
+int rl_link_down(rails_tp *t, int p, int r, int tell, const char *fmt, ...)
+{
+	rl_link *L = rl_lk(t, p, r);
+	if (!L->up)
+		return COLL_OK;
+	int64_t now = rt_now_ns();
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(L->why, sizeof L->why, fmt, ap);
+	va_end(ap);
+	if (t->debug)
+		fprintf(stderr, "rails: rank %d: %s to rank %d down: %s\n", t->rank, t->rail[r].name, p, L->why);
+	/* The moment it went silent: its last acknowledgement, or the posting
+	 * of its oldest unacknowledged piece if that came later. */
+	int64_t silent = L->last_ack_ns;
+	for (rl_piece *pc = L->out; pc; pc = pc->lnext)
+		if (!pc->acked) {
+			if (pc->posted_ns > silent)
+				silent = pc->posted_ns;
+			break;
+		}
+	L->up = 0;
+	rl_rail *R = &t->rail[r];
+	R->tp->ops->rail->drop(R->tp, p);
+	t->ep_stale = 1;
+	R->failovers++;
+	t->failovers++;
+	if (L->out) {
+		t->last_detect_ms = (double)(now - silent) / 1e6;
+		t->reroute_from_ns = silent;
+	}
+	/* Control messages and receives on it are ours again. */
+	while (L->ctl) {
+		rl_ctl *k = L->ctl;
+		L->ctl = k->next;
+		k->next = t->free_ctl;
+		t->free_ctl = k;
+	}
+	L->busy = 0;
+	rt_tp *ct = R->tp;
+	for (int i = 0; i < RL_RWIN; i++)
+		if (L->rq[i].done)
+			ct->ops->release(ct, &L->rq[i]);   /* completed before the drop: still ours to release */
+	/* Unacknowledged pieces: again, on the best survivor. */
+	rl_piece *list = L->out;
+	L->out = L->out_tail = NULL;
+	int s = rl_survivor(t, p, r);
+	if (tell && s >= 0) {
+		rl_hdr h = {0};
+		h.type = RH_DOWN;
+		h.seq = (uint32_t)r;
+		h.cum = L->inc;
+		int rc = rl_send_ctl(t, p, s, &h);
+		if (rc)
+			return rc;
+		s = rl_survivor(t, p, r);
+	}
+	for (rl_piece *pc = list, *nx; pc; pc = nx) {
+		nx = pc->lnext;
+		pc->creq.done = 1;   /* the child holds it no longer */
+		if (pc->acked) {
+			rl_link_push(L, pc);   /* finished: reap it below */
+			continue;
+		}
+		if (s < 0) {
+			pc->rail = -1;   /* nowhere to go: the call fails (need) */
+			continue;
+		}
+		pc->resent = 1;
+		int rc = rl_post_piece(t, p, pc->m, pc, s);
+		if (rc)
+			return rc;
+		s = rl_survivor(t, p, r);
+	}
+	rl_reap(t, p, r);
+	L->rj_wait = 0;
+	if (t->rank > p && R->tp->ops->rail->rejoin_offer)
+		L->rj_next_ns = now + (int64_t)RL_REJOIN_MS * 1000000;
+	if (t->rank > p && R->tp->ops->rail->redial) {
+		pthread_mutex_lock(&t->mu);
+		t->want[p * t->nrails + r] = 1;
+		pthread_mutex_unlock(&t->mu);
+		uint64_t one = 1;
+		if (write(t->wake_fd, &one, sizeof one) < 0) {
+			/* the thread looks again within its poll timeout anyway */
+		}
+	}
+	return rl_need(t, p);
+}
+
+/* Is p needed (something to or from it outstanding) with no rail left? */
+int rl_need(rails_tp *t, int p)
+{
+	rl_peer *pr = &t->peer[p];
+	if (rl_alive_rails(t, p))
+		return COLL_OK;
+	if (!pr->head && !pr->xrq.head)
+		return COLL_OK;   /* it may have left after its last call: an error once needed */
+	char buf[sizeof t->base.comm->err - 64];
+	size_t at = 0;
+	for (int r = 0; r < t->nrails && at < sizeof buf; r++)
+		at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s: %s", r ? "; " : "", t->rail[r].name,
+		                       rl_lk(t, p, r)->why);
+	t->fatal = COLL_ERR_PEER;
+	return rt_err(t->base.comm, COLL_ERR_PEER, "rails: every rail to rank %d is down (%s)", p, buf);
+}
+
+/* --- what the acknowledgements measure ------------------------------------ */
+
+/* A split message all of whose pieces were acknowledged on the rail that
+ * carried them is a sample of each rail that carried some: its bytes, the
+ * time from the split to its part's last acknowledgement, and that
+ * time's log-imbalance against the other rails' (see fold()).  (Timing
+ * each piece from when its rail could start on it counted a shaper's
+ * burst and not the latency: on a 200 + 60 Mbit/s testbed it measured the
+ * fast rail at 31-34 MB/s, above its 25 MB/s.) */
+void rl_sample(rails_tp *t, const rl_msg *m)
+{
+	rl_class *k = &t->cls[m->cls];
+	double lt[COLL_MAX_RAILS], mean = 0;
+	int on = 0;
+	for (int r = 0; r < t->nrails; r++) {
+		if (!m->part[r])
+			continue;
+		int64_t ns = m->fin_ns[r] - m->start_ns;
+		ns = ns > 1 ? ns : 1;
+		k->sb[r] += m->part[r];
+		k->sns[r] += ns;
+		lt[r] = log((double)ns);
+		mean += lt[r];
+		on++;
+	}
+	if (t->debug > 2 && t->rank == 0) {   /* every sample: what a fold averages */
+		fprintf(stderr, "sample cls %d seq %u:", m->cls, m->seq);
+		for (int r = 0; r < t->nrails; r++)
+			fprintf(stderr, " rail %d %llu B %.0f us", r, (unsigned long long)m->part[r],
+				m->part[r] ? (double)(m->fin_ns[r] - m->start_ns) / 1e3 : 0.0);
+		fputc('\n', stderr);
+	}
+	for (int r = 0; r < t->nrails && on >= 2; r++) {
+		if (!m->part[r])
+			continue;
+		double d = lt[r] - mean / on;
+		k->sl[r] += d;
+		k->sll[r] += d * d;
+		k->nl[r]++;
+	}
+	k->nsb++;
+}
+
+/* A piece's own acknowledgement on the link that carried it times the
+ * link's drain: its bytes over the time since the link's previous piece
+ * was acknowledged, or since it was posted if that was later (the link
+ * was idle).  Acknowledgements come in bursts (a receiver's pass takes
+ * several pieces), so one piece's time means little: bytes and times add
+ * up until they span RL_DRAIN_NS (a tenth of it for a link's first), and
+ * that ratio goes into the average: the mean of a link's first
+ * RL_DRAIN_AVG measurements, then a moving average giving each new one
+ * 1/RL_DRAIN_AVG.  One measurement still scatters (a 200 Mbit/s rail read
+ * 22-36 MB/s), and pull() hands most of a 1 MiB message out at once by
+ * the drains: averaging halves (0.5 old, 0.5 new) left two equal rails at
+ * 1.85-1.89x one rail at 4 MiB (n = 4) where `equal` ran 2.00-2.03x; this
+ * average runs 1.92-1.96x (README, "Rails").  A drain forgotten
+ * (rl_drain_of()) starts a new mean, so a rail that comes back is measured
+ * afresh, not averaged with what it did before. */
+void rl_drain_sample(rails_tp *t, int p, int r, const rl_piece *pc, int64_t now)
+{
+	rl_link *L = rl_lk(t, p, r);
+	if (pc->acked || pc->rail != r || pc->resent || !pc->m->pulled)
+		return;
+	int64_t from = L->drain_ns > pc->posted_ns ? L->drain_ns : pc->posted_ns;
+	L->drain_ns = now;
+	if (pc->woke || pc->posted_ns < t->peer[p].back_ns)
+		return;   /* TCP's ramp after idle, or the peer was away (heard()): not the link */
+	L->dr_bytes += pc->len;
+	L->dr_ns += now > from ? now - from : 0;
+	double old = rl_drain_of(L, now);
+	if (L->dr_ns < (old > 0 ? RL_DRAIN_NS : RL_DRAIN_NS / 10))   /* the first sooner: until then, guesses */
+		return;
+	double s = (double)L->dr_bytes / (double)L->dr_ns;
+	if (old <= 0)
+		L->dr_n = 0;   /* never measured, or forgotten: start a new average */
+	L->dr_n += L->dr_n < RL_DRAIN_AVG;
+	L->drain = old + (s - old) / L->dr_n;
+	L->drain_set_ns = now;
+	L->dr_bytes = 0, L->dr_ns = 0;
 }
