@@ -93,7 +93,7 @@ $(GEN)/parse.c $(GEN)/parse.h: lang/parse.y | $(B)/.deps
 
 # Generated sources get the same warnings; bison's output needs one relaxed.
 $(GEN)/%.o: $(GEN)/%.c
-	$(CC) $(CFLAGS) -Wno-unused-but-set-variable -Ilang -I$(GEN) -c -o $@ $<
+	$(CC) $(CFLAGS) -Wno-unused-but-set-variable -Ilang -Iruntime/model -I$(GEN) -c -o $@ $<
 
 $(B)/%.o: %.c | $(GEN)/parse.h
 	@mkdir -p $(dir $@)

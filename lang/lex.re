@@ -8,11 +8,13 @@
  * character so the parser sees a plausible token stream and does not add
  * a second message for the same mistake.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ast.h"
 #include "parse.h"
+#include "units.h"
 
 /*!re2c
 	re2c:api:style = free-form;
@@ -60,45 +62,28 @@ overflow:
 	return 0;
 }
 
-/* A size literal such as 64KiB or 1GB: an int number of bytes. */
-static int64_t lex_size(lex_state *lx, const char *b, const char *e)
+/* A literal with a unit, such as 64KiB, 1GB, 200ms or 5us: the unit is
+ * looked up in the one table of units (runtime/model/units.def), so the
+ * language takes the suffixes every other reader of sizes and times
+ * takes.  Sizes are an int number of bytes (*kind UNIT_SIZE), times
+ * nanoseconds (UNIT_TIME: policies' bounds).  -1 when the suffix is no
+ * size or time unit. */
+static int64_t lex_unit(lex_state *lx, const char *b, const char *e, unit_kind *kind)
 {
 	const char *u = b;
 	while (u < e && ((*u >= '0' && *u <= '9') || *u == '_'))
 		u++;
-	int64_t v = lex_int(lx, b, u), mul = 1;
-	bool bin = e - u == 3;   /* KiB, MiB, ... */
-	switch (*u) {
-	case 'K': mul = bin ? 1LL << 10 : 1000LL; break;
-	case 'M': mul = bin ? 1LL << 20 : 1000000LL; break;
-	case 'G': mul = bin ? 1LL << 30 : 1000000000LL; break;
-	case 'T': mul = bin ? 1LL << 40 : 1000000000000LL; break;
-	default: break;
-	}
-	int64_t r;
+	double scale;
+	if (units_scale(UNIT_SIZE, u, (size_t)(e - u), &scale) == 0)
+		*kind = UNIT_SIZE;
+	else if (units_scale(UNIT_TIME, u, (size_t)(e - u), &scale) == 0)
+		*kind = UNIT_TIME, scale *= 1e9;
+	else
+		return -1;
+	int64_t v = lex_int(lx, b, u), mul = llround(scale), r;
 	if (__builtin_mul_overflow(v, mul, &r)) {
-		diag_error(here(lx, b), "size literal '%.*s' does not fit in 64 bits", (int)(e - b), b);
-		return 0;
-	}
-	return r;
-}
-
-/* A time literal such as 200ms or 5us: nanoseconds (policies' bounds). */
-static int64_t lex_time(lex_state *lx, const char *b, const char *e)
-{
-	const char *u = b;
-	while (u < e && ((*u >= '0' && *u <= '9') || *u == '_'))
-		u++;
-	int64_t v = lex_int(lx, b, u), mul = 1000000000LL;
-	switch (*u) {
-	case 'n': mul = 1; break;
-	case 'u': mul = 1000; break;
-	case 'm': mul = 1000000; break;
-	default: break;
-	}
-	int64_t r;
-	if (__builtin_mul_overflow(v, mul, &r)) {
-		diag_error(here(lx, b), "time literal '%.*s' does not fit in 64 bits of nanoseconds", (int)(e - b), b);
+		diag_error(here(lx, b), *kind == UNIT_SIZE ? "size literal '%.*s' does not fit in 64 bits"
+			   : "time literal '%.*s' does not fit in 64 bits of nanoseconds", (int)(e - b), b);
 		return 0;
 	}
 	return r;
@@ -198,13 +183,18 @@ int lex_next(YYSTYPE *val, parse_loc *loc, lex_state *lx)
 
 	ident       { val->s = arena_strndup(lx->arena, lx->tok, lx->cur - lx->tok); TOK(IDENT); }
 	dec | hex   { val->i = lex_int(lx, lx->tok, lx->cur); TOK(INT); }
-	dec ("B" | "KB" | "MB" | "GB" | "TB" | "KiB" | "MiB" | "GiB" | "TiB") {
-		val->i = lex_size(lx, lx->tok, lx->cur);
+	dec [A-Za-z]+ {
+		unit_kind kind;
+		int64_t v = lex_unit(lx, lx->tok, lx->cur, &kind);
+		if (v >= 0) {
+			val->i = v;
+			if (kind == UNIT_TIME)
+				TOK(TIME);
+			TOK(INT);
+		}
+		diag_error(here(lx, lx->tok), "malformed number '%.*s'", (int)(lx->cur - lx->tok), lx->tok);
+		val->i = 0;
 		TOK(INT);
-	}
-	dec ("ns" | "us" | "ms" | "s") {
-		val->i = lex_time(lx, lx->tok, lx->cur);
-		TOK(TIME);
 	}
 	[0-9]+ [A-Za-z_][A-Za-z0-9_]* {
 		diag_error(here(lx, lx->tok), "malformed number '%.*s'", (int)(lx->cur - lx->tok), lx->tok);

@@ -109,17 +109,31 @@ static int split_number(const char *what, const char *text, double *val,
 	return 0;
 }
 
-/* The units.def row of kind spelt u (trailing blanks ignored); NULL
- * when unknown. */
+/* The units.def row of kind spelt u[0..len), or NULL. */
+static const unit *lookup(unit_kind kind, const char *u, size_t len)
+{
+	for (const unit *x = units; x < units + sizeof units / sizeof units[0]; x++)
+		if (x->kind == kind && strlen(x->name) == len && strncmp(x->name, u, len) == 0)
+			return x;
+	return NULL;
+}
+
+/* The same for the NUL-terminated u, trailing blanks ignored. */
 static const unit *find_unit(unit_kind kind, const char *u)
 {
 	size_t len = strlen(u);
 	while (len && isspace((unsigned char)u[len - 1]))
 		len--;
-	for (const unit *x = units; x < units + sizeof units / sizeof units[0]; x++)
-		if (x->kind == kind && strlen(x->name) == len && strncmp(x->name, u, len) == 0)
-			return x;
-	return NULL;
+	return lookup(kind, u, len);
+}
+
+int units_scale(unit_kind kind, const char *u, size_t len, double *scale)
+{
+	const unit *x = lookup(kind, u, len);
+	if (!x)
+		return -1;
+	*scale = x->scale;
+	return 0;
 }
 
 int units_read(unit_kind kind, const char *what, const char *hint, const char *text, double *value, bool *given,

@@ -51,6 +51,10 @@ typedef enum { UNIT_SIZE, UNIT_TIME, UNIT_RATE } unit_kind;
 int units_read(unit_kind kind, const char *what, const char *hint, const char *text, double *value, bool *given,
 	       link_error *err);
 
+/* The scale of the unit spelt u[0..len) of kind (units.def): 0, or -1
+ * when there is none. */
+int units_scale(unit_kind kind, const char *u, size_t len, double *scale);
+
 /* Parse a plain decimal number with no unit (blanks around it allowed):
  * the numbers of the link file's grammar, so no "inf", "nan" or hex.
  * 0 or -1 with err set. */
