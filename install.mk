@@ -62,6 +62,8 @@ INSTALL_GPU     := $(wildcard runtime/transport/gpu/*.cu runtime/transport/gpu/*
 COLL_VERSION := $(shell sed -n 's/.*define COLL_VERSION_MAJOR //p' runtime/include/coll.h).$(shell \
                   sed -n 's/.*define COLL_VERSION_MINOR //p' runtime/include/coll.h)
 
+comma := ,
+
 # Written when its content changes, so a new PREFIX rebuilds what reads it
 # (mpiboot.o) and nothing else is touched on an ordinary make.
 define write_if_changed
@@ -81,9 +83,12 @@ $(B)/rt/runtime/plugin.o: $(B)/rt/coll_paths.h
 $(B)/rt/runtime/plugin.o: RT_CFLAGS += -I$(B)/rt
 
 # pkg-config: prefix is the install's; with DESTDIR, point pkg-config into
-# the staged tree with PKG_CONFIG_SYSROOT_DIR=$DESTDIR (see README).
+# the staged tree with PKG_CONFIG_SYSROOT_DIR=$DESTDIR (see README).  Libs
+# carries an rpath to libdir, so a program built with `cc prog.c
+# $(pkg-config --cflags --libs coll)` runs without LD_LIBRARY_PATH or an
+# ldconfig of a prefix the dynamic linker does not search.
 $(B)/coll.pc: FORCE
-	$(call write_if_changed,'prefix=$(PREFIX)\nexec_prefix=$${prefix}\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\nplugindir=$${libdir}/coll\nstdlibdir=$${prefix}/share/coll/stdlib\ncollc=$${prefix}/bin/collc\n\nName: coll\nDescription: coll runtime (libcollrt): collectives from verified schedules\nVersion: $(COLL_VERSION)\nCflags: -I$${includedir}/coll\nLibs: -L$${libdir} -lcollrt\nLibs.private: -lm -ldl\n')
+	$(call write_if_changed,'prefix=$(PREFIX)\nexec_prefix=$${prefix}\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\nplugindir=$${libdir}/coll\nstdlibdir=$${prefix}/share/coll/stdlib\ncollc=$${prefix}/bin/collc\n\nName: coll\nDescription: coll runtime (libcollrt): collectives from verified schedules\nVersion: $(COLL_VERSION)\nCflags: -I$${includedir}/coll\nLibs: -L$${libdir} -Wl$(comma)-rpath$(comma)$${libdir} -lcollrt\nLibs.private: -lm -ldl\n')
 
 install: all $(B)/coll.pc py-install
 	@[ -n "$(PREFIX)" ] || { echo "install: PREFIX is empty" >&2; exit 1; }
@@ -97,6 +102,10 @@ install: all $(B)/coll.pc py-install
 	install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(INCDIR)
 	install -m 644 $(INSTALL_STDLIB) $(DESTDIR)$(DATADIR)/stdlib
 	install -m 644 $(INSTALL_GPU) $(DESTDIR)$(DATADIR)/gpu
+	@# a real install as root: the dynamic linker's cache learns libcollrt.so,
+	@# for programs linked with -lcollrt without pkg-config's rpath
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null 2>&1; then \
+	  ldconfig || true; fi
 
 uninstall:
 	@[ -n "$(PREFIX)" ] || { echo "uninstall: PREFIX is empty" >&2; exit 1; }
