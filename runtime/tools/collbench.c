@@ -222,11 +222,11 @@ static long check_result(const char *what, const coll_kind_info *ki, const char 
 
 /* --- running collc and building the plan -------------------------------------- */
 
-/* `collc show FILES -a ALGO -n N --format json [-D ..]`: stdout, or exit 2
- * with collc's own message.  collc is $COLLC, else the one beside
- * collbench (so an installed collbench runs the installed collc), else
- * collc on PATH. */
-static char *collc_show(size_t *outlen)
+/* Run collc (what: its subcommand and flags, then the -f files, -n N and
+ * the -D definitions follow): its stdout, or exit 2 with collc's own
+ * message.  collc is $COLLC, else the one beside collbench (so an
+ * installed collbench runs the installed collc), else collc on PATH. */
+static char *run_collc(const char *const *what, int nwhat, size_t *outlen)
 {
 	char exe[4096], nbuf[16], why[512];
 	const char *dir = NULL;
@@ -241,19 +241,15 @@ static char *collc_show(size_t *outlen)
 	}
 	char cbuf[4200];
 	const char *collc = pl_find_collc(dir, cbuf, sizeof cbuf);
-	const char *argv[128];
+	const char *argv[160];
 	int a = 0;
 	argv[a++] = collc;
-	argv[a++] = "show";
+	for (int i = 0; i < nwhat; i++)
+		argv[a++] = what[i];
 	for (int i = 0; i < opt.nfiles; i++)
 		argv[a++] = opt.files[i];
-	if (opt.algo)
-		argv[a++] = "-a", argv[a++] = opt.algo;
-	else if (opt.kind_set)   /* the first algorithm of that collective, not of the files */
-		argv[a++] = "-t", argv[a++] = coll_kind_name(opt.kind);
 	snprintf(nbuf, sizeof nbuf, "%d", nranks);
 	argv[a++] = "-n", argv[a++] = nbuf;
-	argv[a++] = "--format", argv[a++] = "json";
 	for (int i = 0; i < opt.ndefs; i++)
 		argv[a++] = "-D", argv[a++] = opt.defs[i];
 	argv[a] = NULL;
@@ -264,7 +260,7 @@ static char *collc_show(size_t *outlen)
 	if (st != 0) {
 		if (out_rank) {
 			size_t elen = err ? strlen(err) : 0;
-			fprintf(stderr, "collbench: error: collc show failed for n=%d:\n%s", nranks, err ? err : "");
+			fprintf(stderr, "collbench: error: collc %s failed for n=%d:\n%s", what[0], nranks, err ? err : "");
 			if (elen && err[elen - 1] != '\n')
 				fputc('\n', stderr);
 		}
@@ -272,6 +268,29 @@ static char *collc_show(size_t *outlen)
 	}
 	free(err);
 	return out;
+}
+
+/* `collc show FILES -a ALGO (or -t COLL) --format json`: one schedule. */
+static char *collc_show(size_t *outlen)
+{
+	const char *what[8];
+	int k = 0;
+	what[k++] = "show";
+	if (opt.algo)
+		what[k++] = "-a", what[k++] = opt.algo;
+	else if (opt.kind_set)   /* the first algorithm of that collective, not of the files */
+		what[k++] = "-t", what[k++] = coll_kind_name(opt.kind);
+	what[k++] = "--format", what[k++] = "json";
+	return run_collc(what, k, outlen);
+}
+
+/* `collc tune FILES --ranges-only --json`: per collective, which of the
+ * files' algorithms wins at each size (collc's default link model), as
+ * a cluster's `choose by cost` would pick. */
+static char *collc_tune(size_t *outlen)
+{
+	static const char *const what[] = { "tune", "--ranges-only", "--json" };
+	return run_collc(what, 3, outlen);
 }
 
 /* The -f file that declares algorithm name (for the header): the first
@@ -319,6 +338,89 @@ static coll_algo *algo_from_json(const char *text, size_t len)
 		cb_usage_error("algorithm '%s' is for %s, not %s (-t)", a->name, coll_kind_name(kind), coll_kind_name(opt.kind));
 	opt.kind = kind;
 	return a;
+}
+
+static const char *by_size;   /* the size ranges plans_by_size chose by, for the header */
+static coll_choice *tune_choices;   /* collc tune's table, whose names the plan set borrows */
+static int tune_nchoices;
+
+/* Without -a: the files' algorithms of the collective (-t, else allreduce
+ * when the files have one, else the collective of the first), chosen by
+ * size as a library built with `choose by cost` would (collc tune's
+ * ranges).  One algorithm that wins everywhere is named as if given
+ * with -a; several are listed on the header's second line.  *algos and
+ * *source (a static string) for the caller. */
+static coll_plan_set *plans_by_size(coll_algo ***algos, int *nalgos, const char **source)
+{
+	char why[512];
+	size_t len;
+	char *js = collc_tune(&len);
+	coll_choice *ch;
+	int nch = pl_choices_from_tune(js, len, &ch, why, sizeof why);
+	free(js);
+	if (nch < 0)
+		cb_usage_error("collc tune: %s", why);
+	if (nch == 0)
+		cb_usage_error("the files declare no algorithm that runs on %d ranks", nranks);
+	if (!opt.kind_set) {
+		opt.kind = (coll_kind)ch[0].kind;
+		for (int i = 0; i < nch; i++)
+			if (ch[i].kind == COLL_ALLREDUCE)
+				opt.kind = COLL_ALLREDUCE;
+	}
+	coll_choice *mine = calloc((size_t)nch, sizeof *mine);
+	*algos = calloc((size_t)nch, sizeof **algos);
+	if (!mine || !*algos)
+		cb_usage_error("out of memory");
+	int nmine = 0;
+	*nalgos = 0;
+	static char files[1024], ranges[1024];
+	size_t fat = 0, rat = 0;
+	files[0] = ranges[0] = 0;
+	for (int i = 0; i < nch; i++) {
+		if (ch[i].kind != (int32_t)opt.kind)
+			continue;
+		mine[nmine++] = ch[i];
+		int seen = 0;
+		for (int k = 0; k < *nalgos && !seen; k++)
+			seen = strcmp((*algos)[k]->name, ch[i].algo) == 0;
+		if (ch[i].max_bytes == COLL_BYTES_MAX)
+			rat += (size_t)snprintf(ranges + rat, rat < sizeof ranges ? sizeof ranges - rat : 0, "%s%s larger",
+			                        nmine > 1 ? ", " : "", ch[i].algo);
+		else
+			rat += (size_t)snprintf(ranges + rat, rat < sizeof ranges ? sizeof ranges - rat : 0,
+			                        "%s%s up to %llu B", nmine > 1 ? ", " : "", ch[i].algo,
+			                        (unsigned long long)ch[i].max_bytes);
+		if (seen)
+			continue;
+		opt.algo = ch[i].algo;   /* for collc show */
+		size_t sl;
+		char *sj = collc_show(&sl);
+		(*algos)[(*nalgos)++] = algo_from_json(sj, sl);
+		free(sj);
+		const char *f = defining_file(ch[i].algo);
+		if (!strstr(files, f))
+			fat += (size_t)snprintf(files + fat, fat < sizeof files ? sizeof files - fat : 0, "%s%s",
+			                        fat ? ", " : "", f);
+	}
+	if (nmine == 0) {
+		cb_usage_error("the files declare no %s algorithm that runs on %d ranks (choose the collective with -t)",
+		               coll_kind_name(opt.kind), nranks);
+	}
+	coll_plan_set *s = coll_plan_set_build("collbench", nranks, (const coll_algo *const *)*algos, *nalgos, mine,
+	                                       nmine);
+	if (!s)
+		cb_usage_error("out of memory");
+	opt.algo = *nalgos == 1 ? (*algos)[0]->name : NULL;
+	if (*nalgos > 1)
+		by_size = ranges;
+	*source = files;
+	free(mine);
+	/* the plan set copied the table but not its names: they live in ch
+	 * until the end (pl_choices_free in main) */
+	tune_choices = ch;
+	tune_nchoices = nch;
+	return s;
 }
 
 #define SYMLEN 256
@@ -446,6 +548,8 @@ static void print_header(const char *what)
 		printf("[");
 	} else {
 		printf("# collbench: %s\n", what);
+		if (by_size)
+			printf("# chosen by size as `collc tune` ranks them (its default link model): %s\n", by_size);
 		/* the rank order in use: which physical rank plays each schedule
 		 * rank (a plan set's `reorder by cost`, reorder at init, COLL_PERM) */
 		if (comm) {
@@ -456,8 +560,8 @@ static void print_header(const char *what)
 				printf(" %d", perm ? perm[i] : i);
 			printf(" (%s; schedule rank r runs on rank order[r])\n", src);
 		}
-		printf("# %12s %12s %6s %6s %5s %12s %12s %12s %8s", "size(B)", "count", "type", "redop", "root",
-		       "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+		printf("# %12s %12s %6s %6s %5s %12s %12s %12s %12s %8s", "size(B)", "count", "type", "redop", "root",
+		       "algorithm", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
 		if (baseline) {
 			char t[32], bw[32], x[32];
 			snprintf(t, sizeof t, "%s(us)", baseline);
@@ -510,11 +614,12 @@ static void print_row(const row *r, const char *coll, double bf)
 		printf("}");
 	} else {
 		if (r->t > 0)
-			printf("  %12llu %12llu %6s %6s %5d %12.2f %12.3f %12.3f %8s", (unsigned long long)r->bytes,
-			       (unsigned long long)r->count, r->dt, r->op, r->root, r->t * 1e6, alg, alg * bf, wrong);
+			printf("  %12llu %12llu %6s %6s %5d %12s %12.2f %12.3f %12.3f %8s", (unsigned long long)r->bytes,
+			       (unsigned long long)r->count, r->dt, r->op, r->root, r->algo, r->t * 1e6, alg, alg * bf,
+			       wrong);
 		else
-			printf("  %12llu %12llu %6s %6s %5d %12s %12s %12s %8s", (unsigned long long)r->bytes,
-			       (unsigned long long)r->count, r->dt, r->op, r->root, "-", "-", "-", wrong);
+			printf("  %12llu %12llu %6s %6s %5d %12s %12s %12s %12s %8s", (unsigned long long)r->bytes,
+			       (unsigned long long)r->count, r->dt, r->op, r->root, r->algo, "-", "-", "-", wrong);
 		if (baseline && based)
 			printf(" %12.2f %12.3f %8.2f", r->t_base * 1e6, base_bus, speedup);
 		else if (baseline)
@@ -1135,14 +1240,15 @@ int main(int argc, char **argv)
 
 	const coll_plan_set *plans;
 	coll_plan_set *built = NULL;
-	coll_algo *algo = NULL;
+	coll_algo *algo = NULL, **byalgo = NULL;
+	int nbyalgo = 0;
 	const char *source;
 	if (opt.lib) {
 		char sym[SYMLEN];
 		void *h = open_lib(sym);
 		plans = plans_from_lib(h, sym);
 		source = opt.lib;
-	} else {
+	} else if (opt.algo) {
 		size_t len;
 		char *js = collc_show(&len);
 		algo = algo_from_json(js, len);
@@ -1153,6 +1259,9 @@ int main(int argc, char **argv)
 			cb_usage_error("out of memory");
 		plans = built;
 		source = defining_file(algo->name);
+	} else {
+		built = plans_by_size(&byalgo, &nbyalgo, &source);
+		plans = built;
 	}
 	coll_kind kind = opt.kind;
 	if (opt.root >= nranks)
@@ -1240,6 +1349,10 @@ int main(int argc, char **argv)
 	if (built)
 		coll_plan_set_free(built);
 	coll_algo_free(algo);
+	for (int i = 0; i < nbyalgo; i++)
+		coll_algo_free(byalgo[i]);
+	free(byalgo);
+	pl_choices_free(tune_choices, tune_nchoices);
 	free(sbuf);
 	free(rbuf);
 	return total_wrong ? 1 : 0;
