@@ -13,10 +13,21 @@
 #                                         exit status non-zero
 #   do_fail_test NAME ARGS GLOB           collc ARGS exits non-zero, stderr matches GLOB
 #   needs TAG                             true when the environment has TAG (gpu, netns, mpi,
-#                                         nvcc, ...); otherwise records why and returns false
+#                                         nvcc, ...); otherwise records why and returns false.
+#                                         Under -quick, `slow`, `netns` (the emulated cluster)
+#                                         and `san` (the sanitizer re-runs) are false: slow
 #   skip_test NAME REASON                 count a skip with its printed reason
+#   tag_slow PATTERNS REASON              the tests whose names match a glob in PATTERNS are
+#                                         slow: under -quick each do_* helper (through
+#                                         h::selected) skips them, printing "slow: REASON"
+#   will_run NAME...                      true when one of the tests NAME runs in this session
+#                                         (it matches -match and is not a slow test under
+#                                         -quick); guards setup done before the do_* calls
 #   tmpfile NAME ?CONTENT?                path of a scratch file (written when CONTENT given)
+#   slurp PATH                            the whole of a file, as text
 #   wait_for SCRIPT ?TIMEOUT_MS?          poll SCRIPT until true; error after the timeout
+#   with_env VARS SCRIPT                  run SCRIPT (in the caller's scope) with the environment
+#                                         variables of the dict VARS set, then restore them
 #   python_cmd                            the interpreter for Python tests: $PYTHON, else
 #                                         /usr/bin/python3 (Debian's numpy and torch are
 #                                         installed for it, not for a pyenv python3 on PATH)
@@ -34,7 +45,9 @@
 #                                         runtime first in the sanitizer tier)
 # Globals: ::root (repo root), ::build (build dir), ::quick (1 for quicktest),
 #          ::tmpdir (scratch dir, removed at exit), ::san (1 in the sanitizer tier).
-# Test names are area-N.M; each asserts one behaviour.
+# Test names are area-N.M; each asserts one behaviour.  A test that does not
+# fit the do_* helpers calls h::selected NAME (false when -match leaves it
+# out or -quick skips it as slow) and then h::report NAME OK DETAIL.
 
 namespace eval ::h {
     variable passed 0 failed 0 skipped 0
@@ -189,12 +202,16 @@ proc h::probe {tag} {
         nvcc    { if {[auto_execok nvcc] eq "" && ![info exists ::env(CUDA_HOME)]} { return "nvcc not found" } }
         mpi     { if {[auto_execok mpirun] eq ""} { return "mpirun not installed" } }
         netns   {
+            if {$::quick} { return "slow: the emulated cluster (network namespaces) is skipped by quicktest" }
             if {[catch {exec id -u} uid] || $uid != 0} { return "not root" }
             if {[catch {exec ip netns add coll-probe$::pid} msg]} { return "cannot create network namespaces: $msg" }
             catch {exec ip netns del coll-probe$::pid}
         }
         slow    { if {$::quick} { return "slow test skipped by quicktest" } }
-        san     { if {![file exists [file join $::root build-san collc]]} { return "no sanitizer build" } }
+        san     {
+            if {$::quick} { return "slow: the sanitizer re-run is skipped by quicktest" }
+            if {![file exists [file join $::root build-san collc]]} { return "no sanitizer build" }
+        }
         numpy   {
             if {[catch {exec [python_cmd] -c "import numpy"} msg]} { return "[python_cmd] cannot import numpy (apt-get install python3-numpy)" }
         }
@@ -283,7 +300,34 @@ proc py_checks {out name} {
     return [expr {[llength $res] ? $res : "missing"}]
 }
 
-# Run only tests whose name matches the -match pattern.
+# Slow tests: a list of {PATTERN REASON}, filled by tag_slow.
+namespace eval ::h { variable slow {} }
+proc tag_slow {patterns reason} {
+    foreach p $patterns { lappend ::h::slow [list $p $reason] }
+}
+# Why quicktest skips test NAME ("slow: ..."), or "" when it runs it.
+proc h::slow_why {name} {
+    if {!$::quick} { return "" }
+    foreach pr $::h::slow {
+        if {[string match [lindex $pr 0] $name]} { return "slow: [lindex $pr 1]" }
+    }
+    return ""
+}
+proc will_run {args} {
+    foreach name $args {
+        if {[string match $::match $name] && [h::slow_why $name] eq ""} { return 1 }
+    }
+    return 0
+}
+
+# Run only tests whose name matches the -match pattern; under -quick, a
+# test tagged slow is skipped here, with its reason.
 proc h::selected {name} {
-    return [string match $::match $name]
+    if {![string match $::match $name]} { return 0 }
+    set why [h::slow_why $name]
+    if {$why ne ""} {
+        skip_test $name $why
+        return 0
+    }
+    return 1
 }
