@@ -1,9 +1,9 @@
 # coll - top-level build.
 #
-#   make            build collc (and, as they land, libcollrt, collrun, collbench)
+#   make            build everything into build/: collc, libcollrt, collrun, collbench, collprobe, plugins
 #   make demo       the main job: verify the stdlib, show and cost StragglAR, build and run a cluster library
 #   make test       the whole Tcl suite; ends with "N passed, N failed"
-#   make quicktest  the fast subset (under a minute)
+#   make quicktest  the fast tier: every area's fast tests (tests/README.md)
 #   make test SAN=1 everything built with AddressSanitizer + UBSan
 #   make bench      benchmarks; print ratios against baselines measured in the same run
 #   make bench-cluster  the same on an emulated multi-host cluster (network namespaces)
@@ -104,9 +104,11 @@ $(B)/%.o: %.c | $(GEN)/parse.h
 # build's collc names them (codegen/cmd/cmd_build.c, COLL_RT_LIBS).
 $(B)/codegen/cmd/cmd_build.o: CFLAGS += -DCOLL_RT_LIBS='"$(if $(SANFLAGS),-lasan -lubsan)"'
 
+# The tools stay in $(B) (build/collc, build/collrun, ...), which is how
+# every page of the documentation names them; make install puts them on
+# PATH.
 $(B)/collc: $(COLLC_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-	@[ "$(SAN)" = 1 ] || ln -sf $(B)/collc collc
 
 # --- the runtime: libcollrt, collrun and their C tests ----------------------
 include runtime/Makefile.frag
@@ -146,6 +148,9 @@ test: all rt-tests $(UNIT_BIN)
 	$(MAKE) --no-print-directory SAN=1 build-san/collc rt-tests
 	tclsh tests/all.tcl -build $(B)
 
+# The fast tier: all.tcl -quick skips the tests tagged slow (benchmark-like
+# runs, big sweeps), the emulated cluster and the sanitizer re-runs, each
+# with its reason, so it needs no sanitizer build (tests/README.md).
 quicktest: all rt-tests $(UNIT_BIN)
 	tclsh tests/all.tcl -build $(B) -quick
 
@@ -158,13 +163,13 @@ bench-cluster: all rt-tests
 	sh tests/bench/netns_stragglar.sh
 
 # Rank reordering on the emulated cluster: 2 and 4 racks at 4:1, n = 8 and 16
-# (about 40 minutes; README "Rank reordering").
+# (about two hours at its defaults; tests/results/reorder.md).
 bench-reorder: all rt-tests
 	bash tests/bench/netns_reorder.sh -build $(B)
 
 # Two rails at once on the emulated cluster: homogeneous and heterogeneous
 # rails, n = 4 and 8, the balancer, failover under flapping (about 25
-# minutes; README "Rails"; QUICK=1: n = 4 only, a few minutes).
+# minutes; tests/results/rails.md; QUICK=1: n = 4 only, a few minutes).
 bench-rails: all rt-tests
 	bash tests/bench/netns_rails.sh -build $(B) $(if $(QUICK),-quick)
 
@@ -182,6 +187,6 @@ fuzz:
 	bash tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
-	rm -rf build build-san collc
+	rm -rf build build-san
 
 -include $(COLLC_OBJ:.o=.d)

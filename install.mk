@@ -83,7 +83,7 @@ $(B)/rt/runtime/plugin.o: $(B)/rt/coll_paths.h
 $(B)/rt/runtime/plugin.o: RT_CFLAGS += -I$(B)/rt
 
 # pkg-config: prefix is the install's; with DESTDIR, point pkg-config into
-# the staged tree with PKG_CONFIG_SYSROOT_DIR=$DESTDIR (see README).  Libs
+# the staged tree with PKG_CONFIG_SYSROOT_DIR=$DESTDIR (see runtime/README.md).  Libs
 # carries an rpath to libdir, so a program built with `cc prog.c
 # $(pkg-config --cflags --libs coll)` runs without LD_LIBRARY_PATH or an
 # ldconfig of a prefix the dynamic linker does not search.

@@ -3,9 +3,10 @@
  * every rank contributes rank+1 in each element, sums with allreduce and
  * checks the result.  Build and run (from the repository root):
  *
- *   ./collc build examples/lab4.coll -o out
- *   cc -O2 -Iout examples/allreduce.c -Lout -llab4 -Wl,-rpath,'$ORIGIN/../out' -o out/allreduce
- *   build/collrun -np 4 out/allreduce
+ *   build/collc build examples/lab4.coll -o build/doc/lab4
+ *   cc -O2 -Ibuild/doc/lab4 examples/allreduce.c -Lbuild/doc/lab4 -llab4 -Wl,-rpath,'$ORIGIN' \
+ *      -o build/doc/lab4/allreduce
+ *   build/collrun -np 4 build/doc/lab4/allreduce
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -63,7 +63,7 @@
  * for ownership of every line and leave the cache to the slots and the
  * chunks still in flight.  With sending on from the message, every home
  * write of ring's allreduce is such a write.  Together, on the 2-core
- * development VM (ring, 64 MiB, 8 interleaved runs, README "Tuning"):
+ * development VM (ring, 64 MiB, 8 interleaved runs, tests/results/runtime.md):
  * busbw 4.40 -> 5.22 GB/s at n = 2, 2.06 -> 2.53 at n = 4, 16% less CPU.
  * Below 16 MiB streaming stores measured up to 20% slower there (n = 4,
  * 4 and 8 MiB): the whole job's buffers still fit in its last-level cache.

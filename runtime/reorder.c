@@ -31,7 +31,7 @@
  * rhd and dbt 1.2-3 s, which after a 2.2 s probe breaks the 3 s start the
  * emulated cluster is held to, or is cut by the time limit, and a cut
  * search's order depends on the machine; a quarter found the same orders
- * on the bench's networks (README, "Using the order").  Its time is
+ * on the bench's networks (runtime/model/README.md, "At init: reorder at init").  Its time is
  * capped too: at COLL_REORDER_TIME (default 1 s), and at what the probe
  * left of COLL_REORDER_BUDGET (default 2.9 s, the whole start less what
  * broadcasting and caching the order take), though never under

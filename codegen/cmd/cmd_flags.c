@@ -445,8 +445,8 @@ static const cmd_flag
 	f_jitter = { "--jitter", "SIGMA", FN(set_jitter),
 		     .help = "the sim's time is the mean over draws of TCP's luck: each "
 			     "connection's weight in a round times e^(SIGMA z), z normal "
-			     "(tcp or alpha=K sharing, shared segments; README \"Rank "
-			     "reordering\")" },
+			     "(tcp or alpha=K sharing, shared segments; codegen/README.md, "
+			     "\"Sharing and jitter\")" },
 	f_jitter_samples = { "--jitter-samples", "K", INT(jitter_samples, 1, 4096),
 			     .help = "--jitter's draws (default 8)" },
 	f_trace = { "--trace", NULL, SWITCH(trace), .help = "print each rank's timeline" },
@@ -457,8 +457,8 @@ static const cmd_flag
 	f_baseline = { "--baseline", "ALGO", VALUE(FV_STR, baseline), HAVE(baseline_given),
 		       .help = "speedups over ALGO (default ring) of the same collective" },
 	f_model = { "--model", "M", FN(set_model), .help = "sim (default), rounds, or all" },
-	f_csv = { "--csv", NULL, SWITCH(csv), .help = "machine-readable rows, CSV (README: collc compare --json)" },
-	f_json = { "--json", NULL, SWITCH(json), .help = "machine-readable rows, JSON (README: collc compare --json)" },
+	f_csv = { "--csv", NULL, SWITCH(csv), .help = "machine-readable rows, CSV (codegen/README.md, \"Machine-readable output\")" },
+	f_json = { "--json", NULL, SWITCH(json), .help = "machine-readable rows, JSON (codegen/README.md, \"Machine-readable output\")" },
 	f_svg_compare = { "--svg", "FILE", VALUE(FV_STR, svg),
 			  .help = "plot algbw against size, one line per algorithm (with --n-range: "
 				  "speedup against n)" },
@@ -484,11 +484,11 @@ static const cmd_flag
 	f_spread = { "--spread", "K", INT(spread, 1, 1000),
 		     .help = "also K orders spread from the best to the highest predicted time, "
 			     "the i-th about i/K of the way (to test a model against a network)" },
-	f_json_reorder = { "--json", NULL, SWITCH(json), .help = "one JSON object (README: collc reorder --json)" },
+	f_json_reorder = { "--json", NULL, SWITCH(json), .help = "one JSON object (runtime/model/README.md, \"collc reorder\")" },
 	/* show, build */
 	f_format = { "--format", "table|json|dot", FN(set_format),
-		     .help = "a rounds x ranks table (default), JSON (README \"The schedule "
-			     "as JSON\") or a Graphviz graph" },
+		     .help = "a rounds x ranks table (default), JSON (codegen/README.md, \"The "
+			     "schedule as JSON\") or a Graphviz graph" },
 	f_show_perm = { "--perm", NULL, SWITCH(show_perm),
 			.help = "instead, the rank order the library of a cluster in FILE... uses" },
 	f_cluster_show = { "--cluster", "NAME", VALUE(FV_STR, cluster),

@@ -1,6 +1,6 @@
 /*
  * cmd_show.c - `collc show`: one verified schedule as a table of rounds x
- * ranks, as JSON (the stable format, README "The schedule as JSON") or as
+ * ranks, as JSON (the stable format, codegen/README.md, "The schedule as JSON") or as
  * a Graphviz graph (cmd.h); and `collc show CLUSTER.coll --perm`, the rank
  * order the cluster's library would use (the same computation as collc
  * build's, without generating anything).

@@ -165,7 +165,7 @@ typedef struct {
  * 3x timeout, >= 30 s).  A misconfigured job (ranks that disagree on
  * COLL_NRANKS, a COLL_RANK given twice or out of range) fails at once on
  * every rank with BOOTSTRAP naming the cause; COLL_AUTH=mac adds a MAC to
- * every TCP frame (README.md, "Security").
+ * every TCP frame (runtime/README.md, "Failures and security").
  * Under an MPI launcher (mpirun; OMPI_COMM_WORLD_RANK, PMIX_RANK or
  * PMI_RANK set) with no explicit rank, or with transport "mpi", the
  * rendezvous goes through MPI instead: libcollrt dlopens its MPI plugin

@@ -112,8 +112,8 @@
  * search must rank.  Weights go into the rate as
  * w^(1/alpha), so SIGMA = 1 at alpha = 2 spreads a flow's log-rate by
  * about 0.5: the 2 s rates of the flows crossing a 4:1 trunk spread by
- * 0.18-0.58 (log), more over a round's second (README, "Rank
- * reordering").  Only the fluid simulation (shared segments) draws.
+ * 0.18-0.58 (log), more over a round's second (tests/results/reorder.md).
+ * Only the fluid simulation (shared segments) draws.
  * - "rounds": a message of b bytes takes alpha + max(b * beta, L_s / C_s
  *   for every segment s it crosses), L_s being the bytes all messages of
  *   its round put through s and C_s its capacity: a round cannot end
@@ -146,7 +146,7 @@
  * and n16r2 orders ranked at Spearman 0.68-0.92, with the whole link one
  * n16r2 order came out 20% fast; 1.4-1.6 ranked those at 0.72-0.97 with
  * every order within 15%, and the 4-rack runs alike, so 1.5, their middle
- * (README, "Rank reordering").  ring and rhd send one message a round each
+ * (tests/results/reorder.md).  ring and rhd send one message a round each
  * way, which this leaves as they were.
  *
  * Round order (cost_params.round_order; collc's default with --links):

@@ -522,13 +522,13 @@ static void fluid_rates(const cost_params *q, fluid *f, int na)
 	 * the same flows, just made, so the rates depend on the flows in
 	 * flight alone, not on the events before.  The testbeds it was
 	 * fitted on ran BBR, one run CUBIC; it predicts both about equally
-	 * (README, "Rank reordering"), Reno's utility being the reason for
+	 * (tests/results/reorder.md), Reno's utility being the reason for
 	 * the form, not a claim about which congestion control runs.
 	 * "Priced" includes a segment filled exactly, whose price is then
 	 * whatever rounding leaves (1e-30 or 0): a trunk that one flow fills
 	 * at its own cap.  Counting every full segment as loaded instead, or
 	 * only prices above rounding, moved predictions by up to 4% and
-	 * ranked the stored runs of README "Rank reordering" worse: 9 of 12
+	 * ranked the stored runs of tests/results/reorder.md worse: 9 of 12
 	 * cells at Spearman >= 0.9 either way, against 10 with this rule. */
 	for (int a = 0; a < na; a++) {
 		int m = f->rmsg[f->active[a]], loaded = 0;

@@ -4,9 +4,9 @@
  *
  * Pipeline position: the bottom of the model floor.  Every size, time and
  * rate coll reads goes through here, against the one table of units
- * (units.def): collc's flags, cluster settings and links files in the
- * compiler; COLL_* settings, rail policies and collbench's flags in the
- * runtime.  Parsing is strict on purpose: a bandwidth typed as "450GB"
+ * (units.def): collc's flags, the language's literals, cluster settings
+ * and links files in the compiler; rail policies (COLL_POLICY) and
+ * collbench's flags in the runtime.  Parsing is strict on purpose: a bandwidth typed as "450GB"
  * or a latency as "3" is far more likely a mistake than a wish for bytes
  * or seconds, and a silently wrong unit makes every prediction wrong by
  * orders of magnitude.

@@ -2,7 +2,7 @@
  * json.h - a small JSON reader for planload.c (collbench, the PMPI
  * library): parses a whole document into a tree of values (one heap
  * block per value), enough to read the schedule `collc show --format
- * json` prints (README "The schedule as JSON").
+ * json` prints (codegen/README.md, "The schedule as JSON").
  */
 #ifndef COLL_PLANLOAD_JSON_H
 #define COLL_PLANLOAD_JSON_H

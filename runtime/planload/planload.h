@@ -16,7 +16,7 @@
  * runtime/Makefile.frag).  Consumers include "planload/planload.h".
  *
  * The pipeline position is the end of the compiler's: collc prints the
- * verified schedule as JSON (README "The schedule as JSON"), json.c parses
+ * verified schedule as JSON (codegen/README.md, "The schedule as JSON"), json.c parses
  * it, and coll_algo_build lowers it to rank plans for libcollrt.
  *
  * Nothing here exits or prints: errors come back as -1 or NULL with a

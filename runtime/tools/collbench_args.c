@@ -83,7 +83,7 @@ static void usage(FILE *f)
 	        "  --iter-bytes B   fewer iterations for big sizes: at most B/size (at least 2)\n"
 	        "  -c               check every element against a reference reduction (#wrong column)\n"
 	        "  --timeout S      the communicator's inactivity timeout\n"
-	        "rails (several networks at once; README \"Rails\"):\n"
+	        "rails (several networks at once; runtime/transport/rails/README.md):\n"
 	        "  --rails SPEC     run on these rails, e.g. tcp:eth0,tcp:eth1 (as COLL_RAILS); rank 0 then\n"
 	        "                   prints each rail's share of the bytes, its latency and measured rate,\n"
 	        "                   failovers and rejoins, and the data-length table\n"

@@ -332,7 +332,7 @@ static int peer_err(tcp_tp *t, int r, int err)
  * handshake).  Its cost is one pass of SipHash over every byte on each
  * end (1.3-2.7 GB/s per core on the development VM, as its load varies):
  * ring allreduce from 1 MiB up ran at about a third of its speed without
- * (README.md, "Security", has the table and the command); a
+ * (runtime/README.md, "Failures and security", has the table and the command); a
  * Carter-Wegman MAC (Poly1305, UMAC) would cost less per byte and is the
  * way to go if that matters.  Sends are hashed straight from the
  * caller's buffers as the kernel takes them (so hashing overlaps with the

@@ -8,7 +8,7 @@
 # straightforward Python implementation of StragglAR's Algorithm 1
 # (stragglar_ref.py here, run on the same machine), the kind of generator
 # the paper used (1.04 s for n = 256 there); run like this, most of its
-# time is json.dump of the schedule (README.md, "StragglAR in coll", sets
+# time is json.dump of the schedule (tests/results/stragglar.md sets
 # collc beside the paper authors' own construct_schedule).
 set root [file normalize [file join [file dirname [info script]] .. ..]]
 set build [file join $root build]

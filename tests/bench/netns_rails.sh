@@ -50,8 +50,8 @@
 #
 # -queue MS: every shaper queues at most MS ms beyond its burst
 # (testbed.sh --queue); by default the testbed's 50 ms queue, on which
-# every number in the README was measured.  The depth moves the results
-# both ways (README, "Rails"): a byte queued in a rail's shaper is a byte
+# every number of tests/results/rails.md was measured.  The depth moves the results
+# both ways (tests/results/rails.md): a byte queued in a rail's shaper is a byte
 # no scheduler can move to the other rail, and at 5 ms unequal rails (n =
 # 4, 4 MiB) got 0.97 of their sum where 50 ms gives 0.88-0.95, but equal
 # rails got 1.68x (n = 4) and 1.55x (n = 8) where 50 ms gave 1.87-1.89x

@@ -15,7 +15,7 @@
 # racks by `--shuffle SEED` (a scrambled placement, as a cloud's random IP
 # list gives), host links shaped at RATE each way (-queue MS: every shaper
 # queues MS ms beyond its burst, testbed.sh --queue; by default its 50 ms
-# queue, on which the README's numbers were measured; -cc NAME: TCP's
+# queue, on which tests/results/reorder.md's numbers were measured; -cc NAME: TCP's
 # congestion control in every host, testbed.sh --cc, by default what the
 # kernel gives a new namespace; times.csv records which ran, as
 # CONFIG,tcp,NAME), one rank per host over TCP with the socket buffers

@@ -10,7 +10,7 @@ reports 1.04 s for its generator at n = 256).  Most of that time is the
 JSON output (json.dump of every transfer, the precondition's included);
 with --time it builds the schedule only and prints the seconds that took,
 the figure to set beside the paper authors' construct_schedule, which does
-not print (README.md, "StragglAR in coll").
+not print (tests/results/stragglar.md).
 
 Usage: stragglar_ref.py N [--time]
 """

@@ -8,7 +8,7 @@
 #
 # Default n: 3 .. 256 and 1024. Prints a Markdown table with one row per n
 # (n, rounds, bound, rounds over the bound, the paper generator's rounds),
-# or with -compact the two grids in README.md (the distance to the bound
+# or with -compact the two grids of tests/results/stragglar.md (the distance to the bound
 # per n; for the even n the paper's generator was measured for, its
 # distance beside ours), then a
 # summary: the largest distance for n <= 64, n <= 256 and above, the n not

@@ -22,7 +22,7 @@
 # Several ranks on one GPU are several processes, which the GPU time-slices
 # unless the MPS daemon runs: that puts a floor of ~0.5 ms (2 ranks) under
 # every call.  Start `nvidia-cuda-mps-control -d` first for the numbers a
-# GPU per rank would give (README: "GPUs").
+# GPU per rank would give (runtime/README.md, "GPUs"; tests/results/gpu.md).
 # GPU_STEPS picks steps from "ipc mismatch bench nccl torch" (default all;
 # each builds the libraries it needs), for a short lease on a GPU machine.
 # GPU_KEEP=DIR builds in DIR and leaves it (DIR/ipcN/libipcN.so, ...), so

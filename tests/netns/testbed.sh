@@ -31,12 +31,12 @@
 # sends, the bridge-side end what it receives.  Bandwidth only: netem is not
 # used (no delay).  Each tbf lets ~10 ms of traffic through at once (its
 # burst) and queues what comes faster: by default up to 50 ms of traffic
-# with the burst (at least 256 KiB), a deep queue, the one the README's
-# measurements ran on; --queue MS queues at most MS ms beyond the burst
+# with the burst (at least 256 KiB), a deep queue, the one the results
+# pages' measurements ran on (tests/results/); --queue MS queues at most MS ms beyond the burst
 # (at least two packets), e.g. --queue 5 for fq_codel's 5 ms target, what
 # a Linux host's own NIC queue holds under load.  The depth matters
-# wherever a sender cannot take back what it has queued: the README
-# ("Rails") measures a split over unequal rails at several depths.
+# wherever a sender cannot take back what it has queued:
+# tests/results/rails.md measures a split over unequal rails at several depths.
 #
 # Congestion control.  --cc NAME sets TCP's congestion control in every
 # host (net.ipv4.tcp_congestion_control, one per namespace; NAME one of
@@ -87,7 +87,7 @@
 # `rate` and `info` use when --prefix is not given.
 #
 # What TCP does meanwhile (measured at 100 Mbit/s, kernel 6.18, default
-# sysctls; details in the README, "An emulated cluster on one machine"):
+# sysctls; details in tests/netns/README.md):
 # the connection stalls, nothing errors, and it carries on after `up`:
 # within 1 s when the sender's own link was down, but after up to the
 # doubled retransmission timeout when the receiver's was (3.6 s after a

@@ -33,7 +33,7 @@
  * The other collectives stage CUDA tensors through host memory.  Debian's
  * torch 1.13 is built without CUDA, so `make test` never reaches this
  * path; tests/gpu/run.sh builds this file against a CUDA torch (2.11 too)
- * and runs tests/gpu/torch_cuda_check.py (README: "Python and PyTorch").
+ * and runs tests/gpu/torch_cuda_check.py (runtime/README.md, "Python and PyTorch").
  */
 #include <dlfcn.h>
 

@@ -22,7 +22,7 @@
  * applying the previous group) and group end (everyone finished pulling)
  * keep the round semantics: every transfer reads the state from before its
  * round.  They run over the communicator's transport (host_barrier), and
- * several ranks sharing one GPU need MPS to be fast (README: "GPUs").
+ * several ranks sharing one GPU need MPS to be fast (runtime/README.md, "GPUs").
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -319,7 +319,7 @@ static inline double rl_rail_rate(rails_tp *t, int r)
  * per message, too few to be measured again, and the rank sends 90% of
  * every message on the fast rail, which the whole ring waits for: one bench
  * run in three at n = 4, 4 MiB, ran at 0.84 of the rails' summed capacity
- * instead of 0.96 (README, "Rails").  Forgotten, the link is unmeasured
+ * instead of 0.96 (tests/results/rails.md).  Forgotten, the link is unmeasured
  * and gets slices again, enough to be measured properly. */
 static inline double rl_drain_of(const rl_link *L, int64_t now)
 {

@@ -168,7 +168,7 @@ static int post_part(rails_tp *t, int p, rl_msg *m, rl_piece *pc, int r)
  * MiB 1.01-1.02 against 0.96-0.98; n = 4 4 MiB 0.99-1.02 against 0.95;
  * two 200 Mbit/s rails at n = 8, 4 MiB 2.02-2.07x one rail against
  * 1.76-2.04x, 16 MiB 2.05-2.06x against 1.94-1.95x (1 MiB messages were
- * cut in 44 KiB pieces in those rounds; README "Rails" has the table).
+ * cut in 44 KiB pieces in those rounds; tests/results/rails.md has the table).
  * 2.5 ms was too short (n = 8 4 MiB: 0.91-0.95): a link then idles for
  * each acknowledgement's round trip. */
 static int pull(rails_tp *t, int p)

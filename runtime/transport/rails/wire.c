@@ -429,7 +429,7 @@ void rl_sample(rails_tp *t, const rl_msg *m)
  * 22-36 MB/s), and pull() hands most of a 1 MiB message out at once by
  * the drains: averaging halves (0.5 old, 0.5 new) left two equal rails at
  * 1.85-1.89x one rail at 4 MiB (n = 4) where `equal` ran 2.00-2.03x; this
- * average runs 1.92-1.96x (README, "Rails").  A drain forgotten
+ * average runs 1.92-1.96x (tests/results/rails.md).  A drain forgotten
  * (rl_drain_of()) starts a new mean, so a rail that comes back is measured
  * afresh, not averaged with what it did before. */
 void rl_drain_sample(rails_tp *t, int p, int r, const rl_piece *pc, int64_t now)
