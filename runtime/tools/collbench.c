@@ -384,13 +384,14 @@ static coll_plan_set *plans_by_size(coll_algo ***algos, int *nalgos, const char 
 		int seen = 0;
 		for (int k = 0; k < *nalgos && !seen; k++)
 			seen = strcmp((*algos)[k]->name, ch[i].algo) == 0;
-		if (ch[i].max_bytes == COLL_BYTES_MAX)
-			rat += (size_t)snprintf(ranges + rat, rat < sizeof ranges ? sizeof ranges - rat : 0, "%s%s larger",
-			                        nmine > 1 ? ", " : "", ch[i].algo);
+		if (rat >= sizeof ranges)
+			;   /* full: the header shows what fits */
+		else if (ch[i].max_bytes == COLL_BYTES_MAX)
+			rat += (size_t)snprintf(ranges + rat, sizeof ranges - rat, "%s%s larger", nmine > 1 ? ", " : "",
+			                        ch[i].algo);
 		else
-			rat += (size_t)snprintf(ranges + rat, rat < sizeof ranges ? sizeof ranges - rat : 0,
-			                        "%s%s up to %llu B", nmine > 1 ? ", " : "", ch[i].algo,
-			                        (unsigned long long)ch[i].max_bytes);
+			rat += (size_t)snprintf(ranges + rat, sizeof ranges - rat, "%s%s up to %llu B", nmine > 1 ? ", " : "",
+			                        ch[i].algo, (unsigned long long)ch[i].max_bytes);
 		if (seen)
 			continue;
 		opt.algo = ch[i].algo;   /* for collc show */
@@ -399,9 +400,8 @@ static coll_plan_set *plans_by_size(coll_algo ***algos, int *nalgos, const char 
 		(*algos)[(*nalgos)++] = algo_from_json(sj, sl);
 		free(sj);
 		const char *f = defining_file(ch[i].algo);
-		if (!strstr(files, f))
-			fat += (size_t)snprintf(files + fat, fat < sizeof files ? sizeof files - fat : 0, "%s%s",
-			                        fat ? ", " : "", f);
+		if (!strstr(files, f) && fat < sizeof files)
+			fat += (size_t)snprintf(files + fat, sizeof files - fat, "%s%s", fat ? ", " : "", f);
 	}
 	if (nmine == 0) {
 		cb_usage_error("the files declare no %s algorithm that runs on %d ranks (choose the collective with -t)",
