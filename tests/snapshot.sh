@@ -2,8 +2,8 @@
 # snapshot.sh - record what collc prints for every stdlib algorithm over a
 # range of rank counts, so that two builds can be compared byte for byte.
 #
-#   tests/snapshot.sh BUILD OUTDIR     e.g. tests/snapshot.sh build /tmp/snap-before
-#   diff -r /tmp/snap-before /tmp/snap-after
+#   tests/snapshot.sh BUILD OUTDIR     e.g. tests/snapshot.sh build ../snap-before
+#   diff -r ../snap-before ../snap-after
 #
 # For restructurings that must not change a result: show (table, json,
 # dot), check, cost (rounds and sim, uniform and on a rack network, with a
