@@ -297,13 +297,15 @@ int rt_boot_init(coll_comm *c, const char *addr, const char *secret)
 	int rc;
 	rt_auth_key(secret, c->boot.key);
 	c->boot.listen_fd = -1;
+	/* every fd -1 before anything can fail: rt_boot_close closes what is
+	 * >= 0, and would otherwise close descriptors it never opened */
 	c->boot.fds = malloc(sizeof(int) * (size_t)c->n);
+	for (int i = 0; c->boot.fds && i < c->n; i++)
+		c->boot.fds[i] = -1;
 	c->boot.addrs = calloc((size_t)c->n, sizeof *c->boot.addrs);
 	c->boot.addrlens = calloc((size_t)c->n, sizeof *c->boot.addrlens);
 	if (!c->boot.fds || !c->boot.addrs || !c->boot.addrlens)
-		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
-	for (int i = 0; i < c->n; i++)
-		c->boot.fds[i] = -1;
+		return rt_err(c, COLL_ERR_NOMEM, "out of memory for the bootstrap of %d ranks", c->n);
 	if (c->n == 1 && c->rank == 0)
 		return COLL_OK;
 	if ((rc = rt_parse_addr(c, addr, &ss, &len)))

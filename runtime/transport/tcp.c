@@ -171,9 +171,7 @@ static int tcp_new(coll_comm *c, tcp_tp **out)
 	*out = t;
 	if (!t)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
-	long seg = rt_env_long("COLL_TCP_SEG_BYTES", 1024 * 1024);
-	if (seg < 4096)
-		seg = 4096;
+	long seg = rt_env_long("COLL_TCP_SEG_BYTES", 1024 * 1024);   /* at least 4 KiB: env.def */
 	t->base.comm = c;
 	t->base.ops = &tcp_transport;
 	t->base.max_msg = (size_t)seg + sizeof(rt_hdr);
@@ -188,13 +186,15 @@ static int tcp_new(coll_comm *c, tcp_tp **out)
 	t->lfd = -1;
 	memcpy(t->key, c->boot.key, sizeof t->key);
 	t->jobid = c->boot.jobid;
+	/* every fd -1 before anything can fail: tcp_close closes what is >= 0,
+	 * and a calloc'd 0 is stdin */
 	t->peers = calloc((size_t)t->n, sizeof *t->peers);
+	for (int r = 0; t->peers && r < t->n; r++)
+		t->peers[r].fd = -1;
 	t->pfd = calloc((size_t)t->n, sizeof *t->pfd);
 	t->pfd_peer = calloc((size_t)t->n, sizeof *t->pfd_peer);
 	if (!t->peers || !t->pfd || !t->pfd_peer)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
-	for (int r = 0; r < t->n; r++)
-		t->peers[r].fd = -1;
 	t->spin_ns = rt_spin_ns(c, "COLL_TCP_SPIN_US");
 	t->sndbuf = (int)rt_env_long("COLL_TCP_SNDBUF", 512 << 10);
 	t->rcvbuf = (int)rt_env_long("COLL_TCP_RCVBUF", 0);
