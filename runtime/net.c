@@ -5,6 +5,7 @@
  * that a dead or absent peer turns into COLL_ERR_TIMEOUT or COLL_ERR_PEER,
  * never a hang.  Sockets are non-blocking; the helpers poll() until done.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -68,9 +69,19 @@ int rt_parse_addr(coll_comm *c, const char *s, struct sockaddr_storage *ss, sock
 		snprintf(host, sizeof host, "%.*s", (int)(colon - s), s);
 		port = colon + 1;
 	}
+	/* A decimal port of 1-65535, nothing else: getaddrinfo would take
+	 * 99999 as 34463 and a service name as its port, and port 0 lets rank
+	 * 0 listen where nobody can dial it (the others would wait out the
+	 * boot timeout on "connection refused"). */
+	char *end = (char *)port;
+	errno = 0;
+	long pn = isdigit((unsigned char)*port) ? strtol(port, &end, 10) : -1;
+	if (pn < 1 || pn > 65535 || *end || errno)
+		return rt_err(c, COLL_ERR_BOOTSTRAP, "bad address '%s': the port must be a number from 1 to 65535", s);
 	struct addrinfo hints = {0}, *res = NULL;
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
 	int g = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
 	if (g != 0 || !res)
 		return rt_err(c, COLL_ERR_BOOTSTRAP, "cannot resolve '%s': %s", s, gai_strerror(g));
