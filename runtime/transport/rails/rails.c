@@ -521,6 +521,8 @@ static long parse_ms(const char *v)
 
 int rt_policy_parse(const char *s, coll_rail_policy *pol, char *why, size_t whylen)
 {
+	static const char *const keys[] = {"cold", "split", "rebalance", "tolerance", "failover"};
+	unsigned seen = 0;
 	while (s && *s) {
 		size_t len = strcspn(s, ",");
 		const char *eq = memchr(s, '=', len);
@@ -533,6 +535,15 @@ int rt_policy_parse(const char *s, coll_rail_policy *pol, char *why, size_t whyl
 		char val[64];
 		snprintf(val, sizeof val, "%.*s", (int)(vl < sizeof val ? vl : sizeof val - 1), v);
 		char *end;
+		/* a key given twice is a mistake, not a wish for the last one */
+		for (unsigned k = 0; k < sizeof keys / sizeof keys[0]; k++)
+			if (kl == strlen(keys[k]) && strncmp(s, keys[k], kl) == 0) {
+				if (seen & (1u << k)) {
+					snprintf(why, whylen, "%s is given twice", keys[k]);
+					return -1;
+				}
+				seen |= 1u << k;
+			}
 		if (kl == 4 && strncmp(s, "cold", 4) == 0) {
 			if (strcmp(val, "auto") == 0)
 				pol->cold_bytes = COLL_COLD_AUTO;
@@ -554,12 +565,12 @@ int rt_policy_parse(const char *s, coll_rail_policy *pol, char *why, size_t whyl
 			pol->split = k;
 		} else if (kl == 9 && strncmp(s, "rebalance", 9) == 0) {
 			long k = strtol(val, &end, 10);
-			if (*end || k < 1 || k > 1000000)
+			if (*end || end == val || k < 1 || k > 1000000)
 				goto bad;
 			pol->rebalance_calls = (int32_t)k;
 		} else if (kl == 9 && strncmp(s, "tolerance", 9) == 0) {
 			double x = strtod(val, &end);
-			if (*end || !(x == 0 || x >= 1))
+			if (*end || end == val || !isfinite(x) || !(x == 0 || x >= 1))
 				goto bad;
 			pol->tolerance = x;
 		} else if (kl == 8 && strncmp(s, "failover", 8) == 0) {
@@ -656,6 +667,10 @@ int rt_rails_connect(coll_comm *c, const char *spec, const coll_rail_policy *pol
 		if (len >= sizeof names[k])
 			return rt_err(c, COLL_ERR_INVALID, "rails: rail '%.*s' is too long", (int)len, s);
 		snprintf(names[k], sizeof names[k], "%.*s", (int)len, s);
+		/* one network named twice would be striped over as if it were two */
+		for (int j = 0; j < k; j++)
+			if (strcmp(names[j], names[k]) == 0)
+				return rt_err(c, COLL_ERR_INVALID, "rails: rail '%s' is given twice in '%s'", names[k], spec);
 		char tname[64];
 		size_t tl = strcspn(names[k], ":");
 		snprintf(tname, sizeof tname, "%.*s", (int)tl, names[k]);
