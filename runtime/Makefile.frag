@@ -72,7 +72,7 @@ RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime -Ir
 RT_LIBS   := -lm -ldl -lpthread
 MPICC     ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
-RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/rt_coll $(B)/tests/rt_suite $(B)/tests/librtlib.so \
+RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/env_table $(B)/tests/rt_coll $(B)/tests/rt_suite $(B)/tests/librtlib.so \
              $(if $(HAVE_MPICC),$(B)/tests/rt_mpiboot) $(B)/tests/ib_unit $(B)/tests/ib_devices \
              $(B)/tests/libcollrt_ibverbs_fake.so $(B)/tests/fuzz_plan $(B)/tests/fuzz_frames
 
@@ -146,6 +146,11 @@ $(B)/rt/tests/%.o: tests/unit/%.c
 
 # rt_unit tests internals, so it links the objects, not the archive.
 $(B)/tests/rt_unit: $(B)/rt/tests/rt_unit.o $(B)/rt/tests/rt_plans.o $(RT_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
+
+# env_table prints env.def as libcollrt reads it (docs_env.test, harden_env.test).
+$(B)/tests/env_table: $(B)/rt/tests/env_table.o $(RT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
 

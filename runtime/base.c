@@ -1,7 +1,7 @@
 /*
- * base.c - the bottom of libcollrt: recording error details (rt_err),
- * reading COLL_* environment variables, and the names and sizes of result
- * codes, dtypes, ops and collectives.  Every other file may call these;
+ * base.c - the bottom of libcollrt: recording error details (rt_err), and
+ * the names and sizes of result codes, dtypes, ops and collectives (the
+ * COLL_* environment is env.c's, beside it).  Every other file may call these;
  * they call nothing else in the runtime, so the runtime's files form
  * layers without a cycle (coll.h's API on top in comm.c, transports and
  * the executor below it, this file at the bottom).
@@ -24,26 +24,6 @@ int rt_err(coll_comm *c, int code, const char *fmt, ...)
 	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
 	return code;
-}
-
-long rt_env_long(const char *name, long dflt)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return dflt;
-	char *end;
-	long x = strtol(v, &end, 0);
-	return *end ? dflt : x;
-}
-
-double rt_env_double(const char *name, double dflt)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return dflt;
-	char *end;
-	double x = strtod(v, &end);
-	return *end ? dflt : x;
 }
 
 const char *coll_strerror(coll_result r)

@@ -46,8 +46,10 @@ coll_result coll_rail_stats(const coll_comm *c, coll_rail_info *out)
 
 void coll_set_timeout(coll_comm *c, double s)
 {
+	/* void for compatibility: a bad value (NaN, above 1e7 s) leaves the
+	 * timeout as it was and says why in coll_last_error */
 	if (c)
-		c->timeout_ms = s > 0 ? (int64_t)(s * 1000) : 0;
+		rt_timeout_ms(c, s, &c->timeout_ms);
 }
 
 coll_result coll_barrier(coll_comm *c)

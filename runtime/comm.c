@@ -78,6 +78,17 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	const char *tname = pick(cfg->transport, "COLL_TRANSPORT", plans && plans->transport ? plans->transport : "auto");
 	const char *secret = pick(cfg->secret, "COLL_SECRET", "");
 	const char *auth = getenv("COLL_AUTH");
+	if ((rc = rt_env_check(c)))
+		return rc;
+	/* COLL_POLICY's grammar is checked even on one network, where no rail
+	 * reads it: a typo must not wait for the day rails are added */
+	const char *pol_env = getenv("COLL_POLICY");
+	if (pol_env && *pol_env) {
+		coll_rail_policy scratch = COLL_RAIL_POLICY_DEFAULT;
+		char why[200];
+		if (rt_policy_parse(pol_env, &scratch, why, sizeof why))
+			return rt_err(c, COLL_ERR_INVALID, "COLL_POLICY='%s': %s", pol_env, why);
+	}
 	int mpi = mpi_comm || want_mpi(cfg, tname);
 	c->boot.mpi_comm = mpi_comm;
 	if (mpi_comm && (cfg->rank >= 0 || cfg->nranks > 0))
@@ -86,12 +97,17 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	c->n = cfg->nranks > 0 ? cfg->nranks : (int)rt_env_long("COLL_NRANKS", 0);
 	if (!mpi_comm && mpi && (c->rank >= 0 || (cfg->nranks <= 0 && getenv("COLL_NRANKS"))) && strcmp(tname, "mpi") == 0)
 		return rt_err(c, COLL_ERR_TRANSPORT, "transport mpi needs a launch by mpirun without COLL_RANK/COLL_NRANKS");
+	if (cfg->nranks < 0 || cfg->nranks > RT_MAX_RANKS)
+		return rt_err(c, COLL_ERR_INVALID, "nranks %d: expected 1 to %d (or 0: COLL_NRANKS)", cfg->nranks,
+		              RT_MAX_RANKS);
+	if (cfg->rank < -1 || cfg->rank >= RT_MAX_RANKS)
+		return rt_err(c, COLL_ERR_INVALID, "rank %d: expected 0 to %d (or -1: COLL_RANK)", cfg->rank,
+		              RT_MAX_RANKS - 1);
 	double t = cfg->timeout_s != 0 ? cfg->timeout_s : rt_env_double("COLL_TIMEOUT", 10.0);
-	c->timeout_ms = t > 0 ? (int64_t)(t * 1000) : 0;
+	if ((rc = rt_timeout_ms(c, t, &c->timeout_ms)))
+		return rc;
 	double bt = rt_env_double("COLL_BOOT_TIMEOUT", t > 0 ? (3 * t > 30 ? 3 * t : 30) : 3600);
 	c->boot.deadline_ms = rt_now_ms() + (int64_t)(bt * 1000);
-	if (auth && *auth && strcmp(auth, "none") != 0 && strcmp(auth, "mac") != 0)
-		return rt_err(c, COLL_ERR_BOOTSTRAP, "COLL_AUTH='%s': expected none or mac", auth);
 	c->mac = auth && strcmp(auth, "mac") == 0;
 	if (mpi) {
 		c->rank = 0, c->n = 1;   /* until MPI says */
@@ -163,7 +179,7 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 		const char *ov = getenv("COLL_POLICY");
 		char why[200];
 		if (ov && rt_policy_parse(ov, &pol, why, sizeof why))
-			return rt_err(c, COLL_ERR_INVALID, "COLL_POLICY: %s", why);
+			return rt_err(c, COLL_ERR_INVALID, "COLL_POLICY='%s': %s", ov, why);
 		if ((rc = rt_rails_connect(c, rails, &pol, &c->tp)))
 			return rc;
 		return finish_init(c);
@@ -216,9 +232,13 @@ static coll_result init(coll_comm **out, const coll_plan_set *plans, const coll_
 	if (!c)
 		return rt_err(NULL, COLL_ERR_NOMEM, "out of memory");
 	c->boot.listen_fd = -1;
+	c->rank = -1;
 	coll_result rc = do_init(c, plans, cfg ? cfg : &dflt, mpi_comm);
 	if (rc) {
-		rt_err(NULL, rc, "rank %d: %s", c->rank, c->err);
+		if (c->rank >= 0)
+			rt_err(NULL, rc, "rank %d: %s", c->rank, c->err);
+		else   /* failed before it knew its rank (a bad COLL_* setting) */
+			rt_err(NULL, rc, "%s", c->err);
 		coll_finalize(c);
 		return rc;
 	}

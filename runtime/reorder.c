@@ -438,6 +438,24 @@ static int at_init(coll_comm *c, bool reprobe)
 	int n = c->n;
 	uint64_t bytes = 0;
 	const coll_algo *a = target_algo(c, &bytes);
+	const char *want = getenv("COLL_REORDER_ALGO");
+	if (!a && want && *want && c->plans) {
+		/* asked for by name: an algorithm that is not there is an error,
+		 * the same on every rank (the plan sets agree) */
+		char names[400] = "";
+		size_t at = 0;
+		for (int i = 0; i < c->plans->nalgos && at < sizeof names; i++) {
+			int seen = 0;
+			for (int j = 0; j < i && !seen; j++)
+				seen = c->plans->algos[j]->nranks == n &&
+				       strcmp(c->plans->algos[j]->name, c->plans->algos[i]->name) == 0;
+			if (c->plans->algos[i]->nranks == n && !seen)
+				at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "",
+				                       c->plans->algos[i]->name);
+		}
+		return rt_err(c, COLL_ERR_INVALID, "COLL_REORDER_ALGO=%s: the plan set has no such algorithm for %d ranks "
+		              "(it has %s)", want, n, *names ? names : "none");
+	}
 	if (!a)
 		return set_order(c, NULL, "identity (reorder at init: no algorithm for %d ranks to order for)", n);
 	bool verbose = rt_env_long("COLL_REORDER_VERBOSE", 0) != 0 && c->rank == 0;

@@ -346,9 +346,41 @@ struct coll_comm {
 /* Record an error detail on comm (or the thread's init slot when comm is
  * NULL) and return code. */
 int rt_err(coll_comm *comm, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Environment helpers: integer/double with default. */
+
+/* --- env.c ---------------------------------------------------------------- */
+/* The most ranks a job may have (COLL_NRANKS, coll_config.nranks): the
+ * bootstrap's per-rank arrays for it still fit in memory. */
+#define RT_MAX_RANKS 1048576
+/* A row of env.def: one COLL_* variable, how it parses and its range. */
+typedef enum { RT_ENV_STR, RT_ENV_INT, RT_ENV_REAL, RT_ENV_SIZE, RT_ENV_POW2, RT_ENV_BOOL, RT_ENV_ENUM } rt_env_kind;
+typedef struct {
+	const char *name;
+	rt_env_kind kind;
+	const char *unit;     /* what the number counts, "" for none */
+	double min, max;      /* inclusive range of the numeric kinds */
+	const char *off;      /* NULL, or the one value outside the range ("0") */
+	const char *values;   /* ENUM: "a|b|c"; with off: what off means */
+} rt_env_row;
+/* The whole table; the row of name, or NULL. */
+size_t rt_env_table(const rt_env_row **rows);
+const rt_env_row *rt_env_find(const char *name);
+/* What a row accepts, in words: "a number from 0.001 to 10000000 (seconds), or 0 (none)". */
+char *rt_env_expect(const rt_env_row *r, char *buf, size_t len);
+/* Parse text as r says: 0 with *out (the number; an ENUM's index), or -1
+ * with why = "NAME='text': expected ...". */
+int rt_env_parse(const rt_env_row *r, const char *text, double *out, char *why, size_t len);
+/* Every variable of the table that is set parses: COLL_OK, or
+ * COLL_ERR_INVALID naming the first that does not. */
+coll_result rt_env_check(coll_comm *c);
+/* A numeric variable's value, or dflt when it is unset or empty; name must
+ * be a row of env.def (abort otherwise: a programming error). */
 long rt_env_long(const char *name, long dflt);
 double rt_env_double(const char *name, double dflt);
+/* Seconds (COLL_TIMEOUT, coll_config.timeout_s, coll_set_timeout) as the
+ * inactivity timeout's milliseconds: 0 or less is none (0); a positive
+ * value never rounds down to none (at least 1 ms); NaN or more than 1e7 s
+ * is COLL_ERR_INVALID. */
+coll_result rt_timeout_ms(coll_comm *c, double s, int64_t *ms);
 
 /* --- net.c ---------------------------------------------------------------- */
 int64_t rt_now_ms(void);

@@ -33,12 +33,13 @@
 
 int rt_straggler_init(coll_comm *c)
 {
+	/* the ranges are env.def's; what it cannot know is the job's size */
 	c->emu_rank = (int)rt_env_long("COLL_STRAGGLER_RANK", -1);
 	c->emu_delay_ms = rt_env_double("COLL_STRAGGLER_DELAY_MS", 0);
 	if (c->emu_rank >= c->n)
-		c->emu_rank = -1;
-	long k = rt_env_long("COLL_STRAGGLER_WINDOW", 20);
-	c->win = k < 1 ? 1 : k > 100000 ? 100000 : (int)k;
+		return rt_err(c, COLL_ERR_INVALID, "COLL_STRAGGLER_RANK=%d: the job has ranks 0 to %d", c->emu_rank,
+		              c->n - 1);
+	c->win = (int)rt_env_long("COLL_STRAGGLER_WINDOW", 20);
 	c->win_min_gap = rt_env_double("COLL_STRAGGLER_MIN_US", 50) / 1e6;
 	c->win_rank = calloc((size_t)c->win, sizeof *c->win_rank);
 	c->win_gap = calloc((size_t)c->win, sizeof *c->win_gap);

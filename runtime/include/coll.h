@@ -207,7 +207,9 @@ COLL_API int coll_rank(const coll_comm *comm);
 COLL_API int coll_nranks(const coll_comm *comm);
 /* Name of the transport in use ("shm", "tcp", "mpi"). */
 COLL_API const char *coll_transport_name(const coll_comm *comm);
-/* Set the inactivity timeout in seconds (<= 0: wait forever). */
+/* Set the inactivity timeout in seconds (<= 0: wait forever; a positive
+ * value is at least 1 ms).  NaN or more than 1e7 s leaves the timeout as
+ * it was, and coll_last_error(comm) says why. */
 COLL_API void coll_set_timeout(coll_comm *comm, double seconds);
 
 /* A static, never-NULL English description of a code. */

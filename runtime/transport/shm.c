@@ -182,11 +182,8 @@ static int shm_connect(coll_comm *c, rt_tp **out)
 	shm_tp *t = calloc(1, sizeof *t);
 	if (!t)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+	/* in env.def's ranges (rt_env_check): at least 4 KiB and 2 slots */
 	long slot = rt_env_long("COLL_SHM_SLOT_BYTES", 256 * 1024), nslots = rt_env_long("COLL_SHM_SLOTS", 8);
-	if (slot < 4096)
-		slot = 4096;
-	if (nslots < 2)
-		nslots = 2;
 	t->base.comm = c;
 	t->base.ops = &shm_transport;
 	t->base.max_msg = (size_t)slot + sizeof(rt_hdr);
@@ -218,14 +215,20 @@ static int shm_connect(coll_comm *c, rt_tp **out)
 		t->name[0] = 0;
 		return rt_err(c, COLL_ERR_TRANSPORT, "shm_open: %s", strerror(errno));
 	}
+	/* The segment is a ring per peer, COLL_SHM_SLOTS x COLL_SHM_SLOT_BYTES
+	 * each: when it does not fit, say so with the numbers that made it. */
 	if (ftruncate(fd, (off_t)t->seg_bytes) < 0) {
 		close(fd);
-		return rt_err(c, COLL_ERR_TRANSPORT, "ftruncate shm to %zu bytes: %s", t->seg_bytes, strerror(errno));
+		return rt_err(c, COLL_ERR_TRANSPORT,
+		              "shm: cannot size this rank's segment to %zu bytes (%d rings of COLL_SHM_SLOTS=%ld x "
+		              "COLL_SHM_SLOT_BYTES=%ld): %s", t->seg_bytes, t->n, nslots, slot, strerror(errno));
 	}
 	void *m = mmap(NULL, t->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
-		return rt_err(c, COLL_ERR_TRANSPORT, "mmap shm: %s", strerror(errno));
+		return rt_err(c, COLL_ERR_TRANSPORT,
+		              "shm: cannot map this rank's segment of %zu bytes (%d rings of COLL_SHM_SLOTS=%ld x "
+		              "COLL_SHM_SLOT_BYTES=%ld): %s", t->seg_bytes, t->n, nslots, slot, strerror(errno));
 	t->me = t->segs[t->rank] = m;
 	t->me->rank = t->rank;
 	t->me->pid = (int32_t)getpid();

@@ -344,7 +344,7 @@ static void t_misc(void)
 	unsetenv("COLL_INSECURE");
 	setenv("COLL_AUTH", "hmac", 1);
 	cfg.secret = "s3cret";
-	CHECK(coll_init(&c, NULL, &cfg) == COLL_ERR_BOOTSTRAP && strstr(coll_last_error(NULL), "COLL_AUTH='hmac'"),
+	CHECK(coll_init(&c, NULL, &cfg) == COLL_ERR_INVALID && strstr(coll_last_error(NULL), "COLL_AUTH='hmac': expected none or mac"),
 	      "bad COLL_AUTH: %s", coll_last_error(NULL));
 	unsetenv("COLL_AUTH");
 	cfg.secret = NULL;
