@@ -489,10 +489,14 @@ static int setting(drv_prog *p, cluster_desc *d, ast *it)
 				   "equal and single)", v->str);
 			return -1;
 		}
-		if (policy_check(decl, &d->policy) != 0) {
+		/* checked into a copy: policy_check's name is the tree's, which
+		 * the description must not hold (cluster_desc_free frees its own) */
+		coll_rail_policy pol;
+		if (policy_check(decl, &pol) != 0) {
 			diag_note(v->pos, "the policy of cluster '%s'", d->name);
 			return -1;
 		}
+		d->policy = pol;
 		d->policy.name = xstrdup(decl->str);
 		d->has_policy = true;
 	} else if (strcmp(k, "reorder") == 0) {
