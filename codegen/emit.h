@@ -14,6 +14,9 @@
  * transport `host` (the cluster's, or "auto" for a GPU target); returns 0
  * or -1 (message printed). */
 int emit_c(const libplan *lp, const char *host, const char *dir, const char *source);
+/* Check that the names emit_c and emit_cuda write bare are C identifiers;
+ * 0, or -1 with an error printed. */
+int emit_check_names(const libplan *lp, const char *host);
 
 /* emit_cuda.c */
 /* For a GPU target: write DIR/NAME_gpu.h (the device API: NAME_gpu_init
@@ -22,5 +25,16 @@ int emit_c(const libplan *lp, const char *host, const char *dir, const char *sou
  * executor, one transfer group per fused run of rounds).  Returns 0 or -1
  * (message printed). */
 int emit_cuda(const libplan *lp, const char *dir, const char *source);
+
+/* emit_str.c */
+/* s as a C string literal, quotes included: every byte survives as it is
+ * and nothing ends the literal early (see emit_str.c).  Free the result. */
+char *emit_cstr(const char *s);
+/* s as text for the inside of a C comment: the same escapes, and neither
+ * "*" "/" nor a line break of s reaches the file.  Free the result. */
+char *emit_comment(const char *s);
+/* Is s a C identifier?  What the emitters write bare (the cluster's and
+ * algorithms' names, which the lexer makes identifiers) must be one. */
+bool emit_is_ident(const char *s);
 
 #endif
