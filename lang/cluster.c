@@ -11,7 +11,9 @@
  *   }
  *
  * Settings are validated here (ranks, transport from the targets table,
- * straggler, align, alpha, bw, links); every entry of every collective
+ * straggler, align, alpha, bw, links), each given at most once, their
+ * strings limited to what the setting can hold (a generated library
+ * carries some of them), the links file read and checked; every entry of every collective
  * block is evaluated and verified for the cluster's rank count, so no
  * library is ever built around a schedule that does not implement its
  * collective; thresholds must grow and only a block's last entry may lack
@@ -39,9 +41,12 @@
  * parameters (`bcube(B = 2) below 1MiB, bcube(B = 4)`); each instance is
  * then named in the library by its parameters (bcube_B2, bcube_B4).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "ast.h"
 #include "cluster.h"
@@ -80,6 +85,73 @@ static const char *target_list(void)
 	for (int i = 0; i < NTARGETS && at < sizeof buf; i++)
 		at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s",
 				       i == 0 ? "" : i == NTARGETS - 1 ? " or " : ", ", targets[i].name);
+	return buf;
+}
+
+/* --- strings ------------------------------------------------------------------ */
+
+/* What a setting's string may hold.  Control characters never: they would
+ * break a message about the value, or a line of the generated library;
+ * bytes past ASCII only in a path (`links`); a rail's network only what an
+ * interface name, an IPv4 or IPv6 address or "device:port" is spelt with,
+ * so it reaches libcollrt's rail list ("tcp:eth0,ibverbs:mlx5_0:1") and
+ * the generated C as it was written. */
+typedef enum { STR_TEXT, STR_PATH, STR_NETWORK } str_class;
+
+/* The first byte of s that class c does not allow, or NULL. */
+static const char *bad_byte(const char *s, str_class c)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		bool ok;
+		if (c == STR_NETWORK)
+			ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+			     strchr("_.:-", *p);
+		else
+			ok = *p >= 0x20 && *p != 0x7f && (*p < 0x80 || c == STR_PATH);
+		if (!ok)
+			return (const char *)p;
+	}
+	return NULL;
+}
+
+/* "byte 0x0a" or "'\"'": a byte named so that the message stays one line. */
+static const char *byte_name(const char *p, char *buf, size_t len)
+{
+	unsigned char b = (unsigned char)*p;
+	if (b >= 0x21 && b < 0x7f)
+		snprintf(buf, len, "'%c'", b);
+	else
+		snprintf(buf, len, "byte 0x%02x", b);
+	return buf;
+}
+
+/* Check string value v of setting k against class c; error at v. */
+static int check_string(const cluster_desc *d, const char *k, const ast *v, str_class c)
+{
+	const char *bad = bad_byte(v->str, c);
+	if (!bad)
+		return 0;
+	char b[16];
+	byte_name(bad, b, sizeof b);
+	if (c == STR_PATH)
+		diag_error(v->pos, "cluster '%s': '%s' takes a path without control characters; this one holds %s",
+			   d->name, k, b);
+	else
+		diag_error(v->pos, "cluster '%s': '%s' takes printable ASCII text; this string holds %s (at byte %zu)",
+			   d->name, k, b, (size_t)(bad - v->str) + 1);
+	return -1;
+}
+
+/* "on line 3", "in lab.coll:3" when another file: where an earlier
+ * setting was. */
+static const char *where_first(srcpos first, srcpos now, char *buf, size_t len)
+{
+	int line, col;
+	diag_linecol(first, &line, &col);
+	if (first.file == now.file)
+		snprintf(buf, len, "on line %d", line);
+	else
+		snprintf(buf, len, "at %s:%d", first.file->name, line);
 	return buf;
 }
 
@@ -188,6 +260,15 @@ static int entry(drv_prog *p, cluster_desc *d, const cluster_block *b, const ast
 			entry_free(&x);
 			return -1;
 		}
+		for (int q = 0; q < j; q++)
+			if (strcmp(e->list.v[q]->str, bnd->str) == 0) {
+				char w[256];
+				diag_error(bnd->pos, "cluster '%s': '%s' is given parameter '%s' twice (first %s)", d->name,
+					   e->str, bnd->str, where_first(e->list.v[q]->pos, bnd->pos, w, sizeof w));
+				diag_note(e->list.v[q]->pos, "first here");
+				entry_free(&x);
+				return -1;
+			}
 		x.defs[x.ndefs++] = (drv_define){ xstrdup(bnd->str), val };
 		/* a misspelt parameter would silently build the default (bcube(b = 4) built B = 2) */
 		const char *names[64];
@@ -343,10 +424,26 @@ static int rails_block(cluster_desc *d, ast *blk)
 			return -1;
 		}
 		const char *where = e->b ? e->b->str : "";
-		if (strlen(where) > 63 || strpbrk(where, ", \t")) {
-			diag_error(e->b->pos, "a rail's network is an interface, address or device of at most 63 characters, "
-				   "without commas or spaces");
+		const char *bad = bad_byte(where, STR_NETWORK);
+		if (strlen(where) > 63 || bad) {
+			char b[16] = "";
+			if (bad)
+				byte_name(bad, b, sizeof b);
+			diag_error(e->b->pos, "a rail's network is an interface, address or device: at most 63 letters, "
+				   "digits, '_', '.', ':' or '-'; this one %s%s", bad ? "holds " : "is too long",
+				   bad ? b : "");
 			return -1;
+		}
+		/* the same network twice is one network, not two rails' worth */
+		for (int i = 0; i < j; i++) {
+			ast *o = blk->list.v[i];
+			if (strcmp(o->str, e->str) == 0 && strcmp(o->b ? o->b->str : "", where) == 0) {
+				char w[256];
+				diag_error(e->pos, "cluster '%s': rail %s \"%s\" is listed twice (first %s)", d->name, e->str,
+					   where, where_first(o->pos, e->pos, w, sizeof w));
+				diag_note(o->pos, "first here");
+				return -1;
+			}
 		}
 		at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s%s%s", j ? "," : "", e->str, *where ? ":" : "", where);
 	}
@@ -401,6 +498,8 @@ static int setting(drv_prog *p, cluster_desc *d, ast *it)
 	ast *v = it->a;
 	const char *k = it->str;
 	link_error err;
+	if (v->kind == A_STR && check_string(d, k, v, strcmp(k, "links") == 0 ? STR_PATH : STR_TEXT) != 0)
+		return -1;
 	if (it->b) {
 		/* two-word settings */
 		if (strcmp(k, "reorder") == 0) {
@@ -477,6 +576,7 @@ static int setting(drv_prog *p, cluster_desc *d, ast *it)
 					 v->str);
 			free(d->links);
 			d->links = xstrdup(buf);
+			d->links_pos = v->pos;
 		}
 		if (rc != 0) {
 			diag_error(v->pos, "%s", err.msg);
@@ -532,6 +632,70 @@ static int setting(drv_prog *p, cluster_desc *d, ast *it)
 		return -1;
 	}
 	return 0;
+}
+
+/* The settings a cluster gives at most once: a second would silently
+ * replace the first.  group, uplink and segment repeat under other names
+ * (the link model's parser refuses a name given twice). */
+static const char *const once[] = { "ranks", "transport", "straggler", "align", "alpha", "bw", "links",
+				    "policy", "reorder", "reorder_algo", "reorder_size", "rank_bw" };
+#define NONCE (int)(sizeof once / sizeof once[0])
+
+/* Refuse item `it` when its setting came before (first[k] set); else
+ * remember it. */
+static int once_only(const cluster_desc *d, const ast *it, srcpos *first)
+{
+	for (int k = 0; k < NONCE; k++) {
+		if (strcmp(it->str, once[k]) != 0)
+			continue;
+		if (first[k].file) {
+			char w[256];
+			diag_error(it->pos, "cluster '%s': '%s' is set twice (first %s); a cluster gives each setting once",
+				   d->name, once[k], where_first(first[k], it->pos, w, sizeof w));
+			diag_note(first[k], "first here");
+			return -1;
+		}
+		first[k] = it->pos;
+	}
+	return 0;
+}
+
+/* The links file a cluster names is read when it is named, whether or not
+ * this build needs it (`reorder at init` never does): a regular file (not
+ * a device or a pipe, which could be endless or block) that parses as a
+ * link matrix for the cluster's rank count.  Its errors point at its own
+ * lines (FILE:LINE: error: ...). */
+static int links_setting(cluster_desc *d)
+{
+	struct stat st;
+	if (stat(d->links, &st) != 0) {
+		diag_error(d->links_pos, "cluster '%s': cannot read links file '%s': %s", d->name, d->links,
+			   strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		diag_error(d->links_pos, "cluster '%s': links file '%s' is not a regular file (a %s); give a link "
+			   "matrix such as collprobe writes", d->name, d->links,
+			   S_ISDIR(st.st_mode) ? "directory" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device" :
+			   S_ISFIFO(st.st_mode) ? "pipe" : S_ISSOCK(st.st_mode) ? "socket" : "special file");
+		return -1;
+	}
+	link_model lm;
+	link_error err;
+	int rc = link_read_matrix(&lm, d->links, &err);
+	if (rc == 0 && link_check_n(&lm, d->ranks, &err) != 0) {
+		diag_error(d->links_pos, "cluster '%s': links file '%s': %s", d->name, d->links, err.msg);
+		rc = 1;
+	} else if (rc != 0 && err.loc_len > 0) {
+		char loc[512];
+		snprintf(loc, sizeof loc, "%.*s", err.loc_len, err.msg);
+		diag_file_error(loc, "%s", link_error_text(&err));
+		diag_errors++;
+	} else if (rc != 0) {
+		diag_error(d->links_pos, "cluster '%s': links file '%s': %s", d->name, d->links, err.msg);
+	}
+	link_free(&lm);
+	return rc == 0 ? 0 : -1;
 }
 
 /* The reorder settings and the segments against the rank count and the
@@ -612,15 +776,23 @@ int cluster_check(drv_prog *p, const char *name, cluster_desc *d)
 		cluster_desc_free(d);
 		return -1;
 	}
+	if (strncasecmp(d->name, "coll", 4) == 0 && (d->name[4] == '\0' || d->name[4] == '_')) {
+		/* NAME_init, NAME_gpu_plans, NAME_GPU_ALIGN would be libcollrt's own names */
+		diag_error(decl->pos, "cluster name '%s' is in libcollrt's namespace (coll_, COLL_): the library's "
+			   "symbols %s_init and %s_plans would collide with the runtime's", d->name, d->name, d->name);
+		cluster_desc_free(d);
+		return -1;
+	}
 	d->target = cluster_target_find("auto");
 	d->align = 1024;
 	d->alpha = 3e-6;
 	d->bw = 450e9;
 	d->straggler = CLUSTER_STRAGGLER_NONE;
 	int rc = 0;
+	srcpos first[NONCE] = { { 0 } };
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
 		if (decl->list.v[i]->kind == A_CITEM)
-			rc = setting(p, d, decl->list.v[i]);
+			rc = once_only(d, decl->list.v[i], first) || setting(p, d, decl->list.v[i]);
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
 		if (decl->list.v[i]->kind == A_CCOLL && strcmp(decl->list.v[i]->str, "rails") == 0)
 			rc = rails_block(d, decl->list.v[i]);
@@ -639,6 +811,8 @@ int cluster_check(drv_prog *p, const char *name, cluster_desc *d)
 		diag_error(decl->pos, "cluster '%s' needs 'ranks N;'", d->name);
 		rc = -1;
 	}
+	if (rc == 0 && d->links)
+		rc = links_setting(d);
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
 		if (decl->list.v[i]->kind == A_CCOLL && strcmp(decl->list.v[i]->str, "rails") != 0)
 			rc = block(p, d, decl->list.v[i]);

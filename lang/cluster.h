@@ -75,7 +75,9 @@ typedef struct {
 	const cluster_target *target;   /* `transport` (default auto) */
 	uint64_t align;       /* GPU targets: device chunk padding in bytes (default 1024) */
 	double alpha, bw;     /* link model for `choose by cost` and critical delays */
-	char *links;          /* or a link matrix file, relative paths resolved (owned), NULL */
+	char *links;          /* or a link matrix file, relative paths resolved (owned), NULL;
+				 read and checked for the rank count by cluster_check */
+	srcpos links_pos;     /* the setting's value */
 	char *rails;          /* `rails { tcp "eth0"; tcp "eth1"; }` as libcollrt takes it:
 			         "tcp:eth0,tcp:eth1" (owned); NULL: one network */
 	bool has_policy;      /* `policy NAME;`: policy holds it (else the runtime's default) */
