@@ -118,6 +118,17 @@ static int load_one(drv_prog *p, const char *path, srcpos from)
 		ast *d = p->ast.decls.v[i];
 		if (d->kind != A_IMPORT)
 			continue;
+		/* a line break or an escape sequence in a path would break the
+		 * message about it (and no file worth importing is named so) */
+		const unsigned char *cc = (const unsigned char *)d->str;
+		while (*cc >= 0x20 && *cc != 0x7f)
+			cc++;
+		if (*cc) {
+			diag_error(d->pos, "cannot import a path holding a control character (byte 0x%02x at byte %d)", *cc,
+				   (int)(cc - (const unsigned char *)d->str) + 1);
+			errs++;
+			continue;
+		}
 		char buf[PATH_MAX];
 		const char *slash = strrchr(f->name, '/');
 		if (d->str[0] == '/' || !slash)
