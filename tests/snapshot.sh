@@ -144,7 +144,7 @@ cluster racks { ranks 8; transport auto; group r0 "0 1 2 3"; group r1 "4 5 6 7";
 cluster sauto { ranks 6; transport shm; straggler auto; allreduce { ring below 1KiB; stragglar; }
   broadcast { binomial_bcast; } }
 cluster sfixed { ranks 6; transport shm; straggler 2; allreduce { stragglar; } }
-cluster railed { ranks 4; transport tcp; rails { tcp "lo"; tcp "lo"; } policy nezha; allreduce { ring; } }
+cluster railed { ranks 4; transport tcp; rails { tcp "127.0.0.1"; tcp "lo"; } policy nezha; allreduce { ring; } }
 cluster atinit { ranks 4; transport tcp; reorder at init; reorder_algo ring; allreduce { ring, rhd } choose by cost; }
 cluster gnccl { ranks 2; transport nccl; allreduce { ring, rhd } choose by cost; }
 cluster gcuda { ranks 3; transport cuda; align 4KiB; allreduce { ring, rhd, dbt, stragglar } choose by cost; }
