@@ -13,8 +13,8 @@
  * Settings are validated here (ranks, transport from the targets table,
  * straggler, align, alpha, bw, links), each given at most once, their
  * strings limited to what the setting can hold (a generated library
- * carries some of them), the links file read and checked; every entry of every collective
- * block is evaluated and verified for the cluster's rank count, so no
+ * carries some of them), the links file read and checked; every entry of
+ * every collective block is evaluated and verified for the cluster's rank count, so no
  * library is ever built around a schedule that does not implement its
  * collective; thresholds must grow and only a block's last entry may lack
  * one.  Choosing by cost and the critical delays of `straggler auto` need
@@ -142,7 +142,7 @@ static int check_string(const cluster_desc *d, const char *k, const ast *v, str_
 	return -1;
 }
 
-/* "on line 3", "in lab.coll:3" when another file: where an earlier
+/* "on line 3", or "at lab.coll:3" in another file: where an earlier
  * setting was. */
 static const char *where_first(srcpos first, srcpos now, char *buf, size_t len)
 {
@@ -685,7 +685,7 @@ static int links_setting(cluster_desc *d)
 	int rc = link_read_matrix(&lm, d->links, &err);
 	if (rc == 0 && link_check_n(&lm, d->ranks, &err) != 0) {
 		diag_error(d->links_pos, "cluster '%s': links file '%s': %s", d->name, d->links, err.msg);
-		rc = 1;
+		rc = -1;
 	} else if (rc != 0 && err.loc_len > 0) {
 		char loc[512];
 		snprintf(loc, sizeof loc, "%.*s", err.loc_len, err.msg);
@@ -792,7 +792,7 @@ int cluster_check(drv_prog *p, const char *name, cluster_desc *d)
 	srcpos first[NONCE] = { { 0 } };
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
 		if (decl->list.v[i]->kind == A_CITEM)
-			rc = once_only(d, decl->list.v[i], first) || setting(p, d, decl->list.v[i]);
+			rc = once_only(d, decl->list.v[i], first) != 0 ? -1 : setting(p, d, decl->list.v[i]);
 	for (int i = 0; i < decl->list.n && rc == 0; i++)
 		if (decl->list.v[i]->kind == A_CCOLL && strcmp(decl->list.v[i]->str, "rails") == 0)
 			rc = rails_block(d, decl->list.v[i]);
