@@ -14,10 +14,10 @@
  * straggler, align, alpha, bw, links), each given at most once, their
  * strings limited to what the setting can hold (a generated library
  * carries some of them), the links file read and checked; every entry of
- * every collective block is evaluated and verified for the cluster's rank count, so no
- * library is ever built around a schedule that does not implement its
- * collective; thresholds must grow and only a block's last entry may lack
- * one.  Choosing by cost and the critical delays of `straggler auto` need
+ * every collective block is evaluated and verified for the cluster's rank
+ * count, so no library is ever built around a schedule that does not
+ * implement its collective; thresholds must grow and only a block's last
+ * entry may lack one.  Choosing by cost and the critical delays of `straggler auto` need
  * the cost model and are the back end's (codegen/choose.c).
  *
  * `straggler R;` / `straggler auto;` need an allreduce algorithm with a
