@@ -20,13 +20,44 @@
 
 #include "linkmodel.h"
 
+int link_check_alpha(const char *what, double alpha, link_error *err)
+{
+	if (!(alpha >= 0 && alpha <= LINK_MAX_ALPHA))
+		return link_errorf(err, "%s %g s out of range: from 0 to %g s (an hour)", what, alpha, LINK_MAX_ALPHA);
+	return 0;
+}
+
+int link_check_bw(const char *what, double bw, link_error *err)
+{
+	if (!(bw >= LINK_MIN_BW && bw <= LINK_MAX_BW))
+		return link_errorf(err, "%s %g B/s out of range: from 1 bit/s to %g B/s", what, bw, LINK_MAX_BW);
+	return 0;
+}
+
+int link_check_values(const link_model *lm, link_error *err)
+{
+	link_error e;
+	if (lm->kind == LINK_UNIFORM)
+		return link_check_alpha("latency", lm->alpha, err) || link_check_bw("bandwidth", 1 / lm->beta, err)
+			       ? -1 : 0;
+	for (int i = 0; i < lm->n; i++)
+		for (int j = 0; j < lm->n; j++)
+			if (i != j && (link_check_alpha("latency", link_alpha(lm, i, j), &e) ||
+				       link_check_bw("bandwidth", 1 / link_beta(lm, i, j), &e)))
+				return link_errorf(err, "pair %d -> %d: %s", i, j, e.msg);
+	if (lm->rank_bw > 0 && link_check_bw("rank-bw", lm->rank_bw, err))
+		return -1;
+	for (int i = 0; i < lm->nsegs; i++)
+		if (link_check_bw("bandwidth", lm->segs[i].cap, &e))
+			return link_errorf(err, "segment %s: %s", lm->segs[i].name, e.msg);
+	return 0;
+}
+
 int link_uniform(link_model *lm, double alpha, double bw, link_error *err)
 {
 	memset(lm, 0, sizeof *lm);
-	if (!(alpha >= 0) || !isfinite(alpha))
-		return link_errorf(err, "latency must be >= 0");
-	if (!(bw > 0) || !isfinite(bw))
-		return link_errorf(err, "bandwidth must be positive");
+	if (link_check_alpha("latency", alpha, err) || link_check_bw("bandwidth", bw, err))
+		return -1;
 	lm->kind = LINK_UNIFORM;
 	lm->alpha = alpha;
 	lm->beta = 1 / bw;
@@ -40,10 +71,10 @@ int link_uniform(link_model *lm, double alpha, double bw, link_error *err)
 int link_matrix(link_model *lm, int n, double alpha, double bw, link_error *err)
 {
 	memset(lm, 0, sizeof *lm);
-	if (n < 1 || n > 65536)
+	if (n < 1 || n > LINK_MAX_RANKS)
 		return link_errorf(err, "matrix rank count %d out of range", n);
-	if (!(alpha >= 0) || !(bw > 0))
-		return link_errorf(err, "latency must be >= 0 and bandwidth positive");
+	if (link_check_alpha("latency", alpha, err) || link_check_bw("bandwidth", bw, err))
+		return -1;
 	lm->kind = LINK_MATRIX;
 	lm->n = n;
 	lm->alpha_m = malloc(sizeof(double) * (size_t)n * (size_t)n);
@@ -66,6 +97,85 @@ void link_set(link_model *lm, int src, int dst, double alpha, double bw)
 	lm->beta_m[src * lm->n + dst] = 1 / bw;
 }
 
+/* --- the index of names ------------------------------------------------------ */
+
+/* Names of groups and segments hashed, so that declaring, finding and
+ * checking a name for a duplicate cost O(1) whatever their number (a
+ * list walked per line made 40,000 group lines take 5 s), and the
+ * arrays' capacities, which grow by doubling.  Open addressing: slots
+ * hold an index + 1 (0: empty), and at most half are full. */
+struct link_index {
+	int *gslot, *sslot;     /* groups, segments */
+	int gmask, smask;       /* slots - 1 (0: no table yet) */
+	int gcap, scap;         /* capacities of lm->groups, lm->segs */
+	long group_bytes;       /* sum of the groups' len (LINK_MAX_GROUP_BYTES) */
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;   /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/* The slot of name in lm's table of groups (segs: of segments): the
+ * one holding it, or the empty one where it would go. */
+static int slot_of(const link_model *lm, bool segs, const char *name)
+{
+	const struct link_index *x = lm->index;
+	const int *slot = segs ? x->sslot : x->gslot;
+	int mask = segs ? x->smask : x->gmask, i = (int)(name_hash(name) & (uint64_t)mask);
+	for (; slot[i]; i = (i + 1) & mask)
+		if (strcmp(segs ? lm->segs[slot[i] - 1].name : lm->groups[slot[i] - 1].name, name) == 0)
+			break;
+	return i;
+}
+
+static struct link_index *index_of(link_model *lm)
+{
+	if (!lm->index)
+		lm->index = calloc(1, sizeof *lm->index);
+	return lm->index;
+}
+
+/* Make room for one more group (segs: segment) in lm's array and table:
+ * 0, or -1 out of memory. */
+static int grow(link_model *lm, bool segs)
+{
+	struct link_index *x = index_of(lm);
+	if (!x)
+		return -1;
+	int count = segs ? lm->nsegs : lm->ngroups, *cap = segs ? &x->scap : &x->gcap;
+	if (count == *cap) {
+		int nc = *cap ? 2 * *cap : 8;
+		void *na = segs ? realloc(lm->segs, sizeof *lm->segs * (size_t)nc)
+				: realloc(lm->groups, sizeof *lm->groups * (size_t)nc);
+		if (!na)
+			return -1;
+		if (segs)
+			lm->segs = na;
+		else
+			lm->groups = na;
+		*cap = nc;
+	}
+	int **slot = segs ? &x->sslot : &x->gslot, *mask = segs ? &x->smask : &x->gmask;
+	if (2 * (count + 1) > *mask) {   /* rehash into twice the slots */
+		int nm = *mask ? 2 * *mask + 1 : 15;
+		while (2 * (count + 1) > nm)
+			nm = 2 * nm + 1;
+		int *ns = calloc((size_t)nm + 1, sizeof *ns);
+		if (!ns)
+			return -1;
+		free(*slot);
+		*slot = ns;
+		*mask = nm;
+		for (int i = 0; i < count; i++)
+			ns[slot_of(lm, segs, segs ? lm->segs[i].name : lm->groups[i].name)] = i + 1;
+	}
+	return 0;
+}
+
 static void free_segments(link_model *lm)
 {
 	for (int i = 0; i < lm->ngroups; i++) {
@@ -76,7 +186,12 @@ static void free_segments(link_model *lm)
 		free(lm->segs[i].name);
 	free(lm->groups);
 	free(lm->segs);
-	lm->groups = NULL, lm->segs = NULL;
+	if (lm->index) {
+		free(lm->index->gslot);
+		free(lm->index->sslot);
+		free(lm->index);
+	}
+	lm->groups = NULL, lm->segs = NULL, lm->index = NULL;
 	lm->ngroups = lm->nsegs = 0;
 }
 
@@ -91,8 +206,8 @@ void link_free(link_model *lm)
 
 int link_set_rank_bw(link_model *lm, double bw, link_error *err)
 {
-	if (!(bw >= 0) || !isfinite(bw))
-		return link_errorf(err, "rank bandwidth must be positive");
+	if (bw != 0 && link_check_bw("rank bandwidth", bw, err))
+		return -1;
 	lm->rank_bw = bw;
 	return 0;
 }
@@ -113,18 +228,16 @@ int link_check_n(const link_model *lm, int n, link_error *err)
 
 int link_group_find(const link_model *lm, const char *name)
 {
-	for (int g = 0; g < lm->ngroups; g++)
-		if (strcmp(lm->groups[g].name, name) == 0)
-			return g;
-	return -1;
+	if (lm->ngroups == 0)
+		return -1;
+	return lm->index->gslot[slot_of(lm, false, name)] - 1;
 }
 
-static int seg_find(const link_model *lm, const char *name)
+int link_segment_find(const link_model *lm, const char *name)
 {
-	for (int i = 0; i < lm->nsegs; i++)
-		if (strcmp(lm->segs[i].name, name) == 0)
-			return i;
-	return -1;
+	if (lm->nsegs == 0)
+		return -1;
+	return lm->index->sslot[slot_of(lm, true, name)] - 1;
 }
 
 /* A name of a group or segment: a letter or '_', then letters, digits,
@@ -164,38 +277,57 @@ static int group_name_ok(const link_model *lm, const char *name, link_error *err
  * over: freed on failure too). */
 static int add_group_in(link_model *lm, const char *name, unsigned char *in, int len, int count, link_error *err)
 {
-	link_group *ng = realloc(lm->groups, sizeof *ng * (size_t)(lm->ngroups + 1));
+	if (lm->index && lm->index->group_bytes + len > LINK_MAX_GROUP_BYTES) {
+		free(in);
+		return link_errorf(err, "group %s: the groups' tables of ranks would take more than "
+				   LINK_MAX_GROUP_BYTES_TEXT " (a group takes 1 + its largest rank bytes)", name);
+	}
 	char *nm = strdup(name);
-	if (!ng || !nm) {
+	if (!nm || grow(lm, false)) {
 		free(in);
 		free(nm);
-		if (ng)
-			lm->groups = ng;
 		return link_errorf(err, "out of memory");
 	}
-	lm->groups = ng;
 	lm->groups[lm->ngroups] = (link_group){ nm, in, len, count };
+	lm->index->gslot[slot_of(lm, false, nm)] = lm->ngroups + 1;
+	lm->index->group_bytes += len;
 	return lm->ngroups++;
 }
 
-/* Mark rank r of a group being read in *in (grown to hold it): 0, or -1
- * with a message for a rank out of range or listed twice. */
-static int group_mark(const char *name, unsigned char **in, int *len, long r, link_error *err)
+/* Mark rank r of a group being read in *in (grown to hold it, *cap its
+ * size, doubling): 0, or -1 with a message for a rank out of range or
+ * listed twice. */
+static int group_mark(const char *name, unsigned char **in, int *len, int *cap, long r, link_error *err)
 {
 	if (r < 0 || r >= LINK_MAX_RANKS)
 		return link_errorf(err, "group %s: bad rank '%ld'", name, r);
-	if (r >= *len) {
-		unsigned char *ni = realloc(*in, (size_t)r + 1);
+	if (r >= *cap) {
+		long nc = *cap ? 2L * *cap : 64;
+		if (nc < r + 1)
+			nc = r + 1;
+		if (nc > LINK_MAX_RANKS)
+			nc = LINK_MAX_RANKS;
+		unsigned char *ni = realloc(*in, (size_t)nc);
 		if (!ni)
 			return link_errorf(err, "out of memory");
-		memset(ni + *len, 0, (size_t)(r + 1 - *len));
+		memset(ni + *cap, 0, (size_t)(nc - *cap));
 		*in = ni;
-		*len = (int)r + 1;
+		*cap = (int)nc;
 	}
+	if (r >= *len)
+		*len = (int)r + 1;
 	if ((*in)[r])
 		return link_errorf(err, "group %s: rank %ld listed twice", name, r);
 	(*in)[r] = 1;
 	return 0;
+}
+
+/* A group's table cut to its len (the doubling's slack given back, so
+ * that LINK_MAX_GROUP_BYTES counts what is held). */
+static unsigned char *trim(unsigned char *in, int len)
+{
+	unsigned char *t = realloc(in, (size_t)len + 1);
+	return t ? t : in;
 }
 
 int link_add_group(link_model *lm, const char *name, const int *ranks, int count, link_error *err)
@@ -205,42 +337,43 @@ int link_add_group(link_model *lm, const char *name, const int *ranks, int count
 	if (count < 1)
 		return link_errorf(err, "group %s: no ranks", name);
 	unsigned char *in = NULL;
-	int len = 0;
+	int len = 0, cap = 0;
 	for (int i = 0; i < count; i++)
-		if (group_mark(name, &in, &len, ranks[i], err)) {
+		if (group_mark(name, &in, &len, &cap, ranks[i], err)) {
 			free(in);
 			return -1;
 		}
-	return add_group_in(lm, name, in, len, count, err);
+	return add_group_in(lm, name, trim(in, len), len, count, err);
 }
 
 static int add_segment(link_model *lm, const char *name, int src, bool src_not, int dst, bool dst_not,
 		       double cap, link_decl decl, link_error *err)
 {
-	if (seg_find(lm, name) >= 0)
+	if (link_segment_find(lm, name) >= 0)
 		return link_errorf(err, "a second segment named '%s'", name);
-	link_segment *ns = realloc(lm->segs, sizeof *ns * (size_t)(lm->nsegs + 1));
-	if (!ns)
-		return link_errorf(err, "out of memory");
-	lm->segs = ns;
 	char *nm = strdup(name);
-	if (!nm)
+	if (!nm || grow(lm, true)) {
+		free(nm);
 		return link_errorf(err, "out of memory");
-	lm->segs[lm->nsegs++] = (link_segment){ nm, src, dst, src_not, dst_not, cap, decl };
+	}
+	lm->segs[lm->nsegs] = (link_segment){ nm, src, dst, src_not, dst_not, cap, decl };
+	lm->index->sslot[slot_of(lm, true, nm)] = lm->nsegs + 1;
+	lm->nsegs++;
 	return 0;
 }
-
-static bool good_cap(double bw) { return bw > 0 && isfinite(bw); }
 
 int link_add_uplink(link_model *lm, int g, double bw, link_error *err)
 {
 	if (g < 0 || g >= lm->ngroups)
 		return link_errorf(err, "uplink of group %d: no such group", g);
-	if (!good_cap(bw))
-		return link_errorf(err, "uplink %s: bandwidth must be positive", lm->groups[g].name);
+	link_error e;
+	if (link_check_bw("bandwidth", bw, &e))
+		return link_errorf(err, "uplink %s: %s", lm->groups[g].name, e.msg);
 	char up[LINK_NAME_MAX + 8], down[LINK_NAME_MAX + 8];
 	snprintf(up, sizeof up, "%s.up", lm->groups[g].name);
 	snprintf(down, sizeof down, "%s.down", lm->groups[g].name);
+	if (link_segment_find(lm, up) >= 0)
+		return link_errorf(err, "a second uplink of group %s", lm->groups[g].name);
 	if (add_segment(lm, up, g, false, g, true, bw, LINK_DECL_UP, err) ||
 	    add_segment(lm, down, g, true, g, false, bw, LINK_DECL_DOWN, err))
 		return -1;
@@ -255,8 +388,9 @@ int link_add_segment(link_model *lm, const char *name, link_end from, link_end t
 	if ((from.group != LINK_ANY && (from.group < 0 || from.group >= lm->ngroups)) ||
 	    (to.group != LINK_ANY && (to.group < 0 || to.group >= lm->ngroups)))
 		return link_errorf(err, "segment %s: no such group", name);
-	if (!good_cap(bw))
-		return link_errorf(err, "segment %s: bandwidth must be positive", name);
+	link_error e;
+	if (link_check_bw("bandwidth", bw, &e))
+		return link_errorf(err, "segment %s: %s", name, e.msg);
 	char back[LINK_NAME_MAX + 8];
 	snprintf(back, sizeof back, "%s.back", name);
 	if (add_segment(lm, name, from.group, from.neg, to.group, to.neg, bw, both ? LINK_DECL_BOTH : LINK_DECL_ONEWAY,
@@ -322,7 +456,7 @@ static int declare_group(link_model *lm, const char *line, const char *name, lin
 		rest += strspn(rest, " \t\r\n");
 		rest += strcspn(rest, " \t\r\n");
 	}
-	int len = 0, count = 0;
+	int len = 0, cap = 0, count = 0;
 	unsigned char *in = NULL;
 	char *rb = strndup(rest, strcspn(rest, "#")), *save = NULL;
 	if (!rb)
@@ -337,7 +471,7 @@ static int declare_group(link_model *lm, const char *line, const char *name, lin
 			free(rb);
 			return -1;
 		}
-		if (group_mark(name, &in, &len, r, err)) {
+		if (group_mark(name, &in, &len, &cap, r, err)) {
 			free(in);
 			free(rb);
 			return -1;
@@ -345,7 +479,9 @@ static int declare_group(link_model *lm, const char *line, const char *name, lin
 		count++;
 	}
 	free(rb);
-	return add_group_in(lm, name, in, len, count, err) < 0 ? -1 : 0;
+	if (count == 0)
+		return link_errorf(err, "group %s: no ranks", name);
+	return add_group_in(lm, name, trim(in, len), len, count, err) < 0 ? -1 : 0;
 }
 
 /* link_declare's work on the tokens of line (tok[0..min(nt, 8))): 1, 0
@@ -358,9 +494,10 @@ static int declare_tokens(link_model *lm, const char *line, char **tok, int nt, 
 	if (strcmp(kw, "rank-bw") == 0) {
 		if (nt != 2)
 			return link_errorf(err, "expected 'rank-bw BANDWIDTH'");
-		if (link_parse_bw(tok[1], &bw, &e2))
+		if (lm->rank_bw > 0)   /* the rule for everything: nothing given twice */
+			return link_errorf(err, "a second rank-bw (a rank's bandwidth is given already)");
+		if (link_parse_bw(tok[1], &bw, &e2) || link_set_rank_bw(lm, bw, &e2))
 			return link_errorf(err, "rank-bw: %s", e2.msg);
-		lm->rank_bw = bw;
 	} else if (strcmp(kw, "group") == 0) {
 		if (nt < 3)
 			return link_errorf(err, "expected 'group NAME RANK...'");

@@ -29,9 +29,17 @@
  *   uplink rack0 1Gbit/s     follow or precede the pairs
  *
  * alpha is a time and bandwidth a rate, both with units (see
- * link_parse_time and link_parse_bw).  Every ordered pair (i, j), i != j,
- * of the n ranks must be covered; lines with src == dst are accepted and
- * ignored.  Errors name the file and line.
+ * link_parse_time and link_parse_bw), within the model's range (below:
+ * LINK_MAX_ALPHA, LINK_MIN_BW, LINK_MAX_BW).  Every ordered pair (i, j),
+ * i != j, of the n ranks must be covered; a line from a rank to itself
+ * is an error (`*` lines skip a rank's pair with itself).  A file names
+ * at most LINK_MAX_MATRIX ranks; `ranks 1` with no pair lines is a
+ * one-rank network (what collprobe writes for one rank).  Nothing may be
+ * given twice: a second `ranks` or `rank-bw` line, two lines for the
+ * same src and dst (`*` included), two groups or segments of one name
+ * and a second uplink of a group are errors naming both lines.  Two
+ * lines of the same specificity that both cover a pair (`0 *` and `* 1`)
+ * are an error too.  Errors name the file and line.
  *
  * Shared segments.  Per-pair costs are what a pair sees alone; they cannot
  * tell that the flows of a rank order share a bottleneck (racks joined by
@@ -75,6 +83,30 @@ typedef enum { LINK_UNIFORM, LINK_MATRIX } link_kind;
 #define LINK_ANY (-1)        /* a segment endpoint that is every rank (`*`) */
 #define LINK_MAX_RANKS 65536 /* ranks a model may name */
 #define LINK_NAME_MAX 63     /* characters of a group's or segment's name */
+
+/* The range of the numbers a model holds.  The bounds keep every cost
+ * finite: a message of the largest size collc takes (2^53 bytes) on the
+ * slowest link costs at most 3600 + 2^53 x 8 s, about 7e16 s, so a sum
+ * over even 1e12 messages stays below 1e29, far from a double's 1.8e308
+ * (a latency of 1e308 s made the rounds model's sum infinite, and the
+ * search's comparisons meaningless).  The upper bound on a rate (1e18
+ * B/s, 8 Ebit/s, a million times NVLink) keeps inverse rates, and the
+ * fair sharing's arithmetic on them, far from a double's smallest. */
+#define LINK_MAX_ALPHA 3600.0    /* seconds: an hour */
+#define LINK_MIN_BW 0.125        /* bytes/s: 1 bit/s */
+#define LINK_MAX_BW 1e18         /* bytes/s */
+/* The most ranks a links file (a per-pair matrix) may have: its two n x n
+ * tables of doubles take 16 n^2 bytes, 256 MiB at 4096 ranks (as much as
+ * the file's text may take, LINK_MAX_BYTES); `ranks 65535` must be an
+ * error at its line, not 64 GiB asked of malloc. */
+#define LINK_MAX_MATRIX 4096
+/* The most bytes the groups' membership tables may take together (a
+ * group takes 1 + its largest rank): a file of many groups of high ranks
+ * must not turn a few bytes a line into kilobytes of memory a line. */
+#define LINK_MAX_GROUP_BYTES (64L << 20)
+#define LINK_MAX_GROUP_BYTES_TEXT "64 MiB"
+
+struct link_index;   /* linkmodel.c: the names of groups and segments, hashed */
 
 /* How a segment was declared, so that it is written back the same way. */
 typedef enum {
@@ -124,6 +156,8 @@ typedef struct {
 	int ngroups;
 	link_segment *segs;
 	int nsegs;
+	struct link_index *index;   /* names -> groups and segments, and the arrays'
+				       capacities (owned; NULL while there are none) */
 } link_model;
 
 /* Input limits of link_read_matrix: a line holds four short fields or a
@@ -143,8 +177,18 @@ int link_uniform(link_model *lm, double alpha, double bw, link_error *err);
 int link_matrix(link_model *lm, int n, double alpha, double bw, link_error *err);
 /* Set the ordered pair src -> dst of a matrix model. */
 void link_set(link_model *lm, int src, int dst, double alpha, double bw);
-/* Set the shared injection bandwidth (0: none).  -1 when bw < 0. */
+/* Set the shared injection bandwidth (0: none).  -1 when bw < 0 or
+ * outside the range below. */
 int link_set_rank_bw(link_model *lm, double bw, link_error *err);
+/* Is alpha a latency (0 to LINK_MAX_ALPHA s), bw a bandwidth (LINK_MIN_BW
+ * to LINK_MAX_BW B/s) the model takes?  0, or -1 with a message saying
+ * the range (what: "latency", "bandwidth", "rank-bw", ...). */
+int link_check_alpha(const char *what, double alpha, link_error *err);
+int link_check_bw(const char *what, double bw, link_error *err);
+/* Check every latency and bandwidth of lm against that range (models
+ * built with link_set are not checked as they are set).  0 or -1 naming
+ * the first pair out of range. */
+int link_check_values(const link_model *lm, link_error *err);
 /* Check that lm can cost a schedule of n ranks (a matrix must have
  * exactly n ranks, and no group may name a rank >= n).  -1 with a message
  * otherwise. */
@@ -174,8 +218,10 @@ int link_add_segment(link_model *lm, const char *name, link_end from, link_end t
  * a declaration (its first word is none of these), -1 with a message (no
  * location: the caller knows it) when it is one but wrong. */
 int link_declare(link_model *lm, const char *line, link_error *err);
-/* The group called name, or -1. */
+/* The group called name, or -1 (hashed). */
 int link_group_find(const link_model *lm, const char *name);
+/* The segment called name (uplinks: "G.up", "G.down"), or -1 (hashed). */
+int link_segment_find(const link_model *lm, const char *name);
 /* Copy src's groups, segments and rank bandwidth (when it has one) into
  * dst, which keeps its own latencies and bandwidths, and its own groups
  * and segments before them.  -1 on a name dst already has, or out of
@@ -185,7 +231,8 @@ int link_copy_segments(link_model *dst, const link_model *src, link_error *err);
 /* linkfile.c */
 /* Read a matrix file (format above) into lm.  -1 with "file:line: ..." in
  * err on any problem: bad units, bad ranks, duplicates, missing pairs,
- * bandwidth <= 0. */
+ * numbers out of range ("file: ..." for what no one line says: missing
+ * pairs, no pair lines, a read error). */
 int link_read_matrix(link_model *lm, const char *path, link_error *err);
 /* Write lm as a matrix file for n ranks (a uniform model is expanded),
  * its segments as declarations (bandwidths that read back exactly). */
