@@ -271,6 +271,14 @@ void cost_finish(const cost_plan *p, const cost_params *q, cost_result *r)
 	r->busbw = r->algbw * cost_busbw_factor(p->kind, p->n);
 }
 
+int cost_check_result(const cost_result *r, link_error *err)
+{
+	if (!isfinite(r->time) || !isfinite(r->total) || !(r->time >= 0))
+		return link_errorf(err, "the predicted time is not a finite number of seconds (%g s): the "
+				   "latencies, bandwidths or delays are too large", r->total);
+	return 0;
+}
+
 int cost_check_perm(const int32_t *perm, int n, link_error *err)
 {
 	unsigned char *seen = calloc((size_t)n + 1, 1);

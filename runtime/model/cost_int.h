@@ -41,6 +41,10 @@ static inline int step_rounds(int t, int R, int S, int gated, int *g0, int *g1)
 /* cost.c */
 /* Fill r's algbw and busbw from its time. */
 void cost_finish(const cost_plan *p, const cost_params *q, cost_result *r);
+/* The net under every model's result: 0, or -1 with err set when its
+ * time is not finite (inputs within linkmodel.h's range never make one,
+ * but a delay or a model built by link_set may). */
+int cost_check_result(const cost_result *r, link_error *err);
 
 /* fluid.c */
 /* The simulation with shared segments (q->links->nsegs > 0): one run, or

@@ -307,13 +307,16 @@ static void start_nearest(const rs *s, int32_t *perm, unsigned char *seen)
 	for (int i = 0; i < s->n; i++) {
 		perm[i] = cur;
 		seen[cur] = 1;
+		/* the first unvisited rank unless one is cheaper: whatever the
+		 * costs (all equal, all huge), the chain goes on to a rank not
+		 * yet in it, never to -1 */
 		int nx = -1;
 		double best = INFINITY;
 		for (int j = 0; j < s->n; j++) {
 			if (seen[j])
 				continue;
 			double c = link_time(lm, cur, j, b) + link_time(lm, j, cur, b);
-			if (c < best)
+			if (nx < 0 || c < best)
 				best = c, nx = j;
 		}
 		cur = nx;
@@ -478,6 +481,10 @@ int reorder_search(const cost_plan *p, const link_model *lm, const reorder_opts 
 		memcpy(s.perm, best, sizeof *s.perm * (size_t)n);
 		rc = exact(&s, deadline, r, best, &bs, err);
 	}
+	/* what is handed back must be an order, whatever the search did */
+	link_error e;
+	if (rc == 0 && cost_check_perm(best, n, &e))
+		rc = link_errorf(err, "the search produced an invalid order (%s): no order given", e.msg);
 	if (rc == 0) {
 		memcpy(r->perm, best, sizeof *r->perm * (size_t)n);
 		/* the final numbers from scratch, not from the running sums */
@@ -556,6 +563,13 @@ int reorder_exhaustive(const cost_plan *p, const link_model *lm, double bytes, r
 			c[i] = 0;
 			i++;
 		}
+	}
+	link_error e;
+	if (cost_check_perm(r->perm, n, &e)) {
+		link_errorf(err, "the search produced an invalid order (%s): no order given", e.msg);
+		free(c);
+		rs_free(&s);
+		return -1;
 	}
 	for (int i = 0; i < n; i++)
 		s.perm[i] = r->perm[i];

@@ -228,6 +228,11 @@ int reorder_spread(const cost_plan *p, const link_model *lm, double bytes, const
 		return link_errorf(err, "out of memory");
 	if (c.failed)
 		return link_errorf(err, "the cost of an order could not be computed");
+	/* what is handed back must be orders, whatever the walks did */
+	link_error e;
+	for (int i = 0; i < k; i++)
+		if (cost_check_perm(orders + (size_t)i * (size_t)n, n, &e))
+			return link_errorf(err, "spread order %d is not an order (%s)", i + 1, e.msg);
 	return 0;
 }
 

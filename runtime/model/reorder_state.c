@@ -504,5 +504,8 @@ int rs_check_args(const cost_plan *p, const link_model *lm, double bytes, link_e
 		return link_errorf(err, "buffer size must be positive");
 	if (lm->kind == LINK_MATRIX && lm->n != p->n)
 		return link_errorf(err, "the link model has %d ranks but the schedule has %d", lm->n, p->n);
-	return link_check_n(lm, p->n, err);
+	/* costs within the model's range stay finite (linkmodel.h), so that
+	 * the search compares numbers; a model built by link_set is checked
+	 * here, one pass over n^2 pairs, small beside the search */
+	return link_check_n(lm, p->n, err) || link_check_values(lm, err) ? -1 : 0;
 }

@@ -107,6 +107,6 @@ int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_e
 	r->time = r->total - d;
 	r->pre = tpre;
 	cost_finish(p, q, r);
-	return 0;
+	return cost_check_result(r, err);
 }
 

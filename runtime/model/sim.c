@@ -247,7 +247,7 @@ static int simulate(const cost_plan *p, const cost_params *q, cost_smsg *rec, in
 	r->time = r->total - d;
 	r->pre = pend;
 	cost_finish(p, q, r);
-	return 0;
+	return cost_check_result(r, err);
 }
 
 int cost_sim_time(const cost_plan *p, const cost_params *q, cost_result *r, link_error *err)
