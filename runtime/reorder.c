@@ -297,12 +297,15 @@ static const coll_algo *target_algo(const coll_comm *c, uint64_t *bytes)
 	return NULL;
 }
 
-/* The cache file for this host list, plan set and target. */
-static int cache_path(const coll_comm *c, const coll_algo *a, uint64_t bytes, char *path, size_t len)
+/* The cache file for this host list, plan set and target: 0; 1 with no
+ * cache (COLL_REORDER_CACHE=off); -1 when the directory cannot be made
+ * or is not a directory, with why (the directory and strerror). */
+static int cache_path(const coll_comm *c, const coll_algo *a, uint64_t bytes, char *path, size_t len, char *why,
+		      size_t wlen)
 {
 	const char *dir = getenv("COLL_REORDER_CACHE");
 	if (dir && strcmp(dir, "off") == 0)
-		return -1;
+		return 1;
 	char buf[1024];
 	if (!dir || !*dir) {
 		const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -342,8 +345,17 @@ static int cache_path(const coll_comm *c, const coll_algo *a, uint64_t bytes, ch
 		*slash = 0;
 		mkdir(parent, 0700);
 	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+	struct stat st;
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(why, wlen, "cannot make the cache directory %s: %s", dir, strerror(errno));
 		return -1;
+	}
+	/* EEXIST says a name exists, not that it is a directory (/dev/null) */
+	int bad = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+	if (bad) {
+		snprintf(why, wlen, "the cache directory %s: %s", dir, strerror(bad));
+		return -1;
+	}
 	snprintf(path, len, "%s/order-%016llx.txt", dir, (unsigned long long)h);
 	return 0;
 }
@@ -371,24 +383,36 @@ static int read_cache(const char *path, int n, int32_t *perm)
 	return rc;
 }
 
-static void write_cache(const coll_comm *c, const char *path, const coll_algo *a, uint64_t bytes, const int32_t *perm,
-			double t_id, double t_best)
+/* Write the cache file (through a temporary file renamed over it, so a
+ * reader never sees half of one): 0, or -1 with why (the file and
+ * strerror), nothing left behind. */
+static int write_cache(const coll_comm *c, const char *path, const coll_algo *a, uint64_t bytes, const int32_t *perm,
+		       double t_id, double t_best, char *why, size_t wlen)
 {
 	char tmp[1100];
 	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
 	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return;
+	if (!f) {
+		snprintf(why, wlen, "cannot write the cache %s: %s", tmp, strerror(errno));
+		return -1;
+	}
 	fprintf(f, "# coll rank order for plan set %s, %s at %llu bytes, %d ranks (keyed by the host list)\n",
 		c->plans->name, a->name, (unsigned long long)bytes, c->n);
 	fprintf(f, "# predicted %.6g s in the identity order, %.6g s in this one\nperm", t_id, t_best);
 	for (int i = 0; i < c->n; i++)
 		fprintf(f, " %d", perm[i]);
 	fprintf(f, "\n");
-	if (fclose(f) == 0)
-		rename(tmp, path);
-	else
+	if (ferror(f) | (fclose(f) != 0)) {
+		snprintf(why, wlen, "cannot write the cache %s: %s", tmp, strerror(errno ? errno : EIO));
 		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) != 0) {
+		snprintf(why, wlen, "cannot write the cache %s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }
 
 /* Rank 0: search the probe for a's best order. */
@@ -464,10 +488,14 @@ static int at_init(coll_comm *c, bool reprobe)
 	int32_t *msg = calloc((size_t)n + 1, sizeof *msg);
 	if (!msg)
 		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
-	char path[1100] = "";
+	char path[1100] = "", why[1300] = "";
 	int have_path = 0;
 	if (c->rank == 0) {
-		have_path = cache_path(c, a, bytes, path, sizeof path) == 0;
+		int cp = cache_path(c, a, bytes, path, sizeof path, why, sizeof why);
+		have_path = cp == 0;
+		/* a cache that cannot be used: said, and the start goes on without it */
+		if (cp < 0 && verbose)
+			fprintf(stderr, "coll: reorder at init: %s; going on without the cache\n", why);
 		if (have_path && !reprobe && read_cache(path, n, msg + 1) == 0)
 			msg[0] = 1;
 	}
@@ -505,10 +533,15 @@ static int at_init(coll_comm *c, bool reprobe)
 	if (rc == COLL_OK && !msg[0])
 		rc = rt_err(c, COLL_ERR_ABORTED, "reorder at init: rank 0 could not choose an order");
 	if (rc == COLL_OK) {
-		if (c->rank == 0 && have_path)
-			write_cache(c, path, a, bytes, msg + 1, t_id, t_best);
-		rc = set_order(c, msg + 1, "probed at init%s%s", have_path && c->rank == 0 ? ", cached in " : "",
-			       have_path && c->rank == 0 ? path : "");
+		/* the order's source says "cached in" only for a cache written */
+		bool cached = false;
+		if (c->rank == 0 && have_path) {
+			cached = write_cache(c, path, a, bytes, msg + 1, t_id, t_best, why, sizeof why) == 0;
+			if (!cached && verbose)
+				fprintf(stderr, "coll: reorder at init: %s; going on without the cache\n", why);
+		}
+		rc = set_order(c, msg + 1, "probed at init%s%s", cached ? ", cached in " : why[0] ? "; not cached: " : "",
+			       cached ? path : why[0] ? why : "");
 		if (verbose) {
 			fprintf(stderr, "coll: reorder at init: %s for %s at %llu bytes: probed in %.3f s (ping-pongs %.3f s, "
 				"exchanges %.3f s, uplinks %.3f s), chose in %.3f s%s; predicted %.4g s -> %.4g s; order",
