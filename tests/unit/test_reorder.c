@@ -618,6 +618,33 @@ static void test_files(void)
 		      "bad file %zu: want \"%s\", got \"%s\"", i, bad[i].want, rc ? err.msg : "(accepted)");
 	}
 	unlink(path);
+	/* a model built by typed calls outside the model's range (link_set
+	 * checks nothing): the search refuses it, the models do not print
+	 * inf, and no order with a -1 in it is ever handed back */
+	{
+		ir_sched *s = gen_ring(4);
+		cost_plan *p = plan(s);
+		link_matrix(&lm, 4, 1e-6, 1e9, &err);
+		for (int i = 0; i < 4; i++)
+			for (int j = 0; j < 4; j++)
+				if (i != j)
+					link_set(&lm, i, j, 1e308, 1e9);
+		reorder_opts o = { .bytes = 1 << 20, .seed = 1 };
+		reorder_result res;
+		check(reorder_search(p, &lm, &o, &res, &err) == -1 && strstr(err.msg, "pair 0 -> 1: latency 1e+308 s out of range"),
+		      "search on infinite costs: %s", err.msg);
+		reorder_result_free(&res);
+		cost_params q = { .bytes = 1 << 20, .links = &lm, .straggler = -1, .segments = 1 };
+		cost_result r = { 0 };
+		check(cost_rounds(p, &q, &r, &err) == -1 && strstr(err.msg, "not a finite number"), "rounds on infinite costs: %s",
+		      err.msg);
+		int rc = cost_sim_time(p, &q, &r, &err);
+		check(rc == -1 ? strstr(err.msg, "not a finite number") != NULL : isfinite(r.time) && isfinite(r.busbw),
+		      "sim on infinite costs: %s", rc ? err.msg : "inf");
+		link_free(&lm);
+		cost_plan_free(p);
+		ir_free(s);
+	}
 	/* permutations */
 	int32_t *perm;
 	int k;
