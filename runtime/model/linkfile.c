@@ -160,6 +160,8 @@ static void fmt_rank(char *b, size_t len, int r)
  * (`*` included): -1 with the error there, else 0.  Sorts ents. */
 static int pairs_twice(entry *ents, int nents, const char *path, link_error *err)
 {
+	if (nents < 2)
+		return 0;   /* (and qsort is not to be given a null array) */
 	qsort(ents, (size_t)nents, sizeof *ents, cmp_entry);
 	int at = -1;
 	for (int k = 1; k < nents; k++)
