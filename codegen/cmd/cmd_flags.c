@@ -18,6 +18,9 @@
  * --max-memory: collc.c takes them out first), collc's own usage, and the
  * two error printers the layer shares.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -63,12 +66,40 @@ int cmd_link_error(const link_error *e)
 
 /* --- values ------------------------------------------------------------------ */
 
+/* A decimal integer at the start of v: an optional sign, then digits, no
+ * blank before them (strtoll would skip one).  Its end, or NULL when v
+ * does not start with one or it does not fit a long long (ERANGE: strtoll
+ * would have clamped it and said nothing). */
+static const char *read_integer(const char *v, long long *x)
+{
+	const char *p = v + (*v == '-' || *v == '+');
+	size_t k = strspn(p, "0123456789");
+	if (k == 0)
+		return NULL;
+	errno = 0;
+	*x = strtoll(v, NULL, 10);
+	return errno == ERANGE ? NULL : p + k;
+}
+
+/* Every integer flag's value: all of v an integer (read_integer: no
+ * blank, fraction, unit or trailing text) in lo..hi, into *out; else
+ * "FLAG needs an integer in LO..HI, found 'V'" and 2.  A number beyond
+ * the type is out of the range too, and said the same way. */
+static int parse_integer(const char *flag, const char *v, long long lo, long long hi, long long *out)
+{
+	long long x = 0;
+	const char *end = read_integer(v, &x);
+	if (!end || *end || x < lo || x > hi)
+		return cmd_usage_error("%s needs an integer in %lld..%lld, found '%s'", flag, lo, hi, v);
+	*out = x;
+	return 0;
+}
+
 static int parse_int(const char *flag, const char *v, long lo, long hi, int *out)
 {
-	char *end;
-	long x = strtol(v, &end, 10);
-	if (end == v || *end || x < lo || x > hi)
-		return cmd_usage_error("%s needs an integer in %ld..%ld, found '%s'", flag, lo, hi, v);
+	long long x = 0;
+	if (parse_integer(flag, v, lo, hi, &x))
+		return 2;
 	*out = (int)x;
 	return 0;
 }
@@ -81,6 +112,19 @@ static int parse_real(const char *v, double *out)
 {
 	link_error err;
 	return v[strcspn(v, " \t\n\v\f\r")] || link_parse_number(v, out, &err) ? -1 : 0;
+}
+
+/* A size, time or bandwidth flag's value (units.h): a blank before or
+ * after it, which the units reader skips as a file's layout, is refused
+ * here for the same reason as in parse_real (a blank between the number
+ * and its unit, "1 GiB", is still the unit's spelling).  0, or 2 after
+ * "FLAG: bad value 'V': ...". */
+static int check_blanks(const char *flag, const char *v)
+{
+	size_t len = strlen(v);
+	if (len && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[len - 1])))
+		return cmd_usage_error("%s: bad value '%s': a blank before or after it", flag, v);
+	return 0;
 }
 
 /* The values a row's own function reads: 0, or the exit status after a
@@ -119,6 +163,8 @@ static int set_size(cmd_opts *o, const char *v)
 	link_error err;
 	if (o->ns == 64)
 		return cmd_usage_error("too many -s");
+	if (check_blanks("-s", v))
+		return 2;
 	if (link_parse_size(v, &o->s_size[o->ns], &err))
 		return cmd_usage_error("-s: %s", err.msg);
 	o->ns++;
@@ -128,7 +174,7 @@ static int set_size(cmd_opts *o, const char *v)
 static int set_factor(cmd_opts *o, const char *v)
 {
 	if (parse_real(v, &o->f) || !(o->f > 1) || o->f > 1e6)
-		return cmd_usage_error("-f needs a factor > 1, found '%s'", v);
+		return cmd_usage_error("-f needs a factor in (1, 1000000], found '%s'", v);
 	return 0;
 }
 
@@ -137,6 +183,8 @@ static int set_rank_bw(cmd_opts *o, const char *v)
 	link_error err;
 	if (strcmp(v, "none") == 0)
 		o->rank_bw = 0;
+	else if (check_blanks("--rank-bw", v))
+		return 2;
 	else if (link_parse_bw(v, &o->rank_bw, &err))
 		return cmd_usage_error("--rank-bw: %s (or 'none')", err.msg);
 	return 0;
@@ -167,21 +215,23 @@ static int set_perm(cmd_opts *o, const char *v)
 	return 0;
 }
 
+/* the one unsigned flag: parse_integer's rules (digits, nothing else)
+ * for an unsigned long long, which strtoull alone would wrap from "-1" */
 static int set_seed(cmd_opts *o, const char *v)
 {
-	char *end;
-	o->seed = strtoull(v, &end, 10);
-	if (end == v || *end)
-		return cmd_usage_error("--seed needs a non-negative integer, found '%s'", v);
+	const char *p = v + (*v == '+');
+	errno = 0;
+	if (!*p || p[strspn(p, "0123456789")] || (o->seed = strtoull(p, NULL, 10), errno == ERANGE))
+		return cmd_usage_error("--seed needs an integer in 0..%llu, found '%s'", ULLONG_MAX, v);
 	return 0;
 }
 
 static int set_moves(cmd_opts *o, const char *v)
 {
-	char *end;
-	o->moves = strtol(v, &end, 10);
-	if (end == v || *end || o->moves < 1)
-		return cmd_usage_error("--moves needs a positive integer, found '%s'", v);
+	long long m = 0;
+	if (parse_integer("--moves", v, 1, LONG_MAX, &m))
+		return 2;
+	o->moves = (long)m;
 	return 0;
 }
 
@@ -240,10 +290,9 @@ static int set_model(cmd_opts *o, const char *v)
 static int set_max_steps(cmd_opts *o, const char *v)
 {
 	(void)o;
-	char *end;
-	long long m = strtoll(v, &end, 10);
-	if (end == v || *end || m < 1)
-		return cmd_usage_error("--max-steps needs a positive integer, found '%s'", v);
+	long long m = 0;
+	if (parse_integer("--max-steps", v, 1, LLONG_MAX, &m))
+		return 2;
 	drv_max_steps = m;
 	return 0;
 }
@@ -252,26 +301,17 @@ static int set_max_steps(cmd_opts *o, const char *v)
  * o's nlo, nhi and nstep (0: none given): 0, or -1. */
 static int parse_n_range(const char *v, bool step, cmd_opts *o)
 {
-	char *end;
-	long lo = strtol(v, &end, 10), hi = 0;
-	int k = 0;
-	if (end != v && strncmp(end, "..", 2) == 0) {
-		const char *t = end + 2;
-		hi = strtol(t, &end, 10);
-		if (end == t)
-			hi = 0;
-	}
-	if (step && *end == ':') {
-		const char *t = end + 1;
-		k = (int)strtol(t, &end, 10);
-		if (end == t || k < 1)
-			k = -1;
-	}
-	if (*end || lo < 1 || hi < lo || hi > 65536 || k < 0)
+	long long lo, hi, k = 0;
+	const char *end = read_integer(v, &lo);
+	if (!end || strncmp(end, "..", 2) != 0 || !(end = read_integer(end + 2, &hi)))
+		return -1;
+	if (step && *end == ':' && (!(end = read_integer(end + 1, &k)) || k < 1 || k > 65536))
+		return -1;
+	if (*end || lo < 1 || hi < lo || hi > 65536)
 		return -1;
 	o->nlo = (int)lo;
 	o->nhi = (int)hi;
-	o->nstep = k;
+	o->nstep = (int)k;
 	return 0;
 }
 
@@ -279,7 +319,8 @@ static int parse_n_range(const char *v, bool step, cmd_opts *o)
 static int set_n_sweep(cmd_opts *o, const char *v)
 {
 	if (parse_n_range(v, true, o))
-		return cmd_usage_error("--n-range needs A..B (or A..B:K) with 1 <= A <= B, found '%s'", v);
+		return cmd_usage_error("--n-range needs A..B or A..B:K with 1 <= A <= B <= 65536 and "
+				       "1 <= K <= 65536, found '%s'", v);
 	return 0;
 }
 
@@ -295,7 +336,7 @@ static int set_n_one(cmd_opts *o, const char *v)
 static int set_n_range(cmd_opts *o, const char *v)
 {
 	if (parse_n_range(v, false, o))
-		return cmd_usage_error("--n-range needs A..B with 1 <= A <= B, found '%s'", v);
+		return cmd_usage_error("--n-range needs A..B with 1 <= A <= B <= 65536, found '%s'", v);
 	return 0;
 }
 
@@ -324,11 +365,11 @@ static int set_kind(cmd_opts *o, const char *v)
 static int set_max_errors(cmd_opts *o, const char *v)
 {
 	(void)o;
-	char *end;
-	long m = v ? strtol(v, &end, 10) : -1;
-	if (!v || end == v || *end || m < 0 || m > 1000000)
-		return cmd_usage_error("--max-errors needs an integer in 0..1000000 (0: no limit), found '%s'",
-				       v ? v : "");
+	long long m = 0;
+	if (!v)
+		return cmd_usage_error("--max-errors needs a value");
+	if (parse_integer("--max-errors", v, 0, 1000000, &m))
+		return 2;
 	diag_max_errors = (int)m;
 	return 0;
 }
@@ -338,6 +379,8 @@ static int set_max_memory(cmd_opts *o, const char *v)
 	(void)o;
 	double b;
 	link_error err;
+	if (v && check_blanks("--max-memory", v))
+		return 2;
 	if (!v || link_parse_size(v, &b, &err) != 0)
 		return cmd_usage_error("--max-memory: %s", v ? err.msg : "needs a size such as 4GiB");
 	mem_limit = (size_t)b;
@@ -730,15 +773,21 @@ static int set_flag(const cmd_flag *f, cmd_opts *o, const char *v)
 		rc = parse_int(f->name, v, f->lo, f->hi, (int *)at);
 		break;
 	case FV_SIZE:
-		if (link_parse_size(v, (double *)at, &err))
+		if (check_blanks(f->name, v))
+			rc = 2;
+		else if (link_parse_size(v, (double *)at, &err))
 			rc = cmd_usage_error("%s: %s", f->name, err.msg);
 		break;
 	case FV_TIME:
-		if (link_parse_time(v, (double *)at, &err))
+		if (check_blanks(f->name, v))
+			rc = 2;
+		else if (link_parse_time(v, (double *)at, &err))
 			rc = cmd_usage_error("%s: %s", f->name, err.msg);
 		break;
 	case FV_BW:
-		if (link_parse_bw(v, (double *)at, &err))
+		if (check_blanks(f->name, v))
+			rc = 2;
+		else if (link_parse_bw(v, (double *)at, &err))
 			rc = cmd_usage_error("%s: %s", f->name, err.msg);
 		break;
 	case FV_STR:
