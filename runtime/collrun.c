@@ -36,9 +36,11 @@
 #define _GNU_SOURCE
 #endif
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <math.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -95,23 +97,89 @@ static int known_transport(const char *t)
 
 static void usage(FILE *f)
 {
+	/* one flag a line, two blanks before it and two after, its range in
+	 * the text: tests/harden_flags.test reads the flags from here */
 	fprintf(f, "usage: collrun -np N [--netns FMT] [--addr HOST[:PORT]] [--timeout S] [--grace S]\n"
 	           "               [--transport T] [--no-prefix] [--] prog [args...]\n"
 	           "       collrun --transports\n"
 	           "Starts N ranks of prog with COLL_RANK, COLL_NRANKS, COLL_ADDR and COLL_SECRET set.\n"
-	           "  -np N, -n N     number of ranks (-n as mpirun takes it; collbench's own -n is its\n"
-	           "                  iterations, after prog)\n"
+	           "  -np N, -n N     number of ranks, 1..65536 (-n as mpirun takes it; collbench's own -n\n"
+	           "                  is its iterations, after prog)\n"
 	           "  --netns FMT     run rank r in network namespace sprintf(FMT, r), e.g. h%%d\n"
 	           "                  (FMT has exactly one %%d; the namespaces must exist: ip netns add)\n"
-	           "  --addr A        rendezvous address of rank 0 (default 127.0.0.1:<free port>;\n"
-	           "                  with --netns, rank 0's first non-loopback IPv4 address in its\n"
-	           "                  namespace and a port free there)\n"
-	           "  --timeout S     kill everything after S seconds (exit 124)\n"
-	           "  --grace S       after a rank fails, wait S s before killing the rest (default 5)\n"
+	           "  --addr A        rendezvous address of rank 0, HOST[:PORT] with PORT in 1..65535\n"
+	           "                  (default 127.0.0.1:<free port>; with --netns, rank 0's first\n"
+	           "                  non-loopback IPv4 address in its namespace and a port free there)\n"
+	           "  --timeout S     kill everything after S seconds, S > 0 (exit 124; default: never)\n"
+	           "  --grace S       after a rank fails, wait S s before killing the rest (S >= 0,\n"
+	           "                  default 5)\n"
 	           "  --transport T   set COLL_TRANSPORT for the ranks: auto or a name --transports lists\n"
 	           "  --no-prefix     do not prefix output lines with [rank]\n"
 	           "  --transports    list the transports libcollrt knows, one per line: name, BUILTIN or\n"
 	           "                  PLUGIN (in a library loaded when needed), what it is\n");
+}
+
+/* --- flag values ------------------------------------------------------------
+ * As collc's (codegen/cmd/cmd_flags.c): all of the text a number of the
+ * flag's kind, in its range, or a usage error that names the flag, the
+ * value and the range.  atoi and atof took "2abc" as 2, "abc" as 0 and
+ * "inf" as forever. */
+
+/* An integer, all of v (an optional sign, then digits: no blank, fraction
+ * or trailing text), in lo..hi: 0, or -1 after the error. */
+static int flag_int(const char *flag, const char *v, long long lo, long long hi, long long *out)
+{
+	const char *p = v + (*v == '-' || *v == '+');
+	size_t k = strspn(p, "0123456789");
+	long long x = 0;
+	errno = 0;
+	if (k)
+		x = strtoll(v, NULL, 10);
+	if (!k || p[k] || errno == ERANGE || x < lo || x > hi) {
+		fprintf(stderr, "collrun: error: %s needs an integer in %lld..%lld, found '%s'\n", flag, lo, hi, v);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+/* Seconds: a plain decimal number, all of v (strtod alone would also take
+ * blanks, "inf", "nan" and hex), finite, above 0 (or at 0 too when
+ * zero_ok): 0, or -1 after the error. */
+static int flag_seconds(const char *flag, const char *v, int zero_ok, double *out)
+{
+	char *end;
+	double x = 0;
+	int plain = (isdigit((unsigned char)v[0]) || v[0] == '.' || v[0] == '+' || v[0] == '-') && !strpbrk(v, "xXpP");
+	errno = 0;
+	if (plain)
+		x = strtod(v, &end);
+	if (!plain || *end || errno == ERANGE || !isfinite(x) || x < 0 || (x == 0 && !zero_ok)) {
+		fprintf(stderr, "collrun: error: %s needs a number of seconds %s 0, found '%s'\n", flag,
+		        zero_ok ? ">=" : ">", v);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+/* --addr's port, when it has one ("host:port", "[v6]:port"; the text
+ * after the last colon, as the bootstrap reads it): 0, or -1 after the
+ * error.  Port 0 would have rank 0 listen where no other rank can find it. */
+static int check_addr_port(const char *addr)
+{
+	const char *port = addr[0] == '[' ? strstr(addr, "]:") : strrchr(addr, ':');
+	if (!port)
+		return 0;
+	port += addr[0] == '[' ? 2 : 1;
+	size_t k = strspn(port, "0123456789");
+	long x = k && k <= 5 ? strtol(port, NULL, 10) : 0;
+	if (!k || port[k] || x < 1 || x > 65535) {
+		fprintf(stderr, "collrun: error: --addr '%s': the port must be an integer in 1..65535, found '%s'\n", addr,
+		        port);
+		return -1;
+	}
+	return 0;
 }
 
 static int free_port(void)
@@ -293,17 +361,31 @@ int main(int argc, char **argv)
 	double timeout = 0, grace = 5;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if ((!strcmp(a, "-np") || !strcmp(a, "-n")) && i + 1 < argc)
-			n = atoi(argv[++i]);
-		else if (!strcmp(a, "--netns") && i + 1 < argc)
+		long long x;
+		int takes = !strcmp(a, "-np") || !strcmp(a, "-n") || !strcmp(a, "--netns") || !strcmp(a, "--addr") ||
+		            !strcmp(a, "--timeout") || !strcmp(a, "--grace") || !strcmp(a, "--transport");
+		if (takes && i + 1 >= argc) {
+			fprintf(stderr, "collrun: error: %s needs a value\n", a);
+			return 2;
+		}
+		if (!strcmp(a, "-np") || !strcmp(a, "-n")) {
+			/* ranks are below 65536 on the wire (rt.h's late_rank) */
+			if (flag_int(a, argv[++i], 1, 65536, &x))
+				return 2;
+			n = (int)x;
+		} else if (!strcmp(a, "--netns"))
 			netns = argv[++i];
-		else if (!strcmp(a, "--addr") && i + 1 < argc)
+		else if (!strcmp(a, "--addr")) {
 			addr = argv[++i];
-		else if (!strcmp(a, "--timeout") && i + 1 < argc)
-			timeout = atof(argv[++i]);
-		else if (!strcmp(a, "--grace") && i + 1 < argc)
-			grace = atof(argv[++i]);
-		else if (!strcmp(a, "--transport") && i + 1 < argc)
+			if (check_addr_port(addr))
+				return 2;
+		} else if (!strcmp(a, "--timeout")) {
+			if (flag_seconds(a, argv[++i], 0, &timeout))
+				return 2;
+		} else if (!strcmp(a, "--grace")) {
+			if (flag_seconds(a, argv[++i], 1, &grace))
+				return 2;
+		} else if (!strcmp(a, "--transport"))
 			transport = argv[++i];
 		else if (!strcmp(a, "--no-prefix"))
 			prefix = 0;
