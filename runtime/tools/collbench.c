@@ -503,6 +503,9 @@ static int sizes(uint64_t *out, int max, size_t es, uint64_t per_count)
 	}
 	for (uint64_t b = opt.minb; b <= opt.maxb && k < max;) {
 		out[k++] = b;
+		/* past -e: done (a product beyond 2^64 would not convert) */
+		if (!opt.stepb && (double)b * opt.factor > (double)opt.maxb)
+			break;
 		uint64_t nb = opt.stepb ? b + opt.stepb : (uint64_t)((double)b * opt.factor);
 		if (nb <= b)
 			nb = b ? b + 1 : (opt.stepb ? opt.stepb : 1);
