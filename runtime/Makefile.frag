@@ -110,8 +110,9 @@ $(B)/collrun: $(B)/rt/runtime/collrun.o
 $(B)/collbench: $(patsubst %.c,$(B)/rt/%.o,$(RT_TOOLS)) $(B)/libcollrt.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
 
-# collprobe links the archive too: coll_probe is public API.
-$(B)/collprobe: $(B)/rt/runtime/tools/collprobe.o $(B)/libcollrt.a
+# collprobe links the archive too: coll_probe is public API; --bytes is
+# read against the units table, as collbench's sizes are.
+$(B)/collprobe: $(B)/rt/runtime/tools/collprobe.o $(B)/rt/runtime/model/units.o $(B)/libcollrt.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
 
 # The MPI plugin: compiled and linked by mpicc (with our compiler), one

@@ -16,46 +16,77 @@
  * the file (stdout without -o) and a summary on stderr.
  * Exit status: 0, 1 when probing failed, 2 on bad usage.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "coll.h"
+#include "units.h"
 
+/* One flag a line, two blanks before it and two after, its range in the
+ * text: tests/harden_flags.test reads the flags from here. */
 static void usage(FILE *f)
 {
 	fputs("usage: collrun -np N collprobe [-o FILE] [--pings K] [--bytes SIZE] [--reps R]\n"
 	      "                               [--directions] [--no-groups]\n"
 	      "Probe every pair of ranks over the job's transport and write a links file\n"
-	      "(collc --links, cluster `links`): latency = half the 10th percentile of K\n"
-	      "ping-pongs (default 20), bandwidth from SIZE-byte exchanges (default 1M; K M G\n"
-	      "suffixes), R per pair back to back, the median kept (default 3), pairs\n"
-	      "probed concurrently in n-1 matchings; then groups of ranks (racks) and each\n"
-	      "group's uplink.\n"
+	      "(collc --links, cluster `links`): latency from ping-pongs, bandwidth from\n"
+	      "exchanges, pairs probed concurrently in n-1 matchings; then groups of ranks\n"
+	      "(racks) and each group's uplink.\n"
 	      "  -o FILE        write the file there (rank 0), else stdout\n"
+	      "  --pings K      ping-pongs per pair (1..100000, default 20); the latency is half\n"
+	      "                 the 10th percentile of their times\n"
+	      "  --bytes SIZE   the bandwidth exchanges' size (1K..1G, default 1M; K M G = KiB\n"
+	      "                 MiB GiB, KB MB GB = powers of ten)\n"
+	      "  --reps R       exchanges per pair back to back, the median kept (1..1000,\n"
+	      "                 default 3)\n"
 	      "  --directions   keep each direction's numbers (default: a pair's cost is its\n"
 	      "                 larger direction's, as the rank-reordering paper does)\n"
 	      "  --no-groups    per-pair costs only\n", f);
 }
 
-static double parse_size(const char *s)
+/* --- flag values ------------------------------------------------------------
+ * As every tool's (codegen/cmd/cmd_flags.c): all of the text a number of
+ * the flag's kind, in its range, or a usage error naming the flag, the
+ * value and the range.  atoi took "2abc" as 2; strtod skipped blanks and
+ * read "inf". */
+
+/* An integer (an optional sign, then digits, nothing else) in lo..hi:
+ * 0, or -1 after the error. */
+static int int_flag(const char *flag, const char *v, long long lo, long long hi, int *out)
 {
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || v <= 0)
+	const char *p = v + (*v == '-' || *v == '+');
+	size_t k = strspn(p, "0123456789");
+	long long x = 0;
+	errno = 0;
+	if (k)
+		x = strtoll(v, NULL, 10);
+	if (!k || p[k] || errno == ERANGE || x < lo || x > hi) {
+		fprintf(stderr, "collprobe: error: %s needs an integer in %lld..%lld, found '%s'\n", flag, lo, hi, v);
 		return -1;
-	if (*end == 'K' || *end == 'k')
-		v *= 1024, end++;
-	else if (*end == 'M')
-		v *= 1048576, end++;
-	else if (*end == 'G')
-		v *= 1073741824, end++;
-	if (*end == 'i')
-		end++;
-	if (*end == 'B')
-		end++;
-	return *end ? -1 : v;
+	}
+	*out = (int)x;
+	return 0;
+}
+
+/* A size in bytes against the one table of units (units.h: K M G =
+ * KiB MiB GiB, KB MB GB = powers of ten, B), no blank before or after
+ * it, in lo..hi bytes: 0, or -1 after the error. */
+static int size_flag(const char *flag, const char *v, double lo, double hi, size_t *out)
+{
+	double b = 0;
+	size_t len = strlen(v);
+	link_error err;
+	if (!len || isspace((unsigned char)v[0]) || isspace((unsigned char)v[len - 1]) || link_parse_size(v, &b, &err) ||
+	    b < lo || b > hi) {
+		fprintf(stderr, "collprobe: error: %s needs a size from 1K to 1G (1KiB..1GiB), found '%s'\n", flag, v);
+		return -1;
+	}
+	*out = (size_t)b;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -64,36 +95,32 @@ int main(int argc, char **argv)
 	coll_probe_config cfg = COLL_PROBE_CONFIG_INIT;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		int takes = strcmp(a, "-o") == 0 || strcmp(a, "--pings") == 0 || strcmp(a, "--reps") == 0 ||
+		            strcmp(a, "--bytes") == 0;
+		if (takes && i + 1 >= argc) {
+			fprintf(stderr, "collprobe: error: %s needs a value\n", a);
+			return 2;
+		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return 0;
-		} else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
+		} else if (strcmp(a, "-o") == 0) {
 			out = argv[++i];
-		} else if (strcmp(a, "--pings") == 0 && i + 1 < argc) {
-			cfg.pings = atoi(argv[++i]);
-			if (cfg.pings < 1 || cfg.pings > 100000) {
-				fprintf(stderr, "collprobe: error: --pings needs 1..100000\n");
+		} else if (strcmp(a, "--pings") == 0) {
+			if (int_flag(a, argv[++i], 1, 100000, &cfg.pings))
 				return 2;
-			}
-		} else if (strcmp(a, "--reps") == 0 && i + 1 < argc) {
-			cfg.reps = atoi(argv[++i]);
-			if (cfg.reps < 1 || cfg.reps > 1000) {
-				fprintf(stderr, "collprobe: error: --reps needs 1..1000\n");
+		} else if (strcmp(a, "--reps") == 0) {
+			if (int_flag(a, argv[++i], 1, 1000, &cfg.reps))
 				return 2;
-			}
-		} else if (strcmp(a, "--bytes") == 0 && i + 1 < argc) {
-			double b = parse_size(argv[++i]);
-			if (b < 1024 || b > 1073741824.0) {
-				fprintf(stderr, "collprobe: error: --bytes needs a size from 1K to 1G, found '%s'\n", argv[i]);
+		} else if (strcmp(a, "--bytes") == 0) {
+			if (size_flag(a, argv[++i], 1024, 1073741824.0, &cfg.bytes))
 				return 2;
-			}
-			cfg.bytes = (size_t)b;
 		} else if (strcmp(a, "--directions") == 0) {
 			cfg.directions = 1;
 		} else if (strcmp(a, "--no-groups") == 0) {
 			cfg.groups = 0;
 		} else {
-			fprintf(stderr, "collprobe: error: unknown or incomplete option '%s' (see --help)\n", a);
+			fprintf(stderr, "collprobe: error: unknown option '%s' (see --help)\n", a);
 			return 2;
 		}
 	}
