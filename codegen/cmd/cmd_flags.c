@@ -226,6 +226,20 @@ static int set_seed(cmd_opts *o, const char *v)
 	return 0;
 }
 
+/* a search limit of 0 would be none at all, not "no limit": it was read
+ * as the default, 10 s, without a word */
+static int set_time_limit(cmd_opts *o, const char *v)
+{
+	link_error err;
+	if (check_blanks("--time-limit", v))
+		return 2;
+	if (link_parse_time(v, &o->time_limit, &err))
+		return cmd_usage_error("--time-limit: %s", err.msg);
+	if (!(o->time_limit > 0))
+		return cmd_usage_error("--time-limit: bad time '%s': must be positive", v);
+	return 0;
+}
+
 static int set_moves(cmd_opts *o, const char *v)
 {
 	long long m = 0;
@@ -508,7 +522,7 @@ static const cmd_flag
 	f_ranges_only = { "--ranges-only", NULL, SWITCH(ranges_only),
 			  .help = "the size ranges alone, without the critical-delay search" },
 	/* reorder */
-	f_time_limit = { "--time-limit", "T", VALUE(FV_TIME, time_limit),
+	f_time_limit = { "--time-limit", "T", FN(set_time_limit),
 			 .help = "stop searching after T (default 10s; a cut search is reported)" },
 	f_seed = { "--seed", "K", FN(set_seed),
 		   .help = "annealing's random seed (default 1): same seed, same answer" },

@@ -86,7 +86,7 @@ typedef struct {
 	int32_t *perm;         /* --perm: the rank order to cost (schedule rank -> physical), NULL: identity */
 	int nperm;
 	/* reorder */
-	double time_limit;     /* --time-limit, seconds (0: none) */
+	double time_limit;     /* --time-limit, seconds (0: not given, the default 10 s) */
 	unsigned long long seed;   /* --seed */
 	long moves;            /* --moves (0: the default) */
 	double effort;         /* --effort (0: the default, 1) */
