@@ -332,7 +332,8 @@ void cb_parse_args(int argc, char **argv)
 			opt.maxb = size_arg(a, NEXT(), 0);
 		} else if (strcmp(a, "--counts") == 0) {
 			char buf[1024];
-			snprintf(buf, sizeof buf, "%s", NEXT());
+			const char *v = NEXT();
+			snprintf(buf, sizeof buf, "%s", v);
 			opt.ncounts = 0;
 			for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 				if (opt.ncounts == 64)
@@ -343,7 +344,7 @@ void cb_parse_args(int argc, char **argv)
 				opt.ncounts++;
 			}
 			if (!opt.ncounts)
-				cb_usage_error("empty list for --counts");
+				cb_usage_error("bad value '%s' for --counts (expected a comma list of counts in 0..1e18)", v);
 		} else if (strcmp(a, "-a") == 0 || strcmp(a, "--algo") == 0) {
 			opt.algo = NEXT();
 		} else if (strcmp(a, "-D") == 0) {
@@ -355,8 +356,11 @@ void cb_parse_args(int argc, char **argv)
 			opt.sym = NEXT();
 		} else if (strcmp(a, "--device") == 0) {
 			opt.device = 1;
-			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
-				opt.gpu = (int)int_arg(a, argv[++i], 0, INT_MAX);   /* the optional GPU index */
+			const char *g = i + 1 < argc ? argv[i + 1] : "";
+			if (isdigit((unsigned char)g[*g == '-' || *g == '+']))
+				/* the optional GPU index: what starts as a number (signed
+				 * too: "-1" is a bad index, not an unknown option) */
+				opt.gpu = (int)int_arg(a, argv[++i], 0, INT_MAX);
 		} else if (strcmp(a, "-t") == 0 || strcmp(a, "--collective") == 0) {
 			const char *v = NEXT();
 			if (parse_kind(v, &opt.kind))
