@@ -934,10 +934,10 @@ static int finish_costs(cmd_opts *o)
 	 * assumption) unless told otherwise; a matrix says what it knows
 	 * about sharing (its rank-bw line, its segments), so there links stay
 	 * as the file has them by default. */
-	if (o->have_rank_bw)
-		link_set_rank_bw(&o->links, o->rank_bw, NULL);
-	else if (!o->links_path)
-		link_set_rank_bw(&o->links, o->have_bw ? o->bw : 450e9, NULL);
+	if (o->have_rank_bw && link_set_rank_bw(&o->links, o->rank_bw, &err))
+		return cmd_usage_error("--rank-bw: %s", err.msg);
+	else if (!o->have_rank_bw && !o->links_path)
+		link_set_rank_bw(&o->links, o->have_bw ? o->bw : 450e9, NULL);   /* --bw's range is the same */
 	/* Jitter draws flow weights, which only alpha-fair sharing takes; say
 	 * so rather than ignore the flag. */
 	if ((o->jitter > 0 || o->jitter_samples > 0) &&
