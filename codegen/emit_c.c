@@ -145,6 +145,68 @@ static FILE *open_out(const char *dir, const char *name, const char *suffix, cha
  * and algorithms' names) or in comments (the host transport, a policy's
  * name) must be an identifier: the front end makes them so, and this
  * stops a generator from writing anything else.  0, or -1 with an error. */
+/* A generated name and who it belongs to. */
+typedef struct {
+	char name[300];
+	int algo;   /* index into c->algos, -1: the cluster's */
+} gen_name;
+
+static int cmp_gen_name(const void *a, const void *b)
+{
+	return strcmp(((const gen_name *)a)->name, ((const gen_name *)b)->name);
+}
+
+/* Every name the emitters give a table must be one table's: an algorithm
+ * labelled ring_rank0 beside ring would make two allreduce_ring_rank0, and
+ * a cluster named allreduce with an algorithm labelled algos two
+ * allreduce_algos, and gcc would say so in words about the generated
+ * file.  Say it here, naming both. */
+static int check_collisions(const libplan *c)
+{
+	static const char *const cluster_sfx[] = {"algos", "choices", "crit", "init", "perm", "plans", "policy",
+						  "gpu", "gpu_algos", "gpu_choices", "gpu_init", "gpu_plans", "fns"};
+	int ncl = (int)(sizeof cluster_sfx / sizeof cluster_sfx[0]);
+	size_t cap = (size_t)ncl, k = 0;
+	for (int i = 0; i < c->nalgos; i++)
+		cap += 2 + (size_t)c->algos[i].s->n;
+	gen_name *v = xcalloc(cap, sizeof *v);
+	for (int j = 0; j < ncl; j++, k++) {
+		snprintf(v[k].name, sizeof v[k].name, "%s_%s", c->d->name, cluster_sfx[j]);
+		v[k].algo = -1;
+	}
+	for (int i = 0; i < c->nalgos; i++) {
+		char id[256];
+		ident(id, sizeof id, &c->algos[i]);
+		for (int r = -2; r < c->algos[i].s->n; r++, k++) {
+			if (r == -2)
+				snprintf(v[k].name, sizeof v[k].name, "%s", id);
+			else if (r == -1)
+				snprintf(v[k].name, sizeof v[k].name, "%s_ranks", id);
+			else
+				snprintf(v[k].name, sizeof v[k].name, "%s_rank%d", id, r);
+			v[k].algo = i;
+		}
+	}
+	qsort(v, k, sizeof *v, cmp_gen_name);
+	int rc = 0;
+	for (size_t j = 1; j < k && rc == 0; j++) {
+		if (strcmp(v[j - 1].name, v[j].name) != 0 || v[j - 1].algo == v[j].algo)
+			continue;
+		const gen_name *a = v[j - 1].algo < 0 ? &v[j - 1] : &v[j], *b = a == &v[j] ? &v[j - 1] : &v[j];
+		if (a->algo < 0)
+			diag_tool_error("cluster '%s': its algorithm '%s' and the cluster itself would both name the generated "
+					"table %s; rename the algorithm or the cluster", c->d->name, c->algos[b->algo].label,
+					a->name);
+		else
+			diag_tool_error("cluster '%s': algorithms '%s' and '%s' would both name the generated table %s; "
+					"rename one", c->d->name, c->algos[a->algo].label, c->algos[b->algo].label, a->name);
+		diag_errors++;
+		rc = -1;
+	}
+	free(v);
+	return rc;
+}
+
 int emit_check_names(const libplan *c, const char *host)
 {
 	const char *bad = NULL;
@@ -157,13 +219,14 @@ int emit_check_names(const libplan *c, const char *host)
 	for (int i = 0; i < c->nalgos && !bad; i++)
 		if (!emit_is_ident(c->algos[i].label))
 			bad = c->algos[i].label;
-	if (!bad)
-		return 0;
-	char *q = emit_cstr(bad);
-	diag_tool_error("internal error: cannot generate C for the name %s, which is no C identifier", q);
-	free(q);
-	diag_errors++;
-	return -1;
+	if (bad) {
+		char *q = emit_cstr(bad);
+		diag_tool_error("internal error: cannot generate C for the name %s, which is no C identifier", q);
+		free(q);
+		diag_errors++;
+		return -1;
+	}
+	return check_collisions(c);
 }
 
 int emit_c(const libplan *c, const char *host, const char *dir, const char *source)
