@@ -96,6 +96,24 @@
  * ever receives from the other.  A failure is told to every peer
  * (tp->abort) with its words, and a timeout or abort names any rank on
  * this host that is stopped (rt_stopped_ranks).
+ *
+ * Agreement on rooted calls (broadcast, reduce): there the headers alone
+ * do not suffice.  In a collective whose every output depends on every
+ * rank's input (allreduce, reduce_scatter, allgather, alltoall) a rank
+ * that finishes has applied, directly or through ranks that checked them
+ * in turn, a message of every rank, so all agreed with it; a rank that
+ * disagrees is named where its message arrives and the abort reaches the
+ * others.  A broadcast's root receives nothing and a reduce's leaves
+ * nothing, so ranks that disagreed on the root returned success (and the
+ * next call blamed "different sequences of calls"), or each believed
+ * itself the root and waited for the other until the timeout, naming no
+ * root.  So in a rooted call every rank also sends every other rank its
+ * arguments first (a bare header, round -1: the "fingerprint") and
+ * finishes only once it has checked all of theirs: every rank names the
+ * difference itself, at once, and none can succeed while another fails.
+ * It costs each rank n-1 header-only messages per rooted call and makes
+ * those calls wait for every rank's entry (as an allreduce always does);
+ * the other collectives carry nothing extra.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -152,6 +170,11 @@ typedef struct {
 	int nrounds, sgate, rgate;
 	int64_t *trace, t0;  /* COLL_TRACE_ROUNDS: per round first send, sends done, receives done (ns) */
 	long on_segs, on_sent;    /* received segments with a send on (nsend); of those, sent from the message */
+	/* Agreement (see above): fps[r] / fps[n + r] the fingerprint send to /
+	 * receive from rank r (NULL: no agreement this call); fp_left: the
+	 * receives not yet checked. */
+	rt_req *fps;
+	int fp_left;
 	int nt;              /* write final results past the cache (comm->nt_bytes) */
 } ex_state;
 
@@ -441,6 +464,101 @@ static int check_hdr(ex_state *e, const rt_req *q, const rt_xstep *x, int s)
 		return rt_err(c, COLL_ERR_PROTOCOL, "%s: message from rank %d has %u bytes, expected %llu", kn, from,
 		              h->len, (unsigned long long)(len * e->esz));
 	return COLL_OK;
+}
+
+/* --- agreement on rooted calls (see the file's header) ---------------------- */
+
+/* Send every other rank this call's fingerprint and ask for theirs:
+ * before any message of the plan, so that on every link, both ways, it is
+ * the call's first. */
+static int fp_post(ex_state *e)
+{
+	coll_comm *c = e->c;
+	int n = c->n, rc;
+	for (int r = 0; r < n; r++) {
+		if (r == c->rank)
+			continue;
+		rt_req *q = &e->fps[r];
+		rt_hdr *h = &q->hdr;
+		memset(h, 0, sizeof *h);
+		h->magic = RT_HDR_MAGIC;
+		h->seq = c->seq;
+		h->count = e->count;
+		h->algo_hash = e->p->hash;
+		h->kind = (uint8_t)e->kind;
+		h->dtype = (uint8_t)e->dt;
+		h->op = (uint8_t)e->op;
+		h->segmajor = (uint8_t)e->segmajor;
+		h->root = e->root;
+		h->round = h->chunk = h->seg = -1;
+		q->peer = r;
+		q->iov[0].iov_base = h;
+		q->iov[0].iov_len = sizeof *h;
+		q->iovcnt = 1;
+		if ((rc = c->tp->ops->post_send(c->tp, q)))
+			return rc;
+	}
+	for (int r = 0; r < n; r++) {
+		if (r == c->rank)
+			continue;
+		rt_req *q = &e->fps[n + r];
+		q->peer = r;
+		q->applied = -1;
+		if ((rc = c->tp->ops->post_recv(c->tp, q)))
+			return rc;
+		e->fp_left++;
+	}
+	return COLL_OK;
+}
+
+/* Check the fingerprints that arrived against our own call. */
+static int fp_check(ex_state *e, int *moved)
+{
+	coll_comm *c = e->c;
+	int n = c->n, rc;
+	for (int r = 0; r < n && e->fp_left; r++) {
+		rt_req *q = &e->fps[n + r];
+		if (r == c->rank || !q->done || q->applied == 1)
+			continue;
+		const rt_hdr *h = q->data;
+		if (q->len < sizeof *h)
+			return rt_err(c, COLL_ERR_PROTOCOL, "%s: malformed message from rank %d", coll_kind_name(e->kind), r);
+		if ((rc = check_call(e, h, r)))
+			return rc;
+		if (h->round != -1 || h->len || q->len != sizeof *h || q->pend)
+			return rt_err(c, COLL_ERR_PROTOCOL, "%s: rank %d sent data where the arguments of its call were due",
+			              coll_kind_name(e->kind), r);
+		c->tp->ops->release(c->tp, q);
+		q->applied = 1;
+		e->fp_left--;
+		*moved = 1;
+	}
+	return COLL_OK;
+}
+
+static int fp_sends_done(const ex_state *e)
+{
+	for (int r = 0; r < e->c->n; r++)
+		if (r != e->c->rank && !e->fps[r].done)
+			return 0;
+	return 1;
+}
+
+/* A peer's abort (rc ABORTED) may have arrived together with the
+ * fingerprint that shows why: then this rank names the difference itself,
+ * as every rank of a rooted call can. */
+static int fp_own_words(ex_state *e, int rc)
+{
+	coll_comm *c = e->c;
+	int moved = 0;
+	if (rc != COLL_ERR_ABORTED || !e->fp_left)
+		return rc;
+	char keep[sizeof c->err];
+	memcpy(keep, c->err, sizeof keep);
+	if (fp_check(e, &moved) == COLL_ERR_MISMATCH)
+		return COLL_ERR_MISMATCH;
+	memcpy(c->err, keep, sizeof keep);
+	return rc;
 }
 
 /* Count the segments of steps idx[lo, hi) (one peer's sends or receives)
@@ -774,6 +892,11 @@ static int apply_recvs(ex_state *e, ex_peer *pp, int *moved)
 static void describe_wait(ex_state *e, char *buf, size_t len)
 {
 	snprintf(buf, len, "nothing pending");
+	for (int r = 0; e->fps && r < e->c->n; r++)
+		if (r != e->c->rank && e->fps[e->c->n + r].applied != 1) {
+			snprintf(buf, len, "waiting for rank %d to enter the call", r);
+			return;
+		}
 	for (int i = 0; i < e->npeers; i++) {
 		ex_peer *pp = &e->peers[i];
 		for (int j = pp->rtail; j < pp->rhead; j++) {
@@ -810,7 +933,7 @@ static int peek_ranks(ex_state *e)
 		if (r == c->rank)
 			continue;
 		if ((rc = tp->ops->peek(tp, r, &h, &have)))
-			return rc;
+			return fp_own_words(e, rc);
 		if (!have || h.seq > c->seq)
 			continue;
 		if (h.seq < c->seq)
@@ -831,6 +954,8 @@ static int run_loop(ex_state *e)
 	int rc;
 	for (;;) {
 		int moved = 0;
+		if (e->fp_left && (rc = fp_check(e, &moved)))
+			return rc;
 		for (int i = 0; i < e->npeers; i++) {
 			ex_peer *pp = &e->peers[i];
 			moved |= reap_sends(e, pp);
@@ -838,7 +963,7 @@ static int run_loop(ex_state *e)
 			    (rc = post_recvs(e, pp, &moved)))
 				return rc;
 		}
-		if (e->sends_left == 0 && e->recvs_left == 0)
+		if (e->sends_left == 0 && e->recvs_left == 0 && (!e->fps || (!e->fp_left && fp_sends_done(e))))
 			return COLL_OK;
 		int64_t now = rt_now_ms();
 		if (moved)
@@ -861,7 +986,7 @@ static int run_loop(ex_state *e)
 				wait = (int)(c->timeout_ms - (now - last));
 		}
 		if ((rc = tp->ops->progress(tp, wait)))
-			return rc;
+			return fp_own_words(e, rc);
 	}
 }
 
@@ -909,7 +1034,13 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	e.rleft = e.sleft ? e.sleft + e.nrounds + 1 : NULL;
 	e.peers = calloc((size_t)(e.npeers ? e.npeers : 1), sizeof *e.peers);
 	size_t per_peer = (size_t)(e.ws + e.wr) * sizeof(rt_req);
-	reqmem = calloc((size_t)(e.npeers ? e.npeers : 1), per_peer);
+	size_t peer_bytes = (size_t)(e.npeers ? e.npeers : 1) * per_peer;
+	/* rooted calls: the agreement's requests after the peers' */
+	const coll_kind_info *ki = coll_kind_get(a->kind);
+	int agree = n > 1 && (ki->contrib == COLL_WHO_ROOT || ki->target == COLL_WHO_ROOT);
+	reqmem = calloc(1, peer_bytes + (agree ? (size_t)n * 2 * sizeof(rt_req) : 0));
+	if (reqmem && agree)
+		e.fps = (rt_req *)(reqmem + peer_bytes);
 	if (!e.rapp || !e.peers || !reqmem || !e.sleft) {
 		rc = rt_err(c, COLL_ERR_NOMEM, "out of memory");
 		goto out;
@@ -935,7 +1066,9 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 	if (c->trace_rounds)
 		e.trace = calloc((size_t)e.nrounds * 3 + 1, sizeof *e.trace);
 	e.t0 = rt_now_ns();
-	rc = n > 1 ? run_loop(&e) : COLL_OK;
+	rc = e.fps ? fp_post(&e) : COLL_OK;
+	if (rc == COLL_OK && n > 1)
+		rc = run_loop(&e);
 	if (e.trace) {
 		print_trace(&e);
 		free(e.trace);
@@ -961,6 +1094,9 @@ int rt_exec(coll_comm *c, const coll_algo *a, rt_prep *p, const void *sb, void *
 				if (q->done && q->applied != 1)
 					c->tp->ops->release(c->tp, q);
 			}
+		for (int r = 0; e.fps && r < n; r++)
+			if (r != c->rank && e.fps[n + r].done && e.fps[n + r].applied != 1)
+				c->tp->ops->release(c->tp, &e.fps[n + r]);
 	}
 out:
 	free(e.rapp);

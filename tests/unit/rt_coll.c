@@ -11,6 +11,10 @@
  *   rt_coll loop             1 MiB allreduces until one fails (at most 120 s), for the fault suite
  *   rt_coll order            the rank order in use (COLL_PERM, COLL_REORDER=probe, ...): every
  *                            rank's, allgathered, must be the same; prints it and its source
+ *   rt_coll rooted KIND      one broadcast or reduce (KIND) of RT_COLL_COUNT (1000) floats from
+ *                            root RT_COLL_ROOT (0) with op RT_COLL_OP (0: sum), each read per
+ *                            rank (-env), then an allreduce: how each ended, with the result
+ *                            checked; exit 3 when the rooted call failed
  *
  * Options before the mode, for tests/fault.test:
  *   -env R NAME=VALUE        set NAME=VALUE in rank R's environment (R: a rank or "all") before
@@ -469,6 +473,38 @@ static int order_test(void)
 	return ok ? 0 : 1;
 }
 
+/* Ranks that may disagree on a rooted call's root, count or op (set per
+ * rank with -env): every rank must end alike, a success with the right
+ * data or the mismatch named, never a success beside a failure. */
+static int rooted_test(const char *kind)
+{
+	int root = env_int("RT_COLL_ROOT", 0), count = env_int("RT_COLL_COUNT", 1000);
+	coll_op op = (coll_op)env_int("RT_COLL_OP", COLL_SUM);
+	int bcast = !strcmp(kind, "broadcast");
+	if (!bcast && strcmp(kind, "reduce")) {
+		fprintf(stderr, "rt_coll: rooted: want broadcast or reduce, not '%s'\n", kind);
+		return 2;
+	}
+	float *s = xmalloc((size_t)count * sizeof *s + 1), *r = xmalloc((size_t)count * sizeof *r + 1);
+	for (int i = 0; i < count; i++)
+		s[i] = (float)(rank + 1), r[i] = -1;
+	double t0 = now();
+	coll_result rc = bcast ? coll_broadcast(comm, s, r, (size_t)count, COLL_FLOAT, root)
+	                       : coll_reduce(comm, s, r, (size_t)count, COLL_FLOAT, op, root);
+	double t = now() - t0;
+	int bad = 0;
+	float want = bcast ? (float)(root + 1) : op == COLL_MAX ? (float)n : (float)n * (n + 1) / 2;
+	for (int i = 0; rc == COLL_OK && (bcast || rank == root) && i < count; i++)
+		bad += r[i] != want;
+	if (rc == COLL_OK)
+		printf("rank %d: %s root %d: ok after %.3f s, %d wrong\n", rank, kind, root, t, bad);
+	else
+		printf("rank %d: %s root %d: failed after %.3f s: %s: %s\n", rank, kind, root, t, coll_strerror(rc),
+		       coll_last_error(comm));
+	free(s), free(r);
+	return rc != COLL_OK ? 3 : bad ? 1 : 0;
+}
+
 /* Rank 1 comes to a barrier S seconds after init, the others at once:
  * their wait is bounded by COLL_TIMEOUT from when they began it, not by
  * the bootstrap's deadline (COLL_BOOT_TIMEOUT after init), however close
@@ -511,7 +547,7 @@ int main(int argc, char **argv)
 	}
 	if (a >= argc) {
 		fprintf(stderr, "usage: rt_coll [-env R NAME=VALUE]... sweep [-quick] | big | kill R | mismatch | badsecret | "
-		                "bench [MiB] | init | loop | order | late [S]\n");
+		                "bench [MiB] | init | loop | order | rooted KIND | late [S]\n");
 		return 2;
 	}
 	const char *mode = argv[a];
@@ -577,6 +613,8 @@ int main(int argc, char **argv)
 		status = loop_test();
 	else if (!strcmp(mode, "order"))
 		status = order_test();
+	else if (!strcmp(mode, "rooted"))
+		status = rooted_test(argc > 2 ? argv[2] : "");
 	else if (!strcmp(mode, "late"))
 		status = late_test(argc > 2 ? atof(argv[2]) : 3);
 	else {
