@@ -494,7 +494,7 @@ static int fp_post(ex_state *e)
 		q->peer = r;
 		q->iov[0].iov_base = h;
 		q->iov[0].iov_len = sizeof *h;
-		q->iovcnt = 1;
+		q->iovcnt = 2;   /* and no payload, as a segment of a count-0 call (the mpi transport wants both) */
 		if ((rc = c->tp->ops->post_send(c->tp, q)))
 			return rc;
 	}
@@ -544,14 +544,14 @@ static int fp_sends_done(const ex_state *e)
 	return 1;
 }
 
-/* A peer's abort (rc ABORTED) may have arrived together with the
- * fingerprint that shows why: then this rank names the difference itself,
- * as every rank of a rooted call can. */
+/* A peer's abort (rc ABORTED, or MISMATCH: rt_abort_code) may have
+ * arrived together with the fingerprint that shows why: then this rank
+ * names the difference itself, as every rank of a rooted call can. */
 static int fp_own_words(ex_state *e, int rc)
 {
 	coll_comm *c = e->c;
 	int moved = 0;
-	if (rc != COLL_ERR_ABORTED || !e->fp_left)
+	if (rc != rt_abort_code(rc) || !e->fp_left)
 		return rc;
 	char keep[sizeof c->err];
 	memcpy(keep, c->err, sizeof keep);
@@ -962,6 +962,10 @@ static int run_loop(ex_state *e)
 			if ((rc = apply_recvs(e, pp, &moved)) || (rc = issue_sends(e, pp, &moved)) ||
 			    (rc = post_recvs(e, pp, &moved)))
 				return rc;
+			/* sends the transport took at once count now: a rank whose
+			 * part is done returns without a progress() that could bring
+			 * a peer's abort of the next call */
+			moved |= reap_sends(e, pp);
 		}
 		if (e->sends_left == 0 && e->recvs_left == 0 && (!e->fps || (!e->fp_left && fp_sends_done(e))))
 			return COLL_OK;
