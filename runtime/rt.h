@@ -182,9 +182,11 @@ typedef struct rt_transport {
 	 * aborted), PROTOCOL, SYSTEM. */
 	int (*progress)(rt_tp *tp, int timeout_ms);
 	/* Tell every peer we failed with `code` (best effort, never blocks
-	 * long).  Their progress() then returns ABORTED.  Transports that can
-	 * carry words send tp->comm->err with it, and relay an abort they
-	 * heard (code ABORTED) as it came: origin rank, code and words. */
+	 * long).  Their progress() then returns rt_abort_code(code): ABORTED,
+	 * or MISMATCH for ranks that disagree on a call's arguments.
+	 * Transports that can carry words send tp->comm->err with it, and
+	 * relay an abort they heard (code ABORTED or MISMATCH) as it came:
+	 * origin rank, code and words. */
 	void (*abort)(rt_tp *tp, int code);
 	/* Free everything; pending requests are dropped.  Never fails. */
 	void (*close)(rt_tp *tp);
@@ -221,6 +223,15 @@ typedef struct rt_transport {
 	int (*peek)(rt_tp *tp, int peer, rt_hdr *hdr, int *have);
 	const rt_rail_ops *rail;
 } rt_transport;
+
+/* What a rank reports on hearing a peer's abort whose origin failed with
+ * `code`: COLL_ERR_ABORTED, except that ranks disagreeing on a call's
+ * arguments is every rank's error (COLL_ERR_MISMATCH), not only the error
+ * of the rank whose message showed it. */
+static inline int rt_abort_code(int code)
+{
+	return code == COLL_ERR_MISMATCH ? COLL_ERR_MISMATCH : COLL_ERR_ABORTED;
+}
 
 /* The part of every transport instance the executor reads. */
 struct rt_tp {

@@ -41,7 +41,7 @@
  * at 50 ms; each wake-up without progress polls the peers' pidfds, so a
  * killed peer is seen within ~50 ms (COLL_ERR_PEER).  Aborts write a
  * record (origin rank, code, words) into every peer's header
- * (COLL_ERR_ABORTED there, naming the origin).  peek shows the executor
+ * (COLL_ERR_ABORTED there, or MISMATCH: rt_abort_code; naming the origin).  peek shows the executor
  * the header of a message no receive has taken.
  *
  * No MAC here (COLL_AUTH=mac is for TCP): the segments are shared memory
@@ -356,7 +356,7 @@ static int check_abort(shm_tp *t)
 			*c = '?';
 	int code = h->abort_code > 0 && h->abort_code <= COLL_ERR_UNSUPPORTED ? h->abort_code : COLL_ERR_ABORTED;
 	t->ab_seen = 1;
-	return rt_err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)%s%s", (int)h->abort_rank,
+	return rt_err(t->base.comm, rt_abort_code(code), "rank %d aborted (%s)%s%s", (int)h->abort_rank,
 	              coll_strerror((coll_result)code), text[0] ? ": " : "", text);
 }
 
@@ -368,7 +368,10 @@ static int pass(shm_tp *t, int *moved)
 		push_sends(t, &t->peers[r], moved);
 		match_recvs(t, &t->peers[r], moved);
 	}
-	return check_abort(t);
+	/* What moved first goes to the executor: a call this completes
+	 * completes, and a peer's abort from a later call (it finished this
+	 * one and failed the next) is reported there, at the next pass. */
+	return *moved ? COLL_OK : check_abort(t);
 }
 
 /* Did a peer process exit?  pidfds become readable on exit. */
@@ -513,7 +516,7 @@ static void shm_abort(rt_tp *tp, int code)
 	shm_tp *t = (shm_tp *)tp;
 	/* Relaying an abort we heard: its record as it came; our own failure:
 	 * our rank, code and words (comm->err, exec.c). */
-	const shm_seghdr *heard = t->ab_seen && code == COLL_ERR_ABORTED ? t->me : NULL;
+	const shm_seghdr *heard = t->ab_seen && code == rt_abort_code(code) ? t->me : NULL;
 	for (int r = 0; r < t->n; r++) {
 		if (r == t->rank || !t->segs[r])
 			continue;

@@ -492,7 +492,7 @@ static int take_abort(tcp_tp *t, int r)
 		t->ab_code = b.code;
 		snprintf(t->ab_text, sizeof t->ab_text, "%s", text);
 	}
-	return rt_err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)%s%s", b.rank,
+	return rt_err(t->base.comm, rt_abort_code(b.code), "rank %d aborted (%s)%s%s", b.rank,
 	              coll_strerror((coll_result)b.code), *text ? ": " : "", text);
 }
 
@@ -891,7 +891,7 @@ static void tcp_abort(rt_tp *tp, int code)
 	/* Relaying an abort we heard: pass on where it started and why; our
 	 * own failure: our rank, code and words (comm->err, not yet prefixed
 	 * with our rank: exec.c). */
-	if (code == COLL_ERR_ABORTED && t->ab_from >= 0) {
+	if (code == rt_abort_code(code) && t->ab_from >= 0) {
 		m.rank = t->ab_from, m.code = t->ab_code;
 		snprintf(m.text, sizeof m.text, "%s", t->ab_text);
 	} else {

@@ -558,7 +558,7 @@ static int on_imm(ib_tp *t, ib_peer *p, uint32_t imm, int *moved)
 			              p->rank, v);
 		return COLL_OK;
 	case IB_IMM_ABORT:
-		return H->err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)", p->rank,
+		return H->err(t->base.comm, rt_abort_code((int)v), "rank %d aborted (%s)", p->rank,
 		              H->strerror((coll_result)v));
 	}
 	return H->err(t->base.comm, COLL_ERR_PROTOCOL, "ibverbs: unknown immediate 0x%08x from rank %d", imm, p->rank);

@@ -405,8 +405,8 @@ static int test_pass(mpi_tp *t, int *moved)
 		MPI_Status as;
 		if (MPI_Test(&t->abort_req, &flag, &as) == MPI_SUCCESS && flag) {
 			t->abort_req = MPI_REQUEST_NULL;
-			return H->err(t->base.comm, COLL_ERR_ABORTED, "rank %d aborted (%s)", (int)t->abort_in[0],
-			              H->strerror((coll_result)t->abort_in[1]));
+			return H->err(t->base.comm, rt_abort_code(t->abort_in[1]), "rank %d aborted (%s)",
+			              (int)t->abort_in[0], H->strerror((coll_result)t->abort_in[1]));
 		}
 	}
 	return COLL_OK;

@@ -67,7 +67,7 @@ extern const rt_transport rails_transport;
 static int child_error(rails_tp *t, int r, int rc)
 {
 	rt_tp *c = t->rail[r].tp;
-	if (rc == COLL_ERR_ABORTED || rc == COLL_ERR_NOMEM || c->err_peer < 0 || c->err_peer >= t->n)
+	if (rc == rt_abort_code(rc) || rc == COLL_ERR_NOMEM || c->err_peer < 0 || c->err_peer >= t->n)
 		return rc;   /* a peer aborted, or not one link's fault: the whole call */
 	int p = c->err_peer;
 	c->err_peer = -1;
