@@ -22,6 +22,10 @@
  *                  check and MPI_Error_string's text
  *   app fatal      the same failure on MPI_COMM_WORLD's default handler
  *                  (the job must abort)
+ *   app roots FN   MPI_Bcast or MPI_Reduce (FN) on a duplicate with
+ *                  MPI_ERRORS_RETURN, the last rank passing itself as the
+ *                  root and the others rank 0: every rank must return an
+ *                  error (none may hang or return MPI_SUCCESS); prints it
  *   app threads    under MPI_THREAD_MULTIPLE, two threads each run 200
  *                  allreduces on a duplicate of their own at once (each
  *                  duplicate gets its own coll communicator, so their
@@ -434,6 +438,33 @@ static int errors(int fatal)
 	return rc != MPI_SUCCESS ? 0 : 1;
 }
 
+/* Ranks that disagree on the root of a served MPI_Bcast or MPI_Reduce
+ * (erroneous MPI): one agreeing call first, then the last rank names
+ * itself the root.  0 when this rank's call returned an error. */
+static int roots(const char *fn)
+{
+	int bcast = strcmp(fn, "MPI_Bcast") == 0;
+	if (!bcast && strcmp(fn, "MPI_Reduce") != 0) {
+		printf("app: roots: want MPI_Bcast or MPI_Reduce, not %s\n", fn);
+		return 1;
+	}
+	MPI_Comm comm;
+	MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+	MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+	int v[16] = { 0 }, out[16];
+	int root = rank == nranks - 1 ? nranks - 1 : 0;
+	int rc = bcast ? MPI_Bcast(v, 16, MPI_INT, 0, comm) : MPI_Reduce(v, out, 16, MPI_INT, MPI_SUM, 0, comm);
+	if (rc == MPI_SUCCESS)
+		rc = bcast ? MPI_Bcast(v, 16, MPI_INT, root, comm) : MPI_Reduce(v, out, 16, MPI_INT, MPI_SUM, root, comm);
+	char s[MPI_MAX_ERROR_STRING];
+	int len = 0;
+	MPI_Error_string(rc, s, &len);
+	printf("app: rank %d: %s with root %d returned %s; \"%s\"\n", rank, fn, root,
+	       rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error", s);
+	MPI_Comm_free(&comm);
+	return rc != MPI_SUCCESS ? 0 : 1;
+}
+
 /* One thread of `app threads`: allreduces on its own duplicate, counts
  * that differ from the other thread's so that a cross-pairing is caught
  * by coll's header check if not by the values. */
@@ -493,6 +524,12 @@ int main(int argc, char **argv)
 	no_alltoall = getenv("APP_NO_ALLTOALL") != NULL;
 	if (strcmp(mode, "threads") == 0) {
 		int rc = threads(provided);
+		fflush(stdout);
+		MPI_Finalize();
+		return rc;
+	}
+	if (strcmp(mode, "roots") == 0) {
+		int rc = roots(argc > 2 ? argv[2] : "");
 		fflush(stdout);
 		MPI_Finalize();
 		return rc;
