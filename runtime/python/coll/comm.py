@@ -18,6 +18,8 @@ functions), so other Python threads keep running while a rank waits.
 """
 
 import ctypes
+import math
+import operator
 import os
 import struct
 
@@ -47,6 +49,42 @@ OPS = {"sum": SUM, "prod": PROD, "min": MIN, "max": MAX}
 ALLREDUCE, REDUCE_SCATTER, ALLGATHER, BROADCAST, REDUCE, ALLTOALL = range(6)
 KINDS = {"allreduce": ALLREDUCE, "reduce_scatter": REDUCE_SCATTER, "allgather": ALLGATHER,
          "broadcast": BROADCAST, "reduce": REDUCE, "alltoall": ALLTOALL}
+
+
+# Integer arguments are checked here, before ctypes converts them: it keeps
+# the low bits of an int too wide for a C int, so a root of 2**40 became 0.
+# Ranks fit the wire header's 16-bit rank fields (runtime/rt.h): at most
+# MAX_RANKS ranks.  Timeouts are seconds, finite, at most MAX_TIMEOUT (the
+# runtime counts milliseconds in 64 bits); 0 or less waits forever.
+MAX_RANKS = 65536
+MAX_TIMEOUT = 1e9
+_UINT64_MAX = 2 ** 64 - 1
+
+
+def _int_arg(name, value, lo, hi):
+    """value as an int in lo..hi, else TypeError / ValueError naming the
+    argument and the value given."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %s (%r)" % (name, type(value).__name__, value)) from None
+    if not lo <= v <= hi:
+        raise ValueError("%s=%d is out of range: expected %d..%d" % (name, v, lo, hi))
+    return v
+
+
+def _seconds_arg(name, value, hi=MAX_TIMEOUT):
+    """value as a finite float of at most hi seconds (negative and 0 pass:
+    they mean "no timeout" wherever a timeout is taken)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError("%s must be a number of seconds, not %s (%r)" % (name, type(value).__name__, value)) \
+            from None
+    if not math.isfinite(v) or v > hi:
+        raise ValueError("%s=%r is out of range: expected a finite number of seconds, at most %g (0 or less: "
+                         "no timeout)" % (name, value, hi))
+    return v
 
 
 def dtype_of_format(fmt, itemsize):
@@ -174,13 +212,20 @@ class Comm:
 
     def __init__(self, plans=None, rank=None, nranks=None, addr=None, secret=None, transport=None,
                  timeout=None, runtime=None):
+        # every number checked before anything is loaded or joined
+        if nranks is not None:
+            nranks = _int_arg("nranks", nranks, 1, MAX_RANKS)
+        if rank is not None:
+            rank = _int_arg("rank", rank, 0, (nranks if nranks is not None else MAX_RANKS) - 1)
+        if timeout is not None:
+            timeout = _seconds_arg("timeout", timeout)
         self._lib = load_runtime(runtime)
         if plans is None and os.environ.get(_native.PLANS_ENV):
             plans = Plans()
         if plans is not None and not isinstance(plans, Plans):
             plans = Plans(plans)
         self.plans = plans
-        cfg = Config(-1 if rank is None else int(rank), 0 if nranks is None else int(nranks),
+        cfg = Config(-1 if rank is None else rank, 0 if nranks is None else nranks,
                      None if addr is None else addr.encode(), None if secret is None else secret.encode(),
                      None if transport is None else transport.encode(),
                      0.0 if timeout is None else (float(timeout) if timeout > 0 else -1.0))
@@ -208,6 +253,8 @@ class Comm:
         reserves a port, makes a random secret and publishes both; the
         others read them.  See bootstrap.py for the keys and the host."""
         from . import bootstrap
+        nranks = _int_arg("nranks", nranks, 1, MAX_RANKS)
+        rank = _int_arg("rank", rank, 0, nranks - 1)
         with bootstrap.rendezvous(store, rank, nranks, prefix=prefix, host=host) as (addr, secret, done):
             comm = cls(plans=plans, rank=rank, nranks=nranks, addr=addr, secret=secret, runtime=runtime, **kw)
             done()
@@ -240,11 +287,12 @@ class Comm:
     def choose_algo(self, kind, nbytes):
         """The algorithm the size table picks for `nbytes` of payload of
         collective `kind` ("allreduce", ...), or None."""
-        a = self._lib.coll_choose_algo(self._ptr(), KINDS[kind], int(nbytes))
+        a = self._lib.coll_choose_algo(self._ptr(), KINDS[kind], _int_arg("nbytes", nbytes, 0, _UINT64_MAX))
         return a.decode() if a else None
 
     def set_timeout(self, seconds):
-        self._lib.coll_set_timeout(self._ptr(), float(seconds))
+        """The per-call inactivity timeout in seconds (0 or less: none)."""
+        self._lib.coll_set_timeout(self._ptr(), _seconds_arg("seconds", seconds))
 
     def straggler(self):
         """(rank, delay_s) of the detected persistent straggler; rank -1: none."""
@@ -254,12 +302,16 @@ class Comm:
 
     def set_straggler(self, rank):
         """Declare the persistent straggler (-1: none); every rank must call it."""
-        check(self._lib, self._c, "set_straggler", self._lib.coll_set_straggler(self._ptr(), int(rank)))
+        check(self._lib, self._c, "set_straggler",
+              self._lib.coll_set_straggler(self._ptr(), _int_arg("rank", rank, -1, self.nranks - 1)))
 
     def emulate_straggler(self, rank, delay_ms):
         """Rank `rank` sleeps delay_ms before each collective (experiments)."""
-        check(self._lib, self._c, "emulate_straggler",
-              self._lib.coll_emulate_straggler(self._ptr(), int(rank), float(delay_ms)))
+        rank = _int_arg("rank", rank, -1, self.nranks - 1)
+        delay_ms = _seconds_arg("delay_ms", delay_ms, MAX_TIMEOUT * 1000)
+        if delay_ms < 0:
+            raise ValueError("delay_ms=%r is out of range: expected 0 or more milliseconds" % (delay_ms,))
+        check(self._lib, self._c, "emulate_straggler", self._lib.coll_emulate_straggler(self._ptr(), rank, delay_ms))
 
     def close(self):
         """Free the communicator (does not wait for peers); idempotent."""
@@ -328,6 +380,9 @@ class Comm:
 
     def _n(self):
         return self.nranks
+
+    def _root(self, root):
+        return _int_arg("root", root, 0, self.nranks - 1)
 
     def _div(self, what, count, n):
         if count % n:
@@ -415,6 +470,7 @@ class Comm:
     def broadcast(self, send, recv=None, root=0, algo=None, dtype=None):
         """recv (new when None, like send) gets root's send; off the root,
         send only gives the shape and type.  Returns recv."""
+        root = self._root(root)
         if recv is None:
             dt = _Peek(send, dtype)
             recv = _new_like(send, dt.dtype, dt.count, getattr(send, "shape", None))
@@ -422,19 +478,19 @@ class Comm:
         def unit(sc, rc):
             self._need("broadcast", rc, sc)
             return sc
-        self._call(BROADCAST, send, recv, dtype, SUM, int(root), algo, unit)
+        self._call(BROADCAST, send, recv, dtype, SUM, root, algo, unit)
         return recv
 
     def broadcast_(self, buf, root=0, algo=None, dtype=None):
         """In place: every rank's buf becomes root's.  Returns buf."""
-        self._call(BROADCAST, buf, buf, dtype, SUM, int(root), algo, lambda sc, rc: sc)
+        self._call(BROADCAST, buf, buf, dtype, SUM, self._root(root), algo, lambda sc, rc: sc)
         return buf
 
     def reduce(self, send, recv=None, root=0, op=SUM, algo=None, dtype=None):
         """The reduction of every rank's send lands in root's recv (new on
         the root when None).  Returns recv on the root, None elsewhere
         (a recv given off the root is left untouched)."""
-        root = int(root)
+        root = self._root(root)
         me = self.rank
         if me == root and recv is None:
             dt = _Peek(send, dtype)
@@ -451,7 +507,7 @@ class Comm:
     def reduce_(self, buf, root=0, op=SUM, algo=None, dtype=None):
         """In place: root's buf becomes the reduction of every rank's buf;
         other ranks' buf is only read.  Returns buf."""
-        root = int(root)
+        root = self._root(root)
         if self.rank == root:
             self._call(REDUCE, buf, buf, dtype, op, root, algo, lambda sc, rc: sc)
         else:

@@ -30,6 +30,7 @@ import torch.distributed as dist
 
 from . import bootstrap
 from ._native import PLANS_ENV, LibraryNotFound
+from .comm import MAX_RANKS, MAX_TIMEOUT, _int_arg
 
 EXT_ENV = "COLL_TORCH_EXT"   # path of _coll_torch.so
 _settings = {}
@@ -92,12 +93,26 @@ def _setting(name, env, conv=str):
     if name in _settings:
         return _settings[name]
     v = os.environ.get(env)
-    return conv(v) if v else None
+    if not v:
+        return None
+    try:
+        return conv(v)
+    except ValueError:
+        raise ValueError("%s=%r: expected %s" % (env, v, "an integer" if conv is int else "a value")) from None
 
 
 def create(store, rank, size, timeout):
     """The creator torch calls for init_process_group("coll") and
     new_group(backend="coll"): store rendezvous, then ProcessGroupColl."""
+    # the numbers first, named, before they reach C (see comm.py's _int_arg)
+    size = _int_arg("world_size", size, 1, MAX_RANKS)
+    rank = _int_arg("rank", rank, 0, size - 1)
+    straggler = _setting("straggler", "COLL_STRAGGLER", int)
+    if straggler is not None:
+        straggler = _int_arg("straggler", straggler, -1, size - 1)
+    # torch's group timeout; one past what coll counts (timedelta.max) means none
+    timeout_s = timeout.total_seconds()
+    timeout_s = 0.0 if os.environ.get("COLL_TIMEOUT") else -1.0 if timeout_s > MAX_TIMEOUT else timeout_s
     ext = load_extension()
     plans = _setting("plans", PLANS_ENV)
     if not plans:
@@ -109,13 +124,11 @@ def create(store, rank, size, timeout):
         algos = _parse_algos(os.environ.get("COLL_ALGO", ""))
     elif isinstance(algos, str):
         algos = _parse_algos(algos)
-    straggler = _setting("straggler", "COLL_STRAGGLER", int)
-    timeout_s = 0.0 if os.environ.get("COLL_TIMEOUT") else timeout.total_seconds()
     with bootstrap.rendezvous(store, rank, size) as (addr, secret, done):
         pg = ext.ProcessGroupColl(rank, size, os.path.abspath(plans), addr, secret,
                                   symbol=_setting("symbol", "COLL_PLANS_SYMBOL") or "",
                                   transport=_settings.get("transport") or "", timeout_s=timeout_s,
-                                  algos=dict(algos), straggler=-1 if straggler is None else int(straggler))
+                                  algos=dict(algos), straggler=-1 if straggler is None else straggler)
         done()
     return pg
 

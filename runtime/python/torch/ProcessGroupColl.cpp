@@ -37,6 +37,7 @@
  */
 #include <dlfcn.h>
 
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -225,6 +226,20 @@ private:
 	c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
+/* Integer arguments from Python are 64-bit: check them before they become
+ * a C int (the low bits of a rank of 2**40 are 0).  Ranks fit the wire
+ * header's 16-bit fields (runtime/rt.h), as comm.py's MAX_RANKS says. */
+constexpr int64_t max_ranks = 65536;
+constexpr double max_timeout_s = 1e9;
+
+int int_arg(const char *name, int64_t v, int64_t lo, int64_t hi)
+{
+	if (v < lo || v > hi)
+		throw std::invalid_argument(std::string("coll: ") + name + "=" + std::to_string(v) +
+		                            " is out of range: expected " + std::to_string(lo) + ".." + std::to_string(hi));
+	return (int)v;
+}
+
 } // namespace
 
 class ProcessGroupColl : public c10d::ProcessGroup {
@@ -235,11 +250,16 @@ public:
 	 * until every rank joined; throws with coll's message on failure.
 	 * algos: collective name -> algorithm to force ("allreduce": "ring");
 	 * straggler >= 0 declares the persistent straggler. */
-	ProcessGroupColl(int rank, int size, const std::string &lib, const std::string &addr,
+	ProcessGroupColl(int64_t rank, int64_t size, const std::string &lib, const std::string &addr,
 	                 const std::string &secret, const std::string &symbol, const std::string &transport,
-	                 double timeout_s, std::map<std::string, std::string> algos, int straggler)
-		: ProcessGroup(rank, size)
+	                 double timeout_s, std::map<std::string, std::string> algos, int64_t straggler)
+		: ProcessGroup(int_arg("rank", rank, 0, int_arg("size", size, 1, max_ranks) - 1), (int)size)
 	{
+		int_arg("straggler", straggler, -1, size - 1);
+		if (!std::isfinite(timeout_s) || timeout_s > max_timeout_s)
+			throw std::invalid_argument("coll: timeout_s=" + std::to_string(timeout_s) +
+			                            " is out of range: expected a finite number of seconds, at most 1e9 (0 or "
+			                            "less: no timeout)");
 		open_runtime(rt_, lib, symbol);
 		for (auto &kv : algos) {
 			int k = kind_of(kv.first);
@@ -250,8 +270,8 @@ public:
 			algo_[k] = kv.second;
 		}
 		coll_config cfg = COLL_CONFIG_INIT;
-		cfg.rank = rank;
-		cfg.nranks = size;
+		cfg.rank = (int)rank;
+		cfg.nranks = (int)size;
 		cfg.addr = addr.c_str();
 		cfg.secret = secret.c_str();
 		cfg.transport = transport.empty() ? nullptr : transport.c_str();
@@ -265,7 +285,7 @@ public:
 			throw std::runtime_error(msg);
 		}
 		if (straggler >= 0)
-			check("set_straggler", rt_.set_straggler(comm_, straggler));
+			check("set_straggler", rt_.set_straggler(comm_, (int)straggler));
 		worker_ = std::thread([this] { loop(); });
 		init();
 	}
@@ -531,10 +551,14 @@ public:
 		return { r, d };
 	}
 
-	void emulate_straggler(int rank, double delay_ms)
+	void emulate_straggler(int64_t rank, double delay_ms)
 	{
+		int r = int_arg("rank", rank, -1, getSize() - 1);
+		if (!(delay_ms >= 0) || !std::isfinite(delay_ms))
+			throw std::invalid_argument("coll: delay_ms=" + std::to_string(delay_ms) +
+			                            " is out of range: expected a finite number of milliseconds, 0 or more");
 		std::lock_guard<std::mutex> l(exec_mu_);
-		check("emulate_straggler", rt_.emulate_straggler(comm_, rank, delay_ms));
+		check("emulate_straggler", rt_.emulate_straggler(comm_, r, delay_ms));
 	}
 
 	std::string library() const { return rt_.path; }
@@ -717,8 +741,8 @@ PYBIND11_MODULE(_coll_torch, m)
 	/* the base class must be registered with pybind before ours */
 	py::module::import("torch.distributed");
 	py::class_<ProcessGroupColl, c10d::ProcessGroup, c10::intrusive_ptr<ProcessGroupColl>>(m, "ProcessGroupColl")
-		.def(py::init<int, int, const std::string &, const std::string &, const std::string &, const std::string &,
-		              const std::string &, double, std::map<std::string, std::string>, int>(),
+		.def(py::init<int64_t, int64_t, const std::string &, const std::string &, const std::string &,
+		              const std::string &, const std::string &, double, std::map<std::string, std::string>, int64_t>(),
 		     py::arg("rank"), py::arg("size"), py::arg("lib"), py::arg("addr"), py::arg("secret"),
 		     py::arg("symbol") = "", py::arg("transport") = "", py::arg("timeout_s") = 0.0,
 		     py::arg("algos") = std::map<std::string, std::string>(), py::arg("straggler") = -1,
