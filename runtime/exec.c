@@ -119,6 +119,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rt.h"
 
@@ -544,19 +545,35 @@ static int fp_sends_done(const ex_state *e)
 	return 1;
 }
 
-/* A peer's abort (rc ABORTED, or MISMATCH: rt_abort_code) may have
- * arrived together with the fingerprint that shows why: then this rank
- * names the difference itself, as every rank of a rooted call can. */
+/* A peer's abort (rc ABORTED, or MISMATCH: rt_abort_code) that ends a
+ * rooted call usually comes of a rank that disagreed, whose fingerprint
+ * was sent before the abort; it may still be on its way on a slower link
+ * (the mpi transport's aborts overtake data).  Wait up to 200 ms for the
+ * fingerprints due, so that this rank too names the difference itself, as
+ * every rank of a rooted call can (the mpi transport's abort carries no
+ * words at all). */
 static int fp_own_words(ex_state *e, int rc)
 {
 	coll_comm *c = e->c;
-	int moved = 0;
 	if (rc != rt_abort_code(rc) || !e->fp_left)
 		return rc;
 	char keep[sizeof c->err];
 	memcpy(keep, c->err, sizeof keep);
-	if (fp_check(e, &moved) == COLL_ERR_MISMATCH)
-		return COLL_ERR_MISMATCH;
+	int64_t until = rt_now_ms() + 200;
+	for (;;) {
+		int moved = 0, r = fp_check(e, &moved);
+		if (r == COLL_ERR_MISMATCH)
+			return r;
+		if (r || !e->fp_left || rt_now_ms() >= until)
+			break;
+		r = c->tp->ops->progress(c->tp, 10);
+		if (r && r != rt_abort_code(r))
+			break;
+		if (r) {   /* the abort again, at once (shm keeps its flag) */
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
 	memcpy(c->err, keep, sizeof keep);
 	return rc;
 }
