@@ -26,13 +26,16 @@
  * MPI_Irecv into a pooled max_msg buffer (header, then payload of up to
  * max_msg - 64 bytes) and FIFO matching holds.  Requests complete (done =
  * 1) in post order per peer.  Aborts are a third message kind on their own
- * tag; every rank keeps one MPI_ANY_SOURCE receive posted for them.  A
+ * tag, carrying the origin rank, its code and its words (a relay passes on
+ * the first it heard); every rank keeps one MPI_ANY_SOURCE receive posted
+ * for them.  A
  * dead peer is the launcher's business: mpirun tears the job down.
  *
  * Tunables: COLL_MPI_SEG_BYTES (payload per message, default 1 MiB).
  */
 #include <mpi.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -204,7 +207,10 @@ typedef struct {
 	mslot *slots;
 	int nslots, free_slot;
 	mbuf *free_bufs;
-	int32_t abort_in[2], abort_out[2];
+	/* Aborts: where the failure started, its code and its words; the
+	 * first heard (ab_heard) is relayed as it came, as tcp does. */
+	struct { int32_t rank, code; char text[320]; } abort_in, abort_out;
+	int ab_heard;
 	MPI_Request abort_req;
 	MPI_Request *abort_sends;
 } mpi_tp;
@@ -298,7 +304,8 @@ static int mpi_tconnect(coll_comm *c, rt_tp **out)
 		return H->err(c, COLL_ERR_NOMEM, "out of memory");
 	for (int r = 0; r < t->n; r++)
 		t->abort_sends[r] = MPI_REQUEST_NULL;
-	int e = MPI_Irecv(t->abort_in, 2, MPI_INT32_T, MPI_ANY_SOURCE, TAG_ABORT, t->comm, &t->abort_req);
+	int e = MPI_Irecv(&t->abort_in, (int)sizeof t->abort_in, MPI_BYTE, MPI_ANY_SOURCE, TAG_ABORT, t->comm,
+	                  &t->abort_req);
 	if (e != MPI_SUCCESS)
 		return mpi_fail(c, COLL_ERR_TRANSPORT, "MPI_Irecv", e);
 	return mpi_barrier(c, c->boot.deadline_ms);   /* connect runs within coll_init */
@@ -405,8 +412,17 @@ static int test_pass(mpi_tp *t, int *moved)
 		MPI_Status as;
 		if (MPI_Test(&t->abort_req, &flag, &as) == MPI_SUCCESS && flag) {
 			t->abort_req = MPI_REQUEST_NULL;
-			return H->err(t->base.comm, rt_abort_code(t->abort_in[1]), "rank %d aborted (%s)",
-			              (int)t->abort_in[0], H->strerror((coll_result)t->abort_in[1]));
+			char *text = t->abort_in.text;
+			text[sizeof t->abort_in.text - 1] = 0;
+			for (char *c = text; *c; c++)   /* another rank's words, printed on our terminal */
+				if (*c < ' ' || *c > '~')
+					*c = '?';
+			if (t->abort_in.code <= 0 || t->abort_in.code > COLL_ERR_UNSUPPORTED)
+				t->abort_in.code = COLL_ERR_ABORTED;
+			t->ab_heard = 1;
+			return H->err(t->base.comm, rt_abort_code(t->abort_in.code), "rank %d aborted (%s)%s%s",
+			              (int)t->abort_in.rank, H->strerror((coll_result)t->abort_in.code), *text ? ": " : "",
+			              text);
 		}
 	}
 	return COLL_OK;
@@ -438,11 +454,18 @@ static void mpi_abort(rt_tp *tp, int code)
 	 * it forever after we reported the error (fault-2.3), so skip it as
 	 * after a lost bootstrap collective and let the launcher end the job. */
 	lost_collective = 1;
-	t->abort_out[0] = t->rank;
-	t->abort_out[1] = code;
+	/* Relaying an abort we heard: as it came; our own failure: our rank,
+	 * code and words (comm->err, exec.c). */
+	if (t->ab_heard && code == rt_abort_code(code)) {
+		t->abort_out = t->abort_in;
+	} else {
+		t->abort_out.rank = t->rank;
+		t->abort_out.code = code;
+		snprintf(t->abort_out.text, sizeof t->abort_out.text, "%s", tp->comm->err);
+	}
 	for (int r = 0; r < t->n; r++)
 		if (r != t->rank && t->abort_sends[r] == MPI_REQUEST_NULL)
-			MPI_Isend(t->abort_out, 2, MPI_INT32_T, r, TAG_ABORT, t->comm, &t->abort_sends[r]);
+			MPI_Isend(&t->abort_out, (int)sizeof t->abort_out, MPI_BYTE, r, TAG_ABORT, t->comm, &t->abort_sends[r]);
 	/* Give the messages a moment to leave; never block long. */
 	int64_t end = H->now_ms() + 200;
 	int flag = 0;
