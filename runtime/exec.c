@@ -550,8 +550,7 @@ static int fp_sends_done(const ex_state *e)
  * was sent before the abort; it may still be on its way on a slower link
  * (the mpi transport's aborts overtake data).  Wait up to 200 ms for the
  * fingerprints due, so that this rank too names the difference itself, as
- * every rank of a rooted call can (the mpi transport's abort carries no
- * words at all). */
+ * every rank of a rooted call can, rather than relay another's words. */
 static int fp_own_words(ex_state *e, int rc)
 {
 	coll_comm *c = e->c;
