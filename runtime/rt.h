@@ -360,8 +360,9 @@ int rt_err(coll_comm *comm, int code, const char *fmt, ...) __attribute__((forma
 
 /* --- env.c ---------------------------------------------------------------- */
 /* The most ranks a job may have (COLL_NRANKS, coll_config.nranks): the
- * bootstrap's per-rank arrays for it still fit in memory. */
-#define RT_MAX_RANKS 1048576
+ * wire header carries ranks in 16 bits (late_rank), and the Python binding
+ * and torch backend refuse more too. */
+#define RT_MAX_RANKS 65536
 /* A row of env.def: one COLL_* variable, how it parses and its range. */
 typedef enum { RT_ENV_STR, RT_ENV_INT, RT_ENV_REAL, RT_ENV_SIZE, RT_ENV_POW2, RT_ENV_BOOL, RT_ENV_ENUM } rt_env_kind;
 typedef struct {
