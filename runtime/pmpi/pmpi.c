@@ -500,18 +500,35 @@ pmpi:
 	return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-/* MPI_IN_PLACE: the input is the whole recvbuf, the result goes to its
- * start; coll's in-place form leaves it at this rank's block, moved down. */
+/* MPI_IN_PLACE: the input is the whole recvbuf (nranks blocks), the result
+ * goes to its first block, and MPI leaves the blocks past the first as the
+ * caller wrote them: a program may read its input there afterwards.
+ * coll's in-place form (recv = send + rank*block) writes the result over
+ * this rank's own block of the input, so instead the call runs out of
+ * place from recvbuf into a block-sized buffer, then the result is copied
+ * to the start.  Out of place, coll's executor only reads the send buffer
+ * (chunks start from it and are reduced into their homes in the receive
+ * buffer or coll's scratch), so recvbuf is left whole.  Rank 0's block is
+ * the first: there coll's in-place form already leaves the rest alone,
+ * and no copy is needed. */
 static int reduce_scatter_block(int fn, const void *sendbuf, void *recvbuf, int recvcount, coll_dtype dt,
                                 coll_op op, pm_comm *e, MPI_Comm comm)
 {
 	if (sendbuf != MPI_IN_PLACE)
 		return run(e, comm, fn, COLL_REDUCE_SCATTER, sendbuf, recvbuf, (size_t)recvcount, dt, op, 0);
 	size_t block = (size_t)recvcount * coll_dtype_size(dt);
-	char *mine = (char *)recvbuf + (size_t)G.rank * block;
+	if (G.rank == 0 || block == 0)
+		return run(e, comm, fn, COLL_REDUCE_SCATTER, recvbuf, recvbuf, (size_t)recvcount, dt, op, 0);
+	void *mine = malloc(block);
+	if (!mine)
+		/* the default handler aborts the job; under
+		 * MPI_ERRORS_RETURN the peers wait for this rank, as they
+		 * would for a rank whose MPI call failed alike */
+		return raise_error(comm, func_name[fn], COLL_ERR_NOMEM, "no memory for the in-place result");
 	int rc = run(e, comm, fn, COLL_REDUCE_SCATTER, recvbuf, mine, (size_t)recvcount, dt, op, 0);
-	if (rc == MPI_SUCCESS && mine != recvbuf)
-		memmove(recvbuf, mine, block);
+	if (rc == MPI_SUCCESS)
+		memcpy(recvbuf, mine, block);
+	free(mine);
 	return rc;
 }
 
