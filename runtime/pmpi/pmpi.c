@@ -117,6 +117,7 @@ typedef struct pm_comm {
 	coll_comm *c;          /* made at the first served call */
 	coll_result init_rc;   /* coll_init_mpi failed with it: later calls fail alike */
 	char init_why[256];    /* and said this */
+	int world_like;        /* 0: not yet asked; 1: congruent to the world; -1: not (served_comm) */
 } pm_comm;
 
 static struct {
@@ -331,7 +332,18 @@ static pm_comm *served_comm(MPI_Comm comm)
 	int flag = 0;
 	if (PMPI_Comm_get_attr(comm, G.keyval, &val, &flag) != MPI_SUCCESS || !flag)
 		return NULL;
-	return val;
+	/* The attribute is copied on MPI_Comm_dup, but Open MPI also copies it
+	 * to MPI_Comm_create_group's communicator, a subset of the world that
+	 * the world's plans do not fit: serve only a communicator with the
+	 * world's group in the world's order (asked once; MPI_Comm_compare is
+	 * local). */
+	pm_comm *e = val;
+	if (!e->world_like) {
+		int res = MPI_UNEQUAL;
+		e->world_like = PMPI_Comm_compare(comm, MPI_COMM_WORLD, &res) == MPI_SUCCESS &&
+		                (res == MPI_CONGRUENT || res == MPI_IDENT) ? 1 : -1;
+	}
+	return e->world_like > 0 ? e : NULL;
 }
 
 /* --- errors ------------------------------------------------------------------------ */
