@@ -101,10 +101,11 @@ $(B)/libcollrt.so: $(RT_OBJ)
 
 $(B)/rt/runtime/collrun.o: runtime/collrun.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iruntime/include -c -o $@ $<
+	$(CC) $(CFLAGS) -Iruntime/include -Iruntime/model -c -o $@ $<
 
-$(B)/collrun: $(B)/rt/runtime/collrun.o
-	$(CC) $(LDFLAGS) -o $@ $^
+# collrun reads its numbers as every tool does (the model floor's units.c).
+$(B)/collrun: $(B)/rt/runtime/collrun.o $(B)/rt/runtime/model/units.o
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
 
 # collbench links the archive, like any application.
 $(B)/collbench: $(patsubst %.c,$(B)/rt/%.o,$(RT_TOOLS)) $(B)/libcollrt.a

@@ -30,7 +30,8 @@
  * PR_SET_PDEATHSIG, so killing collrun kills them: no orphans.  The
  * secret is 128 bits from getrandom(2); without it collrun refuses to
  * start rather than use a guessable one.  This is a separate program; it
- * does not link libcollrt.
+ * does not link libcollrt (only the model floor's units.c, for reading
+ * numbers as every other tool does).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -55,6 +56,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "units.h"
 
 #define LINEMAX 65536
 
@@ -129,17 +132,10 @@ static void usage(FILE *f)
  * or trailing text), in lo..hi: 0, or -1 after the error. */
 static int flag_int(const char *flag, const char *v, long long lo, long long hi, long long *out)
 {
-	const char *p = v + (*v == '-' || *v == '+');
-	size_t k = strspn(p, "0123456789");
-	long long x = 0;
-	errno = 0;
-	if (k)
-		x = strtoll(v, NULL, 10);
-	if (!k || p[k] || errno == ERANGE || x < lo || x > hi) {
+	if (units_parse_int(v, lo, hi, out)) {
 		fprintf(stderr, "collrun: error: %s needs an integer in %lld..%lld, found '%s'\n", flag, lo, hi, v);
 		return -1;
 	}
-	*out = x;
 	return 0;
 }
 
@@ -148,13 +144,9 @@ static int flag_int(const char *flag, const char *v, long long lo, long long hi,
  * zero_ok): 0, or -1 after the error. */
 static int flag_seconds(const char *flag, const char *v, int zero_ok, double *out)
 {
-	char *end;
 	double x = 0;
-	int plain = (isdigit((unsigned char)v[0]) || v[0] == '.' || v[0] == '+' || v[0] == '-') && !strpbrk(v, "xXpP");
-	errno = 0;
-	if (plain)
-		x = strtod(v, &end);
-	if (!plain || *end || errno == ERANGE || !isfinite(x) || x < 0 || (x == 0 && !zero_ok)) {
+	if (isspace((unsigned char)v[0]) || link_parse_number(v, &x, NULL) || isspace((unsigned char)v[strlen(v) - 1]) ||
+	    x < 0 || (x == 0 && !zero_ok)) {
 		fprintf(stderr, "collrun: error: %s needs a number of seconds %s 0, found '%s'\n", flag,
 		        zero_ok ? ">=" : ">", v);
 		return -1;

@@ -19,6 +19,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,20 +112,23 @@ char *rt_env_expect(const rt_env_row *r, char *buf, size_t len)
 	return buf;
 }
 
-/* A whole number, decimal or 0x hex, nothing before or after it. */
+/* A whole number, decimal (as every flag's: units_parse_int) or 0x hex,
+ * nothing before or after it. */
 static int parse_int(const char *text, double *out)
 {
-	const char *p = text;
-	if (*p == '-' || *p == '+')
-		p++;
-	int hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
-	if (!(hex ? isxdigit((unsigned char)p[2]) : isdigit((unsigned char)*p)))
+	long long v;
+	const char *p = text + (*text == '-' || *text == '+');
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		char *end;
+		if (!isxdigit((unsigned char)p[2]))
+			return -1;
+		errno = 0;
+		v = strtoll(text, &end, 16);
+		if (*end || errno == ERANGE)
+			return -1;
+	} else if (units_parse_int(text, LLONG_MIN, LLONG_MAX, &v)) {
 		return -1;
-	char *end;
-	errno = 0;
-	long long v = strtoll(text, &end, hex ? 16 : 10);
-	if (*end || errno == ERANGE)
-		return -1;
+	}
 	*out = (double)v;
 	return 0;
 }

@@ -66,30 +66,14 @@ int cmd_link_error(const link_error *e)
 
 /* --- values ------------------------------------------------------------------ */
 
-/* A decimal integer at the start of v: an optional sign, then digits, no
- * blank before them (strtoll would skip one).  Its end, or NULL when v
- * does not start with one or it does not fit a long long (ERANGE: strtoll
- * would have clamped it and said nothing). */
-static const char *read_integer(const char *v, long long *x)
-{
-	const char *p = v + (*v == '-' || *v == '+');
-	size_t k = strspn(p, "0123456789");
-	if (k == 0)
-		return NULL;
-	errno = 0;
-	*x = strtoll(v, NULL, 10);
-	return errno == ERANGE ? NULL : p + k;
-}
-
-/* Every integer flag's value: all of v an integer (read_integer: no
+/* Every integer flag's value: all of v an integer (units_parse_int: no
  * blank, fraction, unit or trailing text) in lo..hi, into *out; else
  * "FLAG needs an integer in LO..HI, found 'V'" and 2.  A number beyond
  * the type is out of the range too, and said the same way. */
 static int parse_integer(const char *flag, const char *v, long long lo, long long hi, long long *out)
 {
 	long long x = 0;
-	const char *end = read_integer(v, &x);
-	if (!end || *end || x < lo || x > hi)
+	if (units_parse_int(v, lo, hi, &x))
 		return cmd_usage_error("%s needs an integer in %lld..%lld, found '%s'", flag, lo, hi, v);
 	*out = x;
 	return 0;
@@ -316,10 +300,10 @@ static int set_max_steps(cmd_opts *o, const char *v)
 static int parse_n_range(const char *v, bool step, cmd_opts *o)
 {
 	long long lo, hi, k = 0;
-	const char *end = read_integer(v, &lo);
-	if (!end || strncmp(end, "..", 2) != 0 || !(end = read_integer(end + 2, &hi)))
+	const char *end = units_read_int(v, &lo);
+	if (!end || strncmp(end, "..", 2) != 0 || !(end = units_read_int(end + 2, &hi)))
 		return -1;
-	if (step && *end == ':' && (!(end = read_integer(end + 1, &k)) || k < 1 || k > 65536))
+	if (step && *end == ':' && (!(end = units_read_int(end + 1, &k)) || k < 1 || k > 65536))
 		return -1;
 	if (*end || lo < 1 || hi < lo || hi > 65536)
 		return -1;

@@ -156,6 +156,27 @@ int units_read(unit_kind kind, const char *what, const char *hint, const char *t
 	return 0;
 }
 
+const char *units_read_int(const char *text, long long *x)
+{
+	const char *p = text + (*text == '-' || *text == '+');
+	size_t k = strspn(p, "0123456789");
+	if (k == 0)
+		return NULL;
+	errno = 0;
+	*x = strtoll(text, NULL, 10);
+	return errno == ERANGE ? NULL : p + k;
+}
+
+int units_parse_int(const char *text, long long lo, long long hi, long long *x)
+{
+	long long v = 0;
+	const char *end = units_read_int(text, &v);
+	if (!end || *end || v < lo || v > hi)
+		return -1;
+	*x = v;
+	return 0;
+}
+
 int link_parse_number(const char *text, double *val, link_error *err)
 {
 	const char *u;

@@ -59,6 +59,15 @@ int units_scale(unit_kind kind, const char *u, size_t len, double *scale);
  * the numbers of the link file's grammar, so no "inf", "nan" or hex.
  * 0 or -1 with err set. */
 int link_parse_number(const char *text, double *val, link_error *err);
+/* A whole number at the start of text: an optional sign, then decimal
+ * digits, no blank before them (strtoll would skip one).  Its end, or
+ * NULL when text does not start with one or it does not fit a long long
+ * (strtoll would have clamped it and said nothing). */
+const char *units_read_int(const char *text, long long *x);
+/* All of text a whole number (units_read_int, nothing after it) in
+ * lo..hi: 0 with *x, else -1.  Every integer a flag or a COLL_* variable
+ * takes is read so; the caller names the flag or variable. */
+int units_parse_int(const char *text, long long lo, long long hi, long long *x);
 /* Parse a byte count: a number and a size unit (units.def); no unit means
  * bytes.  The result must be a positive whole number of bytes.  0 or -1
  * with err set. */

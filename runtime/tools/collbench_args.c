@@ -164,22 +164,6 @@ static int parse_real(const char *s, double lo, double hi, double *out)
 	return 0;
 }
 
-/* An integer (an optional sign, then digits) in lo..hi; strtoll's ERANGE
- * is out of the range too. */
-static int parse_integer(const char *s, long long lo, long long hi, long long *out)
-{
-	const char *p = s + (*s == '-' || *s == '+');
-	size_t k = strspn(p, "0123456789");
-	long long x = 0;
-	errno = 0;
-	if (k)
-		x = strtoll(s, NULL, 10);
-	if (!k || p[k] || errno == ERANGE || x < lo || x > hi)
-		return -1;
-	*out = x;
-	return 0;
-}
-
 int cb_is_number(const char *s)
 {
 	char *end;
@@ -258,7 +242,7 @@ static int parse_kind(const char *s, coll_kind *k)
 static long long int_arg(const char *flag, const char *s, long long lo, long long hi)
 {
 	long long v;
-	if (parse_integer(s, lo, hi, &v))
+	if (units_parse_int(s, lo, hi, &v))   /* an optional sign, then digits; ERANGE is out of range */
 		cb_usage_error("bad value '%s' for %s (expected an integer in %lld..%lld)", s, flag, lo, hi);
 	return v;
 }

@@ -58,13 +58,8 @@ static void usage(FILE *f)
  * 0, or -1 after the error. */
 static int int_flag(const char *flag, const char *v, long long lo, long long hi, int *out)
 {
-	const char *p = v + (*v == '-' || *v == '+');
-	size_t k = strspn(p, "0123456789");
 	long long x = 0;
-	errno = 0;
-	if (k)
-		x = strtoll(v, NULL, 10);
-	if (!k || p[k] || errno == ERANGE || x < lo || x > hi) {
+	if (units_parse_int(v, lo, hi, &x)) {
 		fprintf(stderr, "collprobe: error: %s needs an integer in %lld..%lld, found '%s'\n", flag, lo, hi, v);
 		return -1;
 	}
