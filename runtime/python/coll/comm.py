@@ -55,9 +55,9 @@ KINDS = {"allreduce": ALLREDUCE, "reduce_scatter": REDUCE_SCATTER, "allgather": 
 # the low bits of an int too wide for a C int, so a root of 2**40 became 0.
 # Ranks fit the wire header's 16-bit rank fields (runtime/rt.h): at most
 # MAX_RANKS ranks.  Timeouts are seconds, finite, at most MAX_TIMEOUT (the
-# runtime counts milliseconds in 64 bits); 0 or less waits forever.
+# runtime's own limit: rt_timeout_ms, COLL_TIMEOUT); 0 or less waits forever.
 MAX_RANKS = 65536
-MAX_TIMEOUT = 1e9
+MAX_TIMEOUT = 1e7
 _UINT64_MAX = 2 ** 64 - 1
 
 

@@ -230,7 +230,7 @@ private:
  * a C int (the low bits of a rank of 2**40 are 0).  Ranks fit the wire
  * header's 16-bit fields (runtime/rt.h), as comm.py's MAX_RANKS says. */
 constexpr int64_t max_ranks = 65536;
-constexpr double max_timeout_s = 1e9;
+constexpr double max_timeout_s = 1e7;   /* the runtime's limit (rt_timeout_ms) */
 
 int int_arg(const char *name, int64_t v, int64_t lo, int64_t hi)
 {
@@ -258,7 +258,7 @@ public:
 		int_arg("straggler", straggler, -1, size - 1);
 		if (!std::isfinite(timeout_s) || timeout_s > max_timeout_s)
 			throw std::invalid_argument("coll: timeout_s=" + std::to_string(timeout_s) +
-			                            " is out of range: expected a finite number of seconds, at most 1e9 (0 or "
+			                            " is out of range: expected a finite number of seconds, at most 1e7 (0 or "
 			                            "less: no timeout)");
 		open_runtime(rt_, lib, symbol);
 		for (auto &kv : algos) {
