@@ -55,16 +55,18 @@ cmd_of() {
 # The same command on the sanitizer build, for the replay.
 san_cmd_of() { cmd_of "$1" | sed "s#$B/#$root/build-san/#g"; }
 
+# Targets are named as the Makefile names them, relative to the root: an
+# absolute path is another target to make, with no rule for it.
 build() {
     case $1 in
-    collc|links) make -C "$root" --no-print-directory SAN=1 "$root/build-san/collc" >/dev/null || return 1 ;;&
-    plan)        make -C "$root" --no-print-directory SAN=1 "$root/build-san/tests/fuzz_plan" >/dev/null || return 1 ;;&
-    frames)      make -C "$root" --no-print-directory SAN=1 "$root/build-san/tests/fuzz_frames" >/dev/null || return 1 ;;&
+    collc|links) make -C "$root" --no-print-directory SAN=1 build-san/collc >/dev/null || return 1 ;;&
+    plan)        make -C "$root" --no-print-directory SAN=1 build-san/tests/fuzz_plan >/dev/null || return 1 ;;&
+    frames)      make -C "$root" --no-print-directory SAN=1 build-san/tests/fuzz_frames >/dev/null || return 1 ;;&
     esac
     case $1 in
-    collc|links) make -C "$root" --no-print-directory FUZZ=1 "$B/collc" >/dev/null || return 1 ;;
-    plan)        make -C "$root" --no-print-directory FUZZ=1 "$B/tests/fuzz_plan" >/dev/null || return 1 ;;
-    frames)      make -C "$root" --no-print-directory FUZZ=1 "$B/tests/fuzz_frames" >/dev/null || return 1 ;;
+    collc|links) make -C "$root" --no-print-directory FUZZ=1 build-fuzz/collc >/dev/null || return 1 ;;
+    plan)        make -C "$root" --no-print-directory FUZZ=1 build-fuzz/tests/fuzz_plan >/dev/null || return 1 ;;
+    frames)      make -C "$root" --no-print-directory FUZZ=1 build-fuzz/tests/fuzz_frames >/dev/null || return 1 ;;
     esac
 }
 
