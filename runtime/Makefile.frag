@@ -66,7 +66,7 @@ PLANLOAD  := runtime/planload/planload.c runtime/planload/json.c
 # collbench reads sizes against the model floor's table of units (units.c:
 # linked here too, since libcollrt.a exports coll_* alone).
 RT_TOOLS  := runtime/tools/collbench.c runtime/tools/collbench_args.c runtime/tools/collbench_dev.c \
-             runtime/tools/refdata.c runtime/model/units.c $(PLANLOAD)
+             runtime/tools/refdata.c runtime/model/units.c runtime/model/tuning.c $(PLANLOAD)
 RT_OBJ    := $(patsubst %.c,$(B)/rt/%.o,$(RT_SRC))
 RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime -Iruntime/model
 RT_LIBS   := -lm -ldl -lpthread

@@ -90,6 +90,11 @@ const char *coll_choose_algo(const coll_comm *c, coll_kind k, uint64_t bytes)
 {
 	if (!c || (unsigned)k >= COLL_NCOLLS)
 		return NULL;
+	/* the tuned table first (tuned.c): it checked that its winners are in
+	 * the plan set, so a kind it holds ends here */
+	for (int i = 0; i < c->ntuned; i++)
+		if (c->tuned[i].kind == (int32_t)k && bytes <= c->tuned[i].max_bytes && find_algo(c, k, c->tuned[i].algo))
+			return c->tuned[i].algo;
 	const coll_plan_set *s = c->plans;
 	for (int i = 0; s && s->choices && i < s->nchoices; i++)
 		if (s->choices[i].kind == (int32_t)k && bytes <= s->choices[i].max_bytes &&

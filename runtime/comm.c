@@ -152,6 +152,8 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	rt_hostinfo me;
 	host_identity(&me);
 	me.planhash = plans ? rt_planset_hash(plans) : 0;
+	if ((rc = rt_tuning_load(c, &me.tunehash)))
+		return rc;
 	me.mac = (uint32_t)c->mac;
 	me.reorder_env = rt_reorder_env_hash();   /* reorder.c checks they agree */
 	c->hosts = calloc((size_t)c->n, sizeof *c->hosts);
@@ -163,6 +165,10 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	for (int r = 0; r < c->n; r++) {
 		if (c->hosts[r].planhash != me.planhash)
 			return rt_err(c, COLL_ERR_PLAN, "rank %d has a different plan set than rank %d", r, c->rank);
+		if (c->hosts[r].tunehash != me.tunehash)
+			return rt_err(c, COLL_ERR_INVALID, "rank %d runs %s tuning table than rank %d (COLL_TUNING must name the "
+			              "same table on every rank or on none)", r, !me.tunehash ? "with a" :
+			              !c->hosts[r].tunehash ? "without the" : "with another", c->rank);
 		if (c->hosts[r].mac != me.mac)
 			return rt_err(c, COLL_ERR_BOOTSTRAP, "rank %d runs with COLL_AUTH=%s but rank %d with COLL_AUTH=%s", r,
 			              c->hosts[r].mac ? "mac" : "none", c->rank, me.mac ? "mac" : "none");
@@ -218,6 +224,9 @@ static coll_result finish_init(coll_comm *c)
 	c->reduce_send = rt_env_long("COLL_REDUCE_SEND", 1) != 0;
 	long nt = rt_env_long("COLL_NT_BYTES", 16L << 20);
 	c->nt_bytes = nt > 0 ? (uint64_t)nt : UINT64_MAX;
+	int rc = rt_tuning_fit(c);
+	if (rc)
+		return rc;
 	/* the rank order last: `reorder at init` probes over the transport */
 	return rt_reorder_init(c);
 }
@@ -275,6 +284,7 @@ void coll_finalize(coll_comm *c)
 		rt_prep_free(p);
 	}
 	rt_straggler_free(c);
+	rt_tuning_free(c);
 	free(c->perm);
 	free(c->inv);
 	free(c->hosts);

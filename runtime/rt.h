@@ -268,7 +268,7 @@ typedef struct {
 	uint32_t planhash;      /* fingerprint of the plan set: all ranks must agree */
 	uint64_t pidns;         /* pid namespace: pid means something to ranks that share it */
 	uint32_t mac;           /* COLL_AUTH=mac: all ranks must agree */
-	uint32_t pad;
+	uint32_t tunehash;      /* COLL_TUNING's table (tuned.c): all ranks must agree */
 	uint64_t reorder_env;   /* rt_reorder_env_hash(): all ranks must agree (reorder.c) */
 } rt_hostinfo;
 
@@ -349,6 +349,13 @@ struct coll_comm {
 	 * perm[r], physical rank p plays schedule rank inv[p]; NULL: identity */
 	int32_t *perm, *inv;
 	char order_src[160];       /* where the order came from (coll_rank_order) */
+	/* the tuned size table (tuned.c): COLL_TUNING's file or `choose by
+	 * measure`; it takes precedence over the plan set's for the kinds it
+	 * holds.  NULL: none */
+	struct tune_table *tuning;
+	coll_choice *tuned;        /* its size table; algo names point into tuning */
+	int ntuned;
+	char tuning_src[300];      /* where it came from (coll_tuning) */
 	int detected;              /* named straggler, -1: none */
 	double detected_delay;
 };
@@ -669,6 +676,20 @@ void rt_straggler_record(coll_comm *c);
  * (COLL_STRAGGLER_RANK, COLL_STRAGGLER_DELAY_MS).  Errors: NOMEM. */
 int rt_straggler_init(coll_comm *c);
 void rt_straggler_free(coll_comm *c);
+
+/* --- tuned.c --------------------------------------------------------------- */
+struct tune_table;
+/* COLL_TUNING: read, check against the job (all but the transport) and
+ * adopt the file; *hash := its table's fingerprint for the rendezvous
+ * (0: none).  INVALID naming the file and what does not fit. */
+int rt_tuning_load(coll_comm *c, uint32_t *hash);
+/* Once the transport is chosen: the table's transport is the job's. */
+int rt_tuning_fit(coll_comm *c);
+/* Does t fit this job (transport NULL: not checked)?  0, else -1 and why. */
+int rt_tuning_check_fit(coll_comm *c, const struct tune_table *t, const char *transport, char *why, size_t whylen);
+/* Make t (ours now, freed on failure too) the communicator's size table. */
+int rt_tuning_adopt(coll_comm *c, struct tune_table *t, const char *src);
+void rt_tuning_free(coll_comm *c);
 
 /* --- reorder.c, probe.c ------------------------------------------------- */
 /* Settle the communicator's rank order at the end of coll_init: COLL_PERM,

@@ -297,6 +297,11 @@ COLL_API coll_result coll_collective(coll_comm *comm, coll_kind kind, const char
  * (the full buffer: count * dtype size), or NULL when none fits. */
 COLL_API const char *coll_choose_algo(const coll_comm *comm, coll_kind k, uint64_t bytes);
 
+/* Where the tuned size table that coll_choose_algo consults before the
+ * plan set's came from ("COLL_TUNING=FILE", "measured at init", "cache
+ * FILE"), or NULL when there is none.  Does not block. */
+COLL_API const char *coll_tuning(const coll_comm *comm);
+
 /* The algorithm the latest collective call on comm ran (its name; NULL
  * before the first call or for a NULL comm).  With `straggler auto` this
  * is how a caller sees the switch to the straggler algorithm and back. */

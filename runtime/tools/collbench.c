@@ -51,8 +51,10 @@
 #include "coll_plan.h"
 #include "collbench.h"
 #include "collbench_dev.h"
+#include "planload/json.h"
 #include "planload/planload.h"
 #include "refdata.h"
+#include "tuning.h"
 
 static int rank, nranks;
 static coll_comm *comm;
@@ -341,8 +343,8 @@ static coll_algo *algo_from_json(const char *text, size_t len)
 }
 
 static const char *by_size;   /* the size ranges plans_by_size chose by, for the header */
-static coll_choice *tune_choices;   /* collc tune's table, whose names the plan set borrows */
-static int tune_nchoices;
+static coll_choice *bysize_choices;   /* collc tune's table, whose names the plan set borrows */
+static int bysize_nchoices;
 
 /* Without -a: the files' algorithms of the collective (-t, else allreduce
  * when the files have one, else the collective of the first), chosen by
@@ -418,8 +420,8 @@ static coll_plan_set *plans_by_size(coll_algo ***algos, int *nalgos, const char 
 	free(mine);
 	/* the plan set copied the table but not its names: they live in ch
 	 * until the end (pl_choices_free in main) */
-	tune_choices = ch;
-	tune_nchoices = nch;
+	bysize_choices = ch;
+	bysize_nchoices = nch;
 	return s;
 }
 
@@ -1081,6 +1083,284 @@ static coll_result host_time(const sweep_row *r, long it, row *w)
 static const char *host_choose(coll_kind kind, uint64_t bytes) { return coll_choose_algo(comm, kind, bytes); }
 static const char *host_error(void) { return coll_last_error(comm); }
 
+/* --- tuning (--tune FILE) ------------------------------------------------------------ */
+
+/* Every algorithm of the files for nranks: `collc compare FILES -s 1K
+ * --json` lists each one that runs at n with its collective; each is
+ * then read with `collc show -a NAME`.  *names := their names. */
+static coll_plan_set *plans_for_tune(coll_algo ***algos, int *nalgos, const char **source)
+{
+	static const char *const what[] = { "compare", "-s", "1K", "--json" };
+	size_t len;
+	char *js = run_collc(what, 4, &len), why[256];
+	json *v = json_parse(js, len, why, sizeof why);
+	free(js);
+	if (!v || v->kind != JSON_ARRAY)
+		cb_usage_error("collc compare: unreadable output: %s", v ? "not a list" : why);
+	*algos = calloc(v->len + 1, sizeof **algos);
+	if (!*algos)
+		cb_usage_error("out of memory");
+	*nalgos = 0;
+	coll_kind kind0 = opt.kind;   /* algo_from_json sets it to each algorithm's */
+	int kind_set0 = opt.kind_set;
+	opt.kind_set = 0;
+	for (size_t i = 0; i < v->len; i++) {
+		const json *a = json_get(v->items[i], "algorithm"), *k = json_get(v->items[i], "collective");
+		if (!a || a->kind != JSON_STRING || !k || k->kind != JSON_STRING)
+			cb_usage_error("collc compare: unreadable output: an entry without algorithm or collective");
+		int kind = pl_kind_by_name(k->str);
+		if (kind < 0 || (opt.tune && opt.kind_set && kind != (int)opt.kind))
+			continue;
+		opt.algo = a->str;
+		size_t sl;
+		char *sj = collc_show(&sl);
+		(*algos)[(*nalgos)++] = algo_from_json(sj, sl);
+		free(sj);
+	}
+	opt.algo = NULL;
+	opt.kind = kind0, opt.kind_set = kind_set0;
+	json_free(v);
+	if (!*nalgos)
+		cb_usage_error("the files declare no %s%salgorithm that runs on %d ranks", opt.kind_set ?
+		               coll_kind_name(opt.kind) : "", opt.kind_set ? " " : "", nranks);
+	coll_plan_set *s = coll_plan_set_build("collbench", nranks, (const coll_algo *const *)*algos, *nalgos, NULL, 0);
+	if (!s)
+		cb_usage_error("out of memory");
+	*source = opt.nfiles == 1 ? opt.files[0] : "the files";
+	return s;
+}
+
+/* Seconds per call of algo on the row: k calls after a barrier. */
+static coll_result tune_time(const sweep_row *r, const char *algo, long k, double *t)
+{
+	coll_result rc = coll_barrier(comm);
+	double t0 = now();
+	for (long i = 0; rc == COLL_OK && i < k; i++)
+		rc = call(r->kind, algo, host_b.sb, host_b.rb, r->cnt, r->dt, r->op);
+	*t = (now() - t0) / (double)k;
+	return rc;
+}
+
+/* The slowest rank's value of each of the k doubles (every rank gets the
+ * same answer, so every rank decides alike). */
+static coll_result tune_max(double *v, int k)
+{
+	uint64_t *all = malloc(sizeof *all * (size_t)k * (size_t)nranks);
+	if (!all)
+		cb_usage_error("out of memory");
+	coll_result rc = host_gather((const uint64_t *)(const void *)v, all, k);
+	for (int i = 0; rc == COLL_OK && i < k; i++)
+		for (int r = 0; r < nranks; r++) {
+			double x;
+			memcpy(&x, &all[(size_t)r * (size_t)k + (size_t)i], 8);
+			v[i] = x > v[i] ? x : v[i];
+		}
+	free(all);
+	return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Every rank's host name, for the file's `hosts` line (each once). */
+static void tune_hosts(tune_table *t)
+{
+	enum { W = TUNE_HOST_MAX / 8 };
+	uint64_t mine[W] = { 0 }, *all = malloc(sizeof *all * W * (size_t)nranks);
+	if (!all)
+		cb_usage_error("out of memory");
+	gethostname((char *)mine, TUNE_HOST_MAX - 1);
+	coll_result rc = host_gather(mine, all, W);
+	if (rc)
+		cb_usage_error("gathering host names failed: %s", coll_last_error(comm));
+	for (int r = 0; r < nranks; r++) {
+		char h[TUNE_HOST_MAX];
+		memcpy(h, &all[(size_t)r * W], TUNE_HOST_MAX - 1);
+		h[TUNE_HOST_MAX - 1] = 0;
+		int dup = 0;
+		for (int i = 0; i < t->nhosts && !dup; i++)
+			dup = strcmp(t->hosts[i], h) == 0;
+		link_error e;
+		if (!dup && tune_add_host(t, h[0] ? h : "unknown", &e))
+			cb_usage_error("host name of rank %d: %s", r, e.msg);
+	}
+	free(all);
+}
+
+/* Tune one collective: every candidate at every size, opt.reps
+ * repetitions interleaved (each repetition runs the candidates in a
+ * rotated order, so a slow spell of the machine does not land on one
+ * candidate), each repetition as many calls as fill TUNE_REP_S (at least
+ * one, at most TUNE_MAX_CALLS), timed from a barrier; a candidate's time
+ * is the median over repetitions of the slowest rank's.  Rows go into t;
+ * rank 0 prints them.  -1 when a call failed (said on stderr). */
+#define TUNE_REP_S 0.005
+#define TUNE_MAX_CALLS 1000
+static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
+{
+	const coll_kind_info *ki = coll_kind_get(kind);
+	const char *cand[TUNE_MAX_CANDS];
+	int nc = 0;
+	for (int i = 0; i < plans->nalgos && nc < TUNE_MAX_CANDS; i++)
+		if (plans->algos[i]->kind == (int32_t)kind && plans->algos[i]->nranks == nranks) {
+			link_error e;
+			if (tune_add_cand(t, kind, plans->algos[i]->name, &e))
+				cb_usage_error("%s", e.msg);
+			cand[nc++] = plans->algos[i]->name;
+		}
+	if (!nc)
+		return 0;
+	free(sbuf);
+	free(rbuf);
+	size_t maxb;
+	if (sweep_alloc(ki, &maxb))
+		return -1;
+	coll_dtype dt = opt.dts[0];
+	coll_op op = ki->reduces ? opt.ops[0] : COLL_SUM;
+	size_t es = coll_dtype_size(dt);
+	uint64_t units = coll_kind_units(ki, nranks), work = (uint64_t)coll_kind_work_per_size(ki, nranks);
+	uint64_t per_count = units / work, sz[512];
+	int ns = sizes(sz, 512, es, per_count);
+	char *vals = malloc(REF_M * 8);
+	refs *R = malloc(sizeof *R);
+	double *tm = malloc(sizeof *tm * (size_t)nc * (size_t)opt.reps), k[TUNE_MAX_CANDS];
+	if (!vals || !R || !tm)
+		cb_usage_error("out of memory");
+	for (int i = 0; i < REF_M; i++)
+		ref_store(dt, vals, (size_t)i, ref_value(dt, op, i));
+	if (opt.check && ki->reduces)
+		make_reduced_refs(R, dt, op);
+	if (rank == 0 && !opt.csv && !opt.json) {
+		printf("# tuning %s, n=%d, transport %s, %s%s%s, %ld repetitions of about %.0f ms per candidate and size\n",
+		       ki->name, nranks, coll_transport_name(comm), coll_dtype_name(dt), ki->reduces ? " " : "",
+		       ki->reduces ? coll_op_name(op) : "", opt.reps, TUNE_REP_S * 1e3);
+		printf("# median us per call (slowest rank); spread: the fastest's (max-min)/median over repetitions\n");
+		printf("%12s", "bytes");
+		for (int c = 0; c < nc; c++)
+			printf(" %*s", (int)(strlen(cand[c]) > 10 ? strlen(cand[c]) : 10), cand[c]);
+		printf("  %-16s %7s %7s %s\n", "fastest", "spread", "margin", "next");
+	}
+	int status = 0;
+	for (int si = 0; si < ns && !status; si++) {
+		uint64_t bytes = sz[si] - sz[si] % (es * per_count);
+		uint64_t total = bytes / es * work;
+		char what[192];
+		sweep_row r = {kind, ki, dt, op, bytes, total / units, vals, R, what};
+		coll_result rc = COLL_OK;
+		host_load(&r);
+		/* one call each, checked with -c, timed to size the repetitions */
+		for (int c = 0; c < nc && !rc; c++) {
+			snprintf(what, sizeof what, "%s '%s' n=%d count=%llu", ki->name, cand[c], nranks,
+			         (unsigned long long)r.cnt);
+			long wrong = 0;
+			if (opt.check) {
+				opt.algo = cand[c];
+				rc = host_check(&r, &wrong);
+				opt.algo = NULL;
+				host_load(&r);
+				if (!rc && wrong)
+					fprintf(stderr, "collbench: rank %d: %s: %ld wrong elements\n", rank, what, wrong), status = -1;
+			}
+			if (!rc)
+				rc = tune_time(&r, cand[c], 1, &k[c]);
+		}
+		if (!rc)
+			rc = tune_max(k, nc);
+		for (int c = 0; c < nc; c++) {
+			double calls = k[c] > 0 ? TUNE_REP_S / k[c] : TUNE_MAX_CALLS;
+			k[c] = calls < 1 ? 1 : calls > TUNE_MAX_CALLS ? TUNE_MAX_CALLS : floor(calls);
+		}
+		for (long rep = 0; rep < opt.reps && !rc; rep++)
+			for (int j = 0; j < nc && !rc; j++) {
+				int c = (int)((j + rep) % nc);
+				snprintf(what, sizeof what, "%s '%s' n=%d count=%llu", ki->name, cand[c], nranks,
+				         (unsigned long long)r.cnt);
+				rc = tune_time(&r, cand[c], (long)k[c], &tm[(size_t)c * (size_t)opt.reps + (size_t)rep]);
+			}
+		if (!rc)
+			rc = tune_max(tm, nc * (int)opt.reps);
+		if (rc) {
+			fprintf(stderr, "collbench: rank %d: %s, %llu bytes: %s: %s\n", rank, what, (unsigned long long)bytes,
+			        coll_strerror(rc), coll_last_error(comm));
+			status = -1;
+			break;
+		}
+		link_error e;
+		tune_row *row = tune_add_row(t, kind, bytes, &e);
+		if (!row)
+			cb_usage_error("%s", e.msg);
+		int best = 0, next = -1;
+		for (int c = 0; c < nc; c++) {
+			double *x = &tm[(size_t)c * (size_t)opt.reps];
+			qsort(x, (size_t)opt.reps, sizeof *x, cmp_double);
+			row->times[c] = x[opt.reps / 2];
+			if (row->times[c] < row->times[best])
+				best = c;
+		}
+		for (int c = 0; c < nc; c++)
+			if (c != best && (next < 0 || row->times[c] < row->times[next]))
+				next = c;
+		row->winner = best;
+		const double *xb = &tm[(size_t)best * (size_t)opt.reps];
+		row->spread = (xb[opt.reps - 1] - xb[0]) / row->times[best];
+		if (rank == 0 && !opt.csv && !opt.json) {
+			printf("%12llu", (unsigned long long)bytes);
+			for (int c = 0; c < nc; c++)
+				printf(" %*.2f", (int)(strlen(cand[c]) > 10 ? strlen(cand[c]) : 10), row->times[c] * 1e6);
+			if (next >= 0)
+				printf("  %-16s %6.1f%% %6.1f%% %s\n", cand[best], row->spread * 100,
+				       (row->times[next] / row->times[best] - 1) * 100, cand[next]);
+			else
+				printf("  %-16s %6.1f%% %7s -\n", cand[best], row->spread * 100, "-");
+			fflush(stdout);
+		}
+	}
+	free(vals);
+	free(R);
+	free(tm);
+	return status;
+}
+
+/* --tune FILE: tune every collective of the plan set (or -t's) and write
+ * the file (rank 0; through a temporary file renamed over FILE, so a
+ * reader never sees half of one). */
+static int run_tune(const coll_plan_set *plans, const char *source)
+{
+	tune_table *t = tune_new();
+	if (!t)
+		cb_usage_error("out of memory");
+	time_t now_s = time(NULL);
+	struct tm tmv;
+	strftime(t->date, sizeof t->date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now_s, &tmv));
+	snprintf(t->transport, sizeof t->transport, "%s", coll_transport_name(comm));
+	t->nranks = nranks;
+	tune_hosts(t);
+	int status = 0;
+	for (int k = 0; k < COLL_NCOLLS && !status; k++)
+		if (!opt.kind_set || k == (int)opt.kind)
+			status = tune_kind(t, (coll_kind)k, plans);
+	if (status == 0 && rank == 0) {
+		char tmp[4200], comment[600];
+		snprintf(tmp, sizeof tmp, "%s.tmp%ld", opt.tune, (long)getpid());
+		snprintf(comment, sizeof comment, "written by collbench --tune: plans from %s, %s, %ld repetitions per "
+		         "candidate and size\nCOLL_TUNING=FILE uses it at run time, collc build --tuning FILE bakes it "
+		         "into a library", source, coll_dtype_name(opt.dts[0]), opt.reps);
+		FILE *f = fopen(tmp, "w");
+		if (!f || tune_write(f, t, comment) != 0 || fclose(f) != 0 || rename(tmp, opt.tune) != 0) {
+			fprintf(stderr, "collbench: error: cannot write %s: %s\n", opt.tune, strerror(errno));
+			unlink(tmp);
+			status = -1;
+		} else {
+			printf("# wrote %s\n", opt.tune);
+		}
+	}
+	tune_free(t);
+	return status;
+}
+
 /* --- device buffers (--device) ----------------------------------------------------- */
 
 static dev *gdev;
@@ -1251,6 +1531,11 @@ int main(int argc, char **argv)
 		void *h = open_lib(sym);
 		plans = plans_from_lib(h, sym);
 		source = opt.lib;
+	} else if (opt.tune || (!opt.algo && getenv("COLL_TUNING") && *getenv("COLL_TUNING"))) {
+		/* tuning, or a tuned table choosing among every algorithm of the
+		 * files: the plan set holds them all, as the tuning run had */
+		built = plans_for_tune(&byalgo, &nbyalgo, &source);
+		plans = built;
 	} else if (opt.algo) {
 		size_t len;
 		char *js = collc_show(&len);
@@ -1313,17 +1598,32 @@ int main(int argc, char **argv)
 			cb_usage_error("out of memory");
 	}
 
+	if (opt.tune) {
+		int st = run_tune(plans, source);
+		coll_barrier(comm);
+		coll_finalize(comm);
+		coll_algo_free(gather_algo);
+		coll_plan_set_free(built);
+		for (int i = 0; i < nbyalgo; i++)
+			coll_algo_free(byalgo[i]);
+		free(byalgo);
+		free(sbuf);
+		free(rbuf);
+		return st ? 1 : 0;
+	}
 	const coll_kind_info *ki = coll_kind_get(kind);
 	size_t maxb;
 	if (sweep_alloc(ki, &maxb))
 		return 1;
 	const char *tpname = coll_transport_name(comm);
 	if (rank == 0) {
-		char what[512], rootw[32] = "";
+		char what[512], rootw[32] = "", tuned_by[340];
+		snprintf(tuned_by, sizeof tuned_by, "(chosen by %s)", coll_tuning(comm) ? coll_tuning(comm) : "");
 		if (ki->rooted)
 			snprintf(rootw, sizeof rootw, ", root %d", opt.root);
 		snprintf(what, sizeof what, "%s '%s' from %s, n=%d, transport %s, %s%s, iters %ld, warmup %ld%s",
-		         coll_kind_name(kind), opt.algo ? opt.algo : "(chosen by size)", source, nranks, tpname,
+		         coll_kind_name(kind), opt.algo ? opt.algo : coll_tuning(comm) ? tuned_by : "(chosen by size)", source,
+		         nranks, tpname,
 		         opt.inplace ? "in-place" : "out-of-place", rootw, opt.iters, opt.warmup,
 		         opt.check ? ", checked" : "");
 		print_header(what);
@@ -1355,7 +1655,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nbyalgo; i++)
 		coll_algo_free(byalgo[i]);
 	free(byalgo);
-	pl_choices_free(tune_choices, tune_nchoices);
+	pl_choices_free(bysize_choices, bysize_nchoices);
 	free(sbuf);
 	free(rbuf);
 	return total_wrong ? 1 : 0;

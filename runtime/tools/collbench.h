@@ -39,6 +39,8 @@ typedef struct {
 	long straggler_stop;             /* no straggler from this call on (0: never) */
 	int device;                      /* --device: device buffers */
 	int gpu;                         /* --device GPU: the CUDA device (-1: rank modulo the count) */
+	const char *tune;                /* --tune FILE: write a tuning file there */
+	long reps;                       /* --reps: repetitions per candidate and size */
 } cb_options;
 
 /* The options, as cb_parse_args left them (defaults for what was not given). */

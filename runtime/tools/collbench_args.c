@@ -54,6 +54,7 @@ static void usage(FILE *f)
 	        "                 [-t COLL] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [--counts LIST]\n"
 	        "                 [-n ITERS] [-w WARMUP] [-c] [-d DTYPE] [-o OP] [--root R] [--inplace]\n"
 	        "                 [--iter-bytes B] [--timeout S] [--csv | --json]\n"
+	        "       collbench --tune FILE [-f FILE.coll... | --lib PATH] [-t COLL] [-b MIN] [-e MAX] [--reps R]\n"
 	        "       collbench --memcpy [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [--csv | --json]\n"
 	        "Run under `collrun -np N` or `mpirun -np N`; rank 0 prints the table.  A number is the\n"
 	        "whole argument (no blanks, no trailing text) and must lie in the range shown.\n"
@@ -118,6 +119,12 @@ static void usage(FILE *f)
 	        "  --straggler-stop K  after K calls (1..2147483647) nobody is delayed any more\n"
 	        "  --trace-straggler  print, per call, the emulated and the detected straggler and the\n"
 	        "                   algorithm the call ran\n"
+	        "tuning (runtime/README.md, \"Tuning\"):\n"
+	        "  --tune FILE      measure every algorithm of the files (or --lib) for every collective (or\n"
+	        "                   -t's) at every size of -b/-e/-f, keep the fastest per size, and write\n"
+	        "                   them to FILE (a tuning file: COLL_TUNING=FILE, collc build --tuning)\n"
+	        "  --reps R         repetitions per candidate and size, interleaved, the median kept (1..1000,\n"
+	        "                   default 5)\n"
 	        "output:\n"
 	        "  --csv            machine-readable rows (CSV) instead of the table\n"
 	        "  --json           machine-readable rows (JSON) instead of the table\n");
@@ -280,6 +287,7 @@ void cb_parse_args(int argc, char **argv)
 	opt.ops[0] = COLL_SUM, opt.nops = 1;
 	opt.straggler = -1, opt.delay_ms = 10;
 	opt.gpu = -1;
+	opt.reps = 5;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (cb_usage_error("%s needs a value", a), ""))
@@ -396,6 +404,10 @@ void cb_parse_args(int argc, char **argv)
 			opt.straggler_move = (long)int_arg(a, NEXT(), 1, MAXCOUNT);
 		} else if (strcmp(a, "--straggler-stop") == 0) {
 			opt.straggler_stop = (long)int_arg(a, NEXT(), 1, MAXCOUNT);
+		} else if (strcmp(a, "--tune") == 0) {
+			opt.tune = NEXT();
+		} else if (strcmp(a, "--reps") == 0) {
+			opt.reps = (long)int_arg(a, NEXT(), 1, 1000);
 		} else if (strcmp(a, "--trace-straggler") == 0) {
 			opt.trace_straggler = 1;
 		} else if (a[0] == '-' && a[1]) {
@@ -409,6 +421,11 @@ void cb_parse_args(int argc, char **argv)
 		cb_usage_error("--csv and --json exclude each other");
 	if (opt.device && opt.do_memcpy)
 		cb_usage_error("--device and --memcpy exclude each other");
+	if (opt.tune && (opt.device || opt.do_memcpy || opt.algo || opt.straggler >= 0))
+		cb_usage_error("--tune measures every algorithm on host buffers: it excludes %s",
+		               opt.device ? "--device" : opt.do_memcpy ? "--memcpy" : opt.algo ? "-a" : "--straggler");
+	if (opt.tune && !*opt.tune)
+		cb_usage_error("--tune needs a file name");
 	if (opt.device && !opt.lib)
 		cb_usage_error("--device needs --lib DIR/libNAME.so, a library that collc built from a cluster with "
 		               "`transport cuda` or `transport nccl`");
