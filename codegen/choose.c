@@ -254,6 +254,44 @@ static int critical_delays(libplan *lp)
 	return rc;
 }
 
+/* `collc build --tuning FILE`: the collectives FILE tunes take its size
+ * table (tuning.h: each size the winner of the nearest measured one);
+ * tune_check made sure every winner is an algorithm of the cluster. */
+static void tuned_tables(libplan *lp)
+{
+	coll_choice *tc;
+	int nt = tune_choices(lp->tuning, &tc);
+	if (nt < 0) {
+		fprintf(stderr, "collc: error: out of memory\n");
+		exit(1);
+	}
+	lib_choice *old = lp->choices;
+	int nold = lp->nchoices;
+	lp->choices = NULL;
+	lp->nchoices = 0;
+	bool done[IR_NKINDS] = { false };
+	for (int i = 0; i < nold; i++) {
+		ir_kind k = old[i].kind;
+		if (!lp->tuning->ncands[k]) {
+			add_choice(lp, k, old[i].max_bytes, old[i].algo);
+			continue;
+		}
+		if (done[k])
+			continue;
+		done[k] = true;
+		for (int j = 0; j < nt; j++) {
+			if (tc[j].kind != (int32_t)k)
+				continue;
+			int a = 0;
+			while (a < lp->nalgos && !(lp->algos[a].s->kind == k && strcmp(lp->algos[a].label, tc[j].algo) == 0))
+				a++;
+			add_choice(lp, k, tc[j].max_bytes, a);
+		}
+	}
+	free(old);
+	free(tc);
+}
+
 static int size_tables(libplan *lp)
 {
 	const cluster_desc *d = lp->d;
@@ -265,6 +303,31 @@ static int size_tables(libplan *lp)
 		else
 			by_threshold(lp, &d->blocks[i]);
 	}
+	if (rc == 0 && lp->tuning)
+		tuned_tables(lp);
+	return rc;
+}
+
+/* Does the tuning file fit the cluster: its rank count, its transport
+ * (when the cluster names a host transport: `auto` is decided at run
+ * time), and its algorithms (tuning.h)?  The host is not checked: a
+ * library is often built on another machine than the one it serves. */
+static int check_tuning(const libplan *lp)
+{
+	const cluster_desc *d = lp->d;
+	int32_t *kinds = xcalloc((size_t)lp->nalgos + 1, sizeof *kinds);
+	const char **names = xcalloc((size_t)lp->nalgos + 1, sizeof *names);
+	for (int i = 0; i < lp->nalgos; i++) {
+		kinds[i] = (int32_t)lp->algos[i].s->kind;
+		names[i] = lp->algos[i].label;
+	}
+	const char *tp = d->target->gpu || strcmp(d->target->name, "auto") == 0 ? NULL : d->target->name;
+	link_error err;
+	int rc = tune_check(lp->tuning, d->ranks, tp, NULL, 0, kinds, names, lp->nalgos, &err);
+	if (rc)
+		diag_error(d->pos, "cluster '%s': --tuning: %s", d->name, err.msg);
+	free(kinds);
+	free(names);
 	return rc;
 }
 
@@ -320,16 +383,19 @@ static int choose_order(libplan *lp)
 	return rc;
 }
 
-int libplan_make(const cluster_desc *d, libplan *lp)
+int libplan_make(const cluster_desc *d, const tune_table *tuning, libplan *lp)
 {
 	memset(lp, 0, sizeof *lp);
 	lp->d = d;
+	lp->tuning = tuning;
 	lp->algos = d->entries;
 	lp->nalgos = d->nentries;
 	lp->straggler_algo = -1;
 	lp->reorder_algo = -1;
 	lp->reorder_bytes = d->reorder_size ? d->reorder_size : 64ULL << 20;
-	int rc = size_tables(lp);
+	int rc = tuning ? check_tuning(lp) : 0;
+	if (rc == 0)
+		rc = size_tables(lp);
 	if (rc == 0 && d->reorder != CLUSTER_REORDER_NONE)
 		lp->reorder_algo = reorder_target(lp);
 	if (rc == 0 && d->reorder == CLUSTER_REORDER_COST) {

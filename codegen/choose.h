@@ -17,6 +17,7 @@
 
 #include "cluster.h"
 #include "ir.h"
+#include "tuning.h"
 
 /* Sizes up to max_bytes (inclusive) of collective kind use algorithm algo. */
 typedef struct {
@@ -51,13 +52,18 @@ typedef struct {
 	uint64_t reorder_bytes;
 	double t_identity, t_best, sim_identity, sim_best;
 	bool optimal;
+	/* `collc build --tuning FILE` (borrowed; NULL: none): the size
+	 * table of every collective it tunes comes from it, not from the
+	 * cluster's `below`/`choose by cost` */
+	const tune_table *tuning;
 } libplan;
 
 /* choose.c */
-/* The size tables and critical delays of d.  0, or -1 after printing a
- * diagnostic at the cluster line concerned (a link model or cost model
- * failure). */
-int libplan_make(const cluster_desc *d, libplan *lp);
+/* The size tables and critical delays of d, the collectives that tuning
+ * (NULL: none) tunes chosen by it.  0, or -1 after printing a diagnostic
+ * at the cluster line concerned (a link model or cost model failure, a
+ * tuning file that does not fit the cluster). */
+int libplan_make(const cluster_desc *d, const tune_table *tuning, libplan *lp);
 void libplan_free(libplan *lp);
 
 #endif

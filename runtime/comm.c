@@ -165,10 +165,10 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	for (int r = 0; r < c->n; r++) {
 		if (c->hosts[r].planhash != me.planhash)
 			return rt_err(c, COLL_ERR_PLAN, "rank %d has a different plan set than rank %d", r, c->rank);
-		if (c->hosts[r].tunehash != me.tunehash)
-			return rt_err(c, COLL_ERR_INVALID, "rank %d runs %s tuning table than rank %d (COLL_TUNING must name the "
-			              "same table on every rank or on none)", r, !me.tunehash ? "with a" :
-			              !c->hosts[r].tunehash ? "without the" : "with another", c->rank);
+		if (c->hosts[r].tunehash != me.tunehash)   /* COLL_TUNING: every rank the same table, or none */
+			return rt_err(c, COLL_ERR_INVALID, "rank %d runs %s tuning table but rank %d %s (COLL_TUNING)", r,
+			              !c->hosts[r].tunehash ? "without a" : me.tunehash ? "with another" : "with a", c->rank,
+			              !me.tunehash ? "without one" : "with this one");
 		if (c->hosts[r].mac != me.mac)
 			return rt_err(c, COLL_ERR_BOOTSTRAP, "rank %d runs with COLL_AUTH=%s but rank %d with COLL_AUTH=%s", r,
 			              c->hosts[r].mac ? "mac" : "none", c->rank, me.mac ? "mac" : "none");

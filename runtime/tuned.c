@@ -126,7 +126,7 @@ int rt_tuning_fit(coll_comm *c)
 		return COLL_OK;
 	const char *tp = coll_transport_name(c);
 	if (tp && strcmp(c->tuning->transport, tp) != 0)
-		return rt_err(c, COLL_ERR_INVALID, "COLL_TUNING: %s was measured over transport %s, this job runs over %s",
+		return rt_err(c, COLL_ERR_INVALID, "COLL_TUNING: %s was measured over transport %s, not %s",
 		              c->tuning->path, c->tuning->transport, tp);
 	return COLL_OK;
 }

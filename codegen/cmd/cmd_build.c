@@ -400,10 +400,18 @@ int cmd_build(int argc, char **argv)
 	int rc = 1;
 	cluster_desc d;
 	libplan c;
+	tune_table *tuning = NULL;
 	drv_prog *p = drv_load(nfiles, files);
 	if (!p || cluster_check(p, name, &d) != 0)
 		goto done;
-	if (libplan_make(&d, &c) != 0)
+	if (o.tuning) {
+		link_error err;
+		if (tune_read(o.tuning, &tuning, &err) != 0) {
+			cmd_link_error(&err);
+			goto free_desc;
+		}
+	}
+	if (libplan_make(&d, tuning, &c) != 0)
 		goto free_desc;
 
 	char dir[PATH_MAX], lib[PATH_MAX + 64], inc[PATH_MAX + 64], plugin[PATH_MAX * 2];
@@ -514,10 +522,14 @@ int cmd_build(int argc, char **argv)
 	else if (d.straggler != CLUSTER_STRAGGLER_NONE)
 		printf("  straggler       rank %-9d swapped into the straggler role\n", d.straggler);
 	print_order(&c, "  ");
+	if (tuning)
+		printf("  size tables of the tuned collectives from %s (measured %s on %s%s, over %s)\n", o.tuning,
+		       tuning->date, tuning->hosts[0], tuning->nhosts > 1 ? " ..." : "", tuning->transport);
 	rc = 0;
 free_cluster:
 	libplan_free(&c);
 free_desc:
+	tune_free(tuning);
 	cluster_desc_free(&d);
 done:
 	drv_free(p);

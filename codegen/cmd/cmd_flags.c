@@ -538,6 +538,8 @@ static const cmd_flag
 	f_cluster_build = { "--cluster", "NAME", VALUE(FV_STR, cluster),
 			    .help = "the cluster to build (default: the first)" },
 	f_verbose = { "-v", NULL, SWITCH(verbose), .help = "print each compiler command" },
+	f_tuning = { "--tuning", "FILE", VALUE(FV_STR, tuning),
+		     .help = "size tables measured by collbench --tune, for the collectives FILE tunes" },
 	/* every subcommand's (collc.c takes them out first) */
 	f_max_errors = { "--max-errors", "N", FN(set_max_errors), .help = "stop after N errors (default 20; 0: never)" },
 	f_max_memory = { "--max-memory", "S", FN(set_max_memory),
@@ -575,7 +577,7 @@ static const cmd_flag *const reorder_flags[] = {
 	&f_perm_start, &f_sim, &f_exhaustive, &f_spread, &f_seg_bytes, &f_sharing, &f_jitter, &f_jitter_samples,
 	&f_json_reorder, &f_max_steps, NULL
 };
-static const cmd_flag *const build_flags[] = { &f_out, &f_cluster_build, &f_verbose, NULL };
+static const cmd_flag *const build_flags[] = { &f_out, &f_cluster_build, &f_verbose, &f_tuning, NULL };
 static const cmd_flag *const common_flags[] = { &f_max_errors, &f_max_memory, &f_stats, NULL };
 
 static const char units_help[] =

@@ -102,6 +102,7 @@ typedef struct {
 	const char *cluster;   /* show and build --cluster NAME (NULL: the first) */
 	const char *out;       /* build -o DIR */
 	bool verbose;          /* build -v */
+	const char *tuning;    /* build --tuning FILE */
 	bool stats;            /* --stats (cmd_take_common) */
 } cmd_opts;
 

@@ -22,7 +22,7 @@ static int show_perm(drv_prog *p, const cmd_opts *o)
 	if (cluster_check(p, o->cluster, &d) != 0)
 		return 1;
 	int rc = 1;
-	if (libplan_make(&d, &c) == 0) {
+	if (libplan_make(&d, NULL, &c) == 0) {
 		printf("cluster %s: %d ranks, links %s%s\n", d.name, d.ranks, d.links ? d.links : "uniform",
 		       d.ndecls ? " and segments declared in the cluster" : "");
 		cmd_print_order(&c, "");

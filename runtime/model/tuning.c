@@ -482,9 +482,9 @@ int tune_check(const tune_table *t, int nranks, const char *transport, const cha
 {
 	const char *p = t->path[0] ? t->path : "tuning table";
 	if (t->nranks != nranks)
-		return link_errorf(err, "%s was measured with %d ranks, this job has %d", p, (int)t->nranks, nranks);
+		return link_errorf(err, "%s was measured with %d ranks, not %d", p, (int)t->nranks, nranks);
 	if (transport && strcmp(t->transport, transport) != 0)
-		return link_errorf(err, "%s was measured over transport %s, this job runs over %s", p, t->transport,
+		return link_errorf(err, "%s was measured over transport %s, not %s", p, t->transport,
 		                   transport);
 	for (int h = 0; hosts && h < nhosts; h++) {
 		int found = 0;

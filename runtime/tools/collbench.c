@@ -1211,8 +1211,13 @@ static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
 				cb_usage_error("%s", e.msg);
 			cand[nc++] = plans->algos[i]->name;
 		}
-	if (!nc)
+	if (nc < 2) {
+		/* nothing to choose between: the plan set's own table stands */
+		if (nc && rank == 0 && !opt.csv && !opt.json)
+			printf("# %s: one algorithm (%s), nothing to tune\n", ki->name, cand[0]);
+		t->ncands[kind] = 0;
 		return 0;
+	}
 	free(sbuf);
 	free(rbuf);
 	size_t maxb;
@@ -1342,6 +1347,12 @@ static int run_tune(const coll_plan_set *plans, const char *source)
 	for (int k = 0; k < COLL_NCOLLS && !status; k++)
 		if (!opt.kind_set || k == (int)opt.kind)
 			status = tune_kind(t, (coll_kind)k, plans);
+	if (status == 0 && !t->nrows) {
+		if (rank == 0)
+			fprintf(stderr, "collbench: error: nothing to tune: no collective of the plans has two algorithms "
+			        "for %d ranks\n", nranks);
+		status = -1;
+	}
 	if (status == 0 && rank == 0) {
 		char tmp[4200], comment[600];
 		snprintf(tmp, sizeof tmp, "%s.tmp%ld", opt.tune, (long)getpid());
