@@ -397,6 +397,12 @@ int emit_c(const libplan *c, const char *host, const char *dir, const char *sour
 	}
 	if (c->d->has_policy)
 		fprintf(f, "\t.policy = &%s_policy,\n", n);
+	unsigned tk = 0;
+	for (int i = 0; i < c->d->nblocks; i++)
+		if (c->d->blocks[i].by_measure)
+			tk |= 1u << c->d->blocks[i].kind;
+	if (tk)
+		fprintf(f, "\t.tune_kinds = 0x%xu,   /* choose by measure (tuneinit.c) */\n", tk);
 	fprintf(f, "};\n\n");
 	fprintf(f, "coll_result %s_init(coll_comm **comm)\n{\n"
 		"\treturn coll_init(comm, &%s_plans, NULL);   /* the plan set's transport, or COLL_TRANSPORT */\n}\n",

@@ -344,7 +344,7 @@ static int block(drv_prog *p, cluster_desc *d, ast *coll)
 			diag_error(coll->pos, "cluster '%s': a second %s block", d->name, coll->str);
 			return -1;
 		}
-	cluster_block b = { (ir_kind)kind, coll->pos, coll->ival != 0, d->nentries, 0 };
+	cluster_block b = { (ir_kind)kind, coll->pos, coll->ival != 0, coll->ival == 2, d->nentries, 0 };
 	for (int j = 0; j < coll->list.n; j++)
 		if (entry(p, d, &b, coll, coll->list.v[j]) < 0)
 			return -1;

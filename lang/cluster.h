@@ -53,6 +53,7 @@ typedef struct {
 	ir_kind kind;
 	srcpos pos;
 	bool by_cost;
+	bool by_measure;      /* `choose by measure`: by cost here, measured at init (by_cost too) */
 	int first, count;
 } cluster_block;
 

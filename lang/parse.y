@@ -168,10 +168,12 @@ opt_choose
 	: ';' { $$ = 0; }
 	| %empty { $$ = 0; }
 	| CHOOSE IDENT IDENT ';' {
-		if (strcmp($2, "by") || strcmp($3, "cost")) {
-			diag_error(P(@2), "expected 'choose by cost', found 'choose %s %s'", $2, $3);
+		/* 1: by cost; 2: by measure (by cost at build time, measured when
+		 * a communicator starts) */
+		if (strcmp($2, "by") || (strcmp($3, "cost") && strcmp($3, "measure"))) {
+			diag_error(P(@2), "expected 'choose by cost' or 'choose by measure', found 'choose %s %s'", $2, $3);
 		}
-		$$ = 1; }
+		$$ = strcmp($3, "measure") == 0 ? 2 : 1; }
 	;
 
 centries

@@ -227,8 +227,11 @@ static coll_result finish_init(coll_comm *c)
 	int rc = rt_tuning_fit(c);
 	if (rc)
 		return rc;
-	/* the rank order last: `reorder at init` probes over the transport */
-	return rt_reorder_init(c);
+	/* the rank order: `reorder at init` probes over the transport; then
+	 * `choose by measure` times the algorithms in that order */
+	if ((rc = rt_reorder_init(c)))
+		return rc;
+	return rt_tune_init(c);
 }
 
 static coll_result init(coll_comm **out, const coll_plan_set *plans, const coll_config *cfg, const void *mpi_comm)

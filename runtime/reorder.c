@@ -297,46 +297,22 @@ static const coll_algo *target_algo(const coll_comm *c, uint64_t *bytes)
 	return NULL;
 }
 
-/* The cache file for this host list, plan set and target: 0; 1 with no
- * cache (COLL_REORDER_CACHE=off); -1 when the directory cannot be made
- * or is not a directory, with why (the directory and strerror). */
-static int cache_path(const coll_comm *c, const coll_algo *a, uint64_t bytes, char *path, size_t len, char *why,
-		      size_t wlen)
+int rt_cache_dir(const char *var, char *dir, size_t len, char *why, size_t wlen)
 {
-	const char *dir = getenv("COLL_REORDER_CACHE");
-	if (dir && strcmp(dir, "off") == 0)
+	const char *d = getenv(var);
+	if (d && strcmp(d, "off") == 0)
 		return 1;
-	char buf[1024];
-	if (!dir || !*dir) {
+	if (d && *d) {
+		snprintf(dir, len, "%s", d);
+	} else {
 		const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 		if (xdg && *xdg)
-			snprintf(buf, sizeof buf, "%s/coll", xdg);
+			snprintf(dir, len, "%s/coll", xdg);
 		else if (home && *home)
-			snprintf(buf, sizeof buf, "%s/.cache/coll", home);
+			snprintf(dir, len, "%s/.cache/coll", home);
 		else
-			snprintf(buf, sizeof buf, "/tmp/coll-cache-%d", (int)getuid());
-		dir = buf;
+			snprintf(dir, len, "/tmp/coll-cache-%d", (int)getuid());
 	}
-	/* the key: every rank's host, network namespace and address, in
-	 * rank order (the host list), then what the order is for */
-	static const uint8_t key[16] = "coll-reorder-key";
-	uint64_t h = rt_siphash(key, &c->n, sizeof c->n);
-	for (int r = 0; r < c->n; r++) {
-		const rt_hostinfo *hi = &c->hosts[r];
-		h = h * 31 + rt_siphash(key, hi->boot_id, strnlen(hi->boot_id, sizeof hi->boot_id));
-		h = h * 31 + hi->netns;
-		if (c->boot.addrs) {
-			char ip[INET6_ADDRSTRLEN] = "";
-			const struct sockaddr_storage *ss = &c->boot.addrs[r];
-			if (ss->ss_family == AF_INET)
-				inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, ip, sizeof ip);
-			else if (ss->ss_family == AF_INET6)
-				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, ip, sizeof ip);
-			h = h * 31 + rt_siphash(key, ip, strlen(ip));
-		}
-	}
-	h = h * 31 + rt_planset_hash(c->plans);
-	h = h * 31 + rt_siphash(key, a->name, strlen(a->name)) + bytes;
 	/* make the directory (and its parent: ~/.cache may not exist yet) */
 	char parent[1024];
 	snprintf(parent, sizeof parent, "%s", dir);
@@ -356,6 +332,45 @@ static int cache_path(const coll_comm *c, const coll_algo *a, uint64_t bytes, ch
 		snprintf(why, wlen, "the cache directory %s: %s", dir, strerror(bad));
 		return -1;
 	}
+	return 0;
+}
+
+uint64_t rt_hostlist_hash(const coll_comm *c)
+{
+	/* every rank's host, network namespace and address, in rank order */
+	static const uint8_t key[16] = "coll-reorder-key";
+	uint64_t h = rt_siphash(key, &c->n, sizeof c->n);
+	for (int r = 0; r < c->n; r++) {
+		const rt_hostinfo *hi = &c->hosts[r];
+		h = h * 31 + rt_siphash(key, hi->boot_id, strnlen(hi->boot_id, sizeof hi->boot_id));
+		h = h * 31 + hi->netns;
+		if (c->boot.addrs) {
+			char ip[INET6_ADDRSTRLEN] = "";
+			const struct sockaddr_storage *ss = &c->boot.addrs[r];
+			if (ss->ss_family == AF_INET)
+				inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, ip, sizeof ip);
+			else if (ss->ss_family == AF_INET6)
+				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, ip, sizeof ip);
+			h = h * 31 + rt_siphash(key, ip, strlen(ip));
+		}
+	}
+	return h;
+}
+
+/* The cache file for this host list, plan set and target: 0; 1 with no
+ * cache (COLL_REORDER_CACHE=off); -1 when the directory cannot be made
+ * or is not a directory, with why (the directory and strerror). */
+static int cache_path(const coll_comm *c, const coll_algo *a, uint64_t bytes, char *path, size_t len, char *why,
+		      size_t wlen)
+{
+	char dir[1024];
+	int rc = rt_cache_dir("COLL_REORDER_CACHE", dir, sizeof dir, why, wlen);
+	if (rc)
+		return rc;
+	static const uint8_t key[16] = "coll-reorder-key";
+	uint64_t h = rt_hostlist_hash(c);
+	h = h * 31 + rt_planset_hash(c->plans);
+	h = h * 31 + rt_siphash(key, a->name, strlen(a->name)) + bytes;
 	snprintf(path, len, "%s/order-%016llx.txt", dir, (unsigned long long)h);
 	return 0;
 }

@@ -677,7 +677,19 @@ void rt_straggler_record(coll_comm *c);
 int rt_straggler_init(coll_comm *c);
 void rt_straggler_free(coll_comm *c);
 
-/* --- tuned.c --------------------------------------------------------------- */
+/* --- reorder.c: caches of what a start measured ---------------------------- */
+/* The cache directory: $var ("off": none), else $XDG_CACHE_HOME/coll,
+ * else ~/.cache/coll, else /tmp/coll-cache-UID; made if missing.  0 with
+ * dir; 1 for "off"; -1 with why when it cannot be made or used. */
+int rt_cache_dir(const char *var, char *dir, size_t len, char *why, size_t wlen);
+/* A key of the host list: every rank's host, namespace and address. */
+uint64_t rt_hostlist_hash(const coll_comm *c);
+
+/* --- tuned.c, tuneinit.c ----------------------------------------------------- */
+/* `choose by measure` / COLL_TUNE=init: measure the size table of the
+ * plan set's collectives at start (or read it from the cache) and adopt
+ * it; every rank the same table.  After the rank order is settled. */
+int rt_tune_init(coll_comm *c);
 struct tune_table;
 /* COLL_TUNING: read, check against the job (all but the transport) and
  * adopt the file; *hash := its table's fingerprint for the rendezvous

@@ -49,8 +49,8 @@ extern "C" {
 
 /* Bumped when the layout of these structures changes (4: the plan set's
  * transport; 5: rank reordering at init, coll_plan_set.reorder*;
- * 6: rails and their policy). */
-#define COLL_PLAN_ABI 6
+ * 6: rails and their policy; 7: tuning at init, coll_plan_set.tune_kinds). */
+#define COLL_PLAN_ABI 7
 
 typedef enum {
 	COLL_STEP_SEND = 0,         /* send my chunk to peer */
@@ -157,6 +157,11 @@ struct coll_plan_set {
 	/* How messages use the rails (NULL: COLL_RAIL_POLICY_DEFAULT);
 	 * COLL_POLICY overrides its fields. */
 	const coll_rail_policy *policy;
+	/* Appended in ABI 7.  `choose by measure`: the collectives (bit k:
+	 * coll_kind k) whose size table the communicator measures when it
+	 * starts, caching it per host list (runtime/tuneinit.c); 0: none.
+	 * COLL_TUNE=init measures every collective, COLL_TUNE=off none. */
+	uint32_t tune_kinds;
 };
 #define COLL_STRAGGLER_NONE 0
 #define COLL_STRAGGLER_AUTO (-1)
@@ -166,17 +171,17 @@ struct coll_plan_set {
 #define COLL_PLAN_SET(name, n, algos, choices)                                     \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
 	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_NONE, NULL, 0, NULL, \
-	  COLL_REORDER_NONE, NULL, 0, NULL, NULL }
+	  COLL_REORDER_NONE, NULL, 0, NULL, NULL, 0 }
 /* The same with a declared straggler (1 + its rank). */
 #define COLL_PLAN_SET_STRAGGLER(name, n, algos, choices, straggler)              \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
 	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, (straggler), NULL, 0, NULL, \
-	  COLL_REORDER_NONE, NULL, 0, NULL, NULL }
+	  COLL_REORDER_NONE, NULL, 0, NULL, NULL, 0 }
 /* `straggler auto` with its table of critical delays (a coll_crit array). */
 #define COLL_PLAN_SET_AUTO(name, n, algos, choices, crit)                          \
 	{ COLL_PLAN_ABI, (name), (n), (algos), (int32_t)(sizeof(algos) / sizeof((algos)[0])), \
 	  (choices), (int32_t)(sizeof(choices) / sizeof((choices)[0])), NULL, COLL_STRAGGLER_AUTO, \
-	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])), NULL, COLL_REORDER_NONE, NULL, 0, NULL, NULL }
+	  (crit), (int32_t)(sizeof(crit) / sizeof((crit)[0])), NULL, COLL_REORDER_NONE, NULL, 0, NULL, NULL, 0 }
 
 /* --- building plans at run time ------------------------------------------ */
 

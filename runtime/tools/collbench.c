@@ -1130,6 +1130,15 @@ static coll_plan_set *plans_for_tune(coll_algo ***algos, int *nalgos, const char
 	return s;
 }
 
+/* Does the job choose by a tuned table (COLL_TUNING, COLL_TUNE=init)?
+ * Then its plan set must hold every algorithm of the files, as the
+ * tuning did, not only those collc tune would pick. */
+static int tuned_job(void)
+{
+	const char *f = getenv("COLL_TUNING"), *m = getenv("COLL_TUNE");
+	return (f && *f) || (m && (strcmp(m, "init") == 0 || strcmp(m, "retune") == 0));
+}
+
 /* Seconds per call of algo on the row: k calls after a barrier. */
 static coll_result tune_time(const sweep_row *r, const char *algo, long k, double *t)
 {
@@ -1542,7 +1551,7 @@ int main(int argc, char **argv)
 		void *h = open_lib(sym);
 		plans = plans_from_lib(h, sym);
 		source = opt.lib;
-	} else if (opt.tune || (!opt.algo && getenv("COLL_TUNING") && *getenv("COLL_TUNING"))) {
+	} else if (opt.tune || (!opt.algo && tuned_job())) {
 		/* tuning, or a tuned table choosing among every algorithm of the
 		 * files: the plan set holds them all, as the tuning run had */
 		built = plans_for_tune(&byalgo, &nbyalgo, &source);
