@@ -11,6 +11,8 @@
  *   rt_coll loop             1 MiB allreduces until one fails (at most 120 s), for the fault suite
  *   rt_coll order            the rank order in use (COLL_PERM, COLL_REORDER=probe, ...): every
  *                            rank's, allgathered, must be the same; prints it and its source
+ *   rt_coll tuned            the size table in use (COLL_TUNING, COLL_TUNE=init): each rank's
+ *                            choices on one line, which a test compares across ranks
  *   rt_coll rooted KIND      one broadcast or reduce (KIND) of RT_COLL_COUNT (1000) floats from
  *                            root RT_COLL_ROOT (0) with op RT_COLL_OP (0: sum), each read per
  *                            rank (-env), then an allreduce: how each ended, with the result
@@ -505,6 +507,24 @@ static int rooted_test(const char *kind)
 	return rc != COLL_OK ? 3 : bad ? 1 : 0;
 }
 
+/* The size table in use (COLL_TUNING, COLL_TUNE=init): this rank's
+ * choice for every collective at sizes 1 KiB .. 16 MiB on one line, so a
+ * test can see that every rank chooses alike; then one allreduce. */
+static int tuned_test(void)
+{
+	const char *src = coll_tuning(comm);
+	printf("rank %d: tuned by %s:", rank, src ? src : "nothing");
+	for (int k = 0; k < COLL_NCOLLS; k++)
+		for (uint64_t b = 1024; b <= (16u << 20); b *= 4) {
+			const char *a = coll_choose_algo(comm, (coll_kind)k, b);
+			printf(" %s", a ? a : "-");
+		}
+	printf("\n");
+	float x = 1;
+	coll_result rc = coll_allreduce(comm, &x, &x, 1, COLL_FLOAT, COLL_SUM);
+	return rc == COLL_OK && x == (float)n ? 0 : 1;
+}
+
 /* Rank 1 comes to a barrier S seconds after init, the others at once:
  * their wait is bounded by COLL_TIMEOUT from when they began it, not by
  * the bootstrap's deadline (COLL_BOOT_TIMEOUT after init), however close
@@ -617,6 +637,8 @@ int main(int argc, char **argv)
 		status = rooted_test(argc > 2 ? argv[2] : "");
 	else if (!strcmp(mode, "late"))
 		status = late_test(argc > 2 ? atof(argv[2]) : 3);
+	else if (!strcmp(mode, "tuned"))
+		status = tuned_test();
 	else {
 		fprintf(stderr, "rt_coll: unknown mode '%s'\n", mode);
 		status = 2;
