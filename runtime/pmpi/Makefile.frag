@@ -18,7 +18,7 @@
 #   pmpi (phony)           the library, or a line saying why it is not built
 #                          (no mpicc); part of `all`
 
-PMPI_OBJ := $(B)/rt/runtime/pmpi/pmpi.o $(patsubst %.c,$(B)/rt/%.o,$(PLANLOAD))
+PMPI_OBJ := $(B)/rt/runtime/pmpi/pmpi.o $(patsubst %.c,$(B)/rt/%.o,$(PLANLOAD) runtime/model/tuning.c runtime/model/units.c)
 
 $(B)/rt/runtime/pmpi/pmpi.o: runtime/pmpi/pmpi.c
 	@mkdir -p $(dir $@)

@@ -81,6 +81,7 @@
 #include "coll.h"
 #include "coll_plan.h"
 #include "planload/planload.h"
+#include "tuning.h"
 
 extern char **environ;
 
@@ -832,6 +833,42 @@ static buf stdlib_texts(void)
 	int rc = run_collc(args, na, env, &out, why, sizeof why);
 	if (rc == 0 && (nch = pl_choices_from_tune(out.s + tune_at, strlen(out.s + tune_at), &ch, why, sizeof why)) < 0)
 		rc = -1;
+	/* COLL_TUNING: the winners of a tuning file come along, so that the
+	 * runtime, which reads the file at coll_init and chooses by it, finds
+	 * them in the plan set (stdlib algorithms: the file's candidates) */
+	const char *tf = getenv("COLL_TUNING");
+	if (rc == 0 && tf && *tf) {
+		tune_table *t;
+		link_error e;
+		if (tune_read(tf, &t, &e) != 0) {
+			snprintf(why, sizeof why, "COLL_TUNING: %s", e.msg);
+			rc = -1;
+		} else {
+			for (int r = 0; r < t->nrows && rc == 0; r++) {
+				const char *w = t->cands[t->rows[r].kind][t->rows[r].winner];
+				int seen = 0;
+				for (int j = 0; j < nch && !seen; j++)
+					seen = strcmp(ch[j].algo, w) == 0;
+				if (seen)
+					continue;
+				coll_choice *grown = realloc(ch, sizeof *ch * (size_t)(nch + 1));
+				char *name = strdup(w);
+				if (!grown || !name) {
+					free(name);
+					if (grown)
+						ch = grown;
+					snprintf(why, sizeof why, "out of memory");
+					rc = -1;
+					break;
+				}
+				/* a choice no size reaches (0 bytes, after the kind's own): it
+				 * only puts the algorithm in the plan set */
+				ch = grown;
+				ch[nch++] = (coll_choice){ -1, 0, name };
+			}
+			tune_free(t);
+		}
+	}
 	/* the schedule of every algorithm the table names, once each */
 	for (int i = 0; rc == 0 && i < nch; i++) {
 		int seen = 0;
@@ -1049,8 +1086,10 @@ static void print_stats(void)
 	if (atomic_load(&failures) && o < sizeof line)
 		o += (size_t)snprintf(line + o, sizeof line - o, ", failed %ld", atomic_load(&failures));
 	if (o < sizeof line)
-		snprintf(line + o, sizeof line - o, "; plans: %s; transport: %s", G.source[0] ? G.source : "none",
+		o += (size_t)snprintf(line + o, sizeof line - o, "; plans: %s; transport: %s", G.source[0] ? G.source : "none",
 		         G.world && G.world->c ? coll_transport_name(G.world->c) : "none (never used)");
+	if (o < sizeof line && G.world && G.world->c && coll_tuning(G.world->c))
+		snprintf(line + o, sizeof line - o, "; tuned: %s", coll_tuning(G.world->c));
 	fprintf(stderr, "%s\n", line);
 }
 
