@@ -2,7 +2,7 @@
 # model, with the targets beside each number, then the runtime benchmark
 # (tests/bench/runtime.sh) when it is there.
 #
-#   tclsh tests/bench/bench.tcl [-build DIR] [-only compiler|cost|runtime]
+#   tclsh tests/bench/bench.tcl [-build DIR] [-only compiler|cost|runtime|tuning]
 #
 # Every number is measured in this run.  The compiler's baseline is a
 # straightforward Python implementation of StragglAR's Algorithm 1
@@ -92,5 +92,13 @@ if {$only in {"" runtime}} {
     if {[file exists $rt]} {
         puts "== runtime"
         exec sh $rt $build >@stdout 2>@stderr
+    }
+}
+
+if {$only in {"" tuning}} {
+    set tn [file join $root tests bench tuning.sh]
+    if {[file exists $tn]} {
+        puts "== choosing by measurement (tests/bench/tuning.sh; target: the choice within 10% of the fastest)"
+        exec bash $tn -build $build >@stdout 2>@stderr
     }
 }
