@@ -4,9 +4,12 @@
 # the fastest candidate of an independent measurement in the same run; the
 # time a start takes to tune at init, and from its cache.
 #
-#   tests/bench/tuning.sh [-build DIR] [-n "2 4"] [-tcp "4 8"] [-b 1K] [-e 64M] [-r 5] [-t COLL]
+#   tests/bench/tuning.sh [-build DIR] [-n "2 4"] [-tcp "4 8"] [-netns "4 8"] [-rate 1gbit]
+#                         [-b 1K] [-e 64M] [-r 5] [-t COLL]
 #
-# For each rank count over shm (-n) and over tcp on this host (-tcp):
+# For each rank count over shm (-n), over tcp on this host (-tcp), and over
+# tcp on the emulated cluster (-netns: one host per rank, links shaped at
+# -rate; tests/netns/README.md; root; sizes up to -e's 4M at most there):
 #   1. collbench --tune A: every stdlib candidate of the collective (-t,
 #      default allreduce), sizes -b..-e by 4, -r interleaved repetitions,
 #      medians: the measured choice per size;
@@ -24,9 +27,12 @@
 [ -z "${BASH_VERSION:-}" ] && exec bash "$0" "$@"
 set -u
 cd "$(dirname "$0")/../.."
-B=build NS="2 4" TCPS="" MIN=1K MAX=64M REPS=5 COLL=allreduce
+B=build NS="2 4" TCPS="" NETNS="" RATE=1gbit MIN=1K MAX=64M REPS=5 COLL=allreduce INNER=""
 while [ $# -gt 0 ]; do
 	case "$1" in
+	-netns) NETNS=$2; shift ;;
+	-rate) RATE=$2; shift ;;
+	--inner) INNER=$2; shift ;;
 	-build) B=$2; shift ;;
 	-n) NS=$2; shift ;;
 	-tcp) TCPS=$2; shift ;;
@@ -44,8 +50,12 @@ CB=$B/collbench CRUN=$B/collrun COLLC=$B/collc RTC=$B/tests/rt_coll
 for f in "$CB" "$CRUN" "$COLLC" "$RTC"; do
 	[ -x "$f" ] || { echo "tuning.sh: $f not built (make all rt-tests)" >&2; exit 1; }
 done
-echo "# tuning.sh: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-"$CB" --memcpy -b 64M -e 64M -n 5 | awk '$1 ~ /^[0-9]+$/ {printf "# memcpy 64 MiB: %s GB/s\n", $NF == "N/A" ? $(NF-1) : $NF}'
+NSARGS=()
+if [ -n "$INNER" ]; then   # inside the emulated cluster: tcp across its hosts
+	NSARGS=(--netns "$TESTBED_NETNS")
+fi
+[ -z "$INNER" ] && echo "# tuning.sh: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "$INNER" ] && "$CB" --memcpy -b 64M -e 64M -n 5 | awk '$1 ~ /^[0-9]+$/ {printf "# memcpy 64 MiB: %s GB/s\n", $NF == "N/A" ? $(NF-1) : $NF}'
 
 # Per size of a tuning file: "bytes winner cand=us ..." with times in us.
 rows() { awk -v c="$COLL" '$1 == c {line = $2 " " $3; for (i = 4; i <= NF; i++) if ($i ~ /=.*us$/) {sub(/us$/, "", $i); line = line " " $i} print line}' "$1"; }
@@ -55,7 +65,7 @@ spreads() { awk -v c="$COLL" '$1 == c {for (i = 4; i <= NF; i++) if ($i ~ /^spre
 report() { # tp n
 	local tp=$1 n=$2 a=$OUT/$1-n$2-A.tune b=$OUT/$1-n$2-B.tune
 	for f in $a $b; do
-		"$CRUN" -np $n --timeout 600 --transport $tp "$CB" --tune $f -f stdlib/*.coll -t $COLL -b $MIN -e $MAX -f 4 \
+		"$CRUN" -np $n --timeout 600 --transport $tp "${NSARGS[@]}" "$CB" --tune $f -f stdlib/*.coll -t $COLL -b $MIN -e $MAX -f 4 \
 			--reps $REPS >"$f.log" 2>&1 || { echo "tuning.sh: collbench --tune $tp n=$n failed:" >&2; tail -5 "$f.log" >&2; return 1; }
 	done
 	# the model's choice per size: collc tune's ranges
@@ -89,8 +99,31 @@ report() { # tp n
 		END { printf "# measured choice within 10%% of the fastest at %d of %d sizes (worst miss %.1f%%); model at %d of %d (worst %.1f%%)\n", ok, n, 100 * worst, okm, n, 100 * worstm }'
 }
 
+if [ -n "$INNER" ]; then
+	echo "# emulated cluster $TESTBED_PREFIX: $INNER hosts, links shaped at $TESTBED_RATE each way"
+	report tcp $INNER
+	cache=$OUT/cache-netns-$INNER
+	rm -rf "$cache"
+	t=()
+	for i in 1 2; do
+		s=$(COLL_TUNE=init COLL_TUNE_CACHE=$cache COLL_TUNE_VERBOSE=1 "$CRUN" -np $INNER --timeout 120 --transport tcp \
+			"${NSARGS[@]}" "$RTC" tuned 2>&1 | sed -n 's/.*choose by measure: .*(\([0-9.]*\) s)$/\1/p' | head -1)
+		t+=("${s:--}")
+	done
+	echo "# tuning at init on the emulated cluster, n=$INNER: first start ${t[0]} s, second (cache) ${t[1]} s"
+	exit 0
+fi
 for n in $NS; do report shm $n; done
 for n in $TCPS; do report tcp $n; done
+for n in $NETNS; do
+	if ! why=$(tests/netns/testbed.sh check 2>&1 >/dev/null); then
+		echo "# emulated cluster skipped: $why"
+		break
+	fi
+	e=$MAX
+	[ "$(awk -v a="$MAX" 'BEGIN { print (a ~ /[MG]$/ && (a ~ /G$/ || a + 0 > 4)) }')" = 1 ] && e=4M
+	tests/netns/testbed.sh run --hosts $n --rate $RATE -q -- "$0" -build "$B" -b $MIN -e $e -r $REPS -t $COLL --inner $n
+done
 
 # Tuning at init: rt_coll's plan set (every collective with two or more
 # algorithms: allreduce, broadcast, reduce, alltoall), first and second start.
