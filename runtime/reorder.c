@@ -187,6 +187,13 @@ coll_result coll_probe(coll_comm *c, const coll_probe_config *cfg, char **links)
 	rt_probe_result pr;
 	int64_t t0 = rt_now_ns();
 	int rc = rt_probe(c, cfg, &pr);
+	/* over shm every rank is on one host: what it shares limits the
+	 * collectives more than any pair (linkmodel.h, "One host") */
+	link_host host = { 0 };
+	int64_t th = rt_now_ns();
+	if (rc == COLL_OK && strcmp(coll_transport_name(c), "shm") == 0 && c->n > 1)
+		rc = rt_probe_host(c, &host.mem_bw, &host.reduce_bw, &host.cores);
+	double t_host = (double)(rt_now_ns() - th) * 1e-9;
 	if (rc || c->rank != 0 || !links)
 		goto out;
 	if (c->n == 1) {
@@ -201,7 +208,8 @@ coll_result coll_probe(coll_comm *c, const coll_probe_config *cfg, char **links)
 	}
 	link_model lm;
 	link_error err;
-	if (model_from_probe(&pr, &lm, &err)) {
+	if (model_from_probe(&pr, &lm, &err) ||
+	    link_set_host(&lm, &(link_host){ digits6(host.mem_bw), digits6(host.reduce_bw), host.cores }, &err)) {
 		link_free(&lm);
 		rc = rt_err(c, COLL_ERR_NOMEM, "%s", err.msg);
 		goto out;
@@ -232,6 +240,10 @@ coll_result coll_probe(coll_comm *c, const coll_probe_config *cfg, char **links)
 			fprintf(f, " group%d %.6g", g, pr.uplink_read[g]);
 		fprintf(f, "\n");
 	}
+	if (link_has_host(&lm))
+		fprintf(f, "# host (shm): mem-bw: %d ranks memcpy %u MiB at once, %d times; reduce-bw: one core's fp32 "
+			"sum; cores: sched_getaffinity; measured in %.2f s\n", c->n < host.cores ? c->n : host.cores,
+			RT_PROBE_HOST_BYTES >> 20, RT_PROBE_HOST_REPS, t_host);
 	link_write_matrix(f, &lm, c->n);
 	link_free(&lm);
 	if (fclose(f) != 0 || !text) {

@@ -734,6 +734,13 @@ typedef struct {
  * res->n = 0.  Collective; runs with the identity order whatever c's. */
 int rt_probe(coll_comm *c, const coll_probe_config *cfg, rt_probe_result *res);
 void rt_probe_free(rt_probe_result *res);
+/* The host's shared resources (probe.c, "The host"; linkmodel.h, "One
+ * host"): on rank 0 the memory bandwidth of min(n, cores) ranks copying
+ * at once (B/s), one core's fp32 sum rate (B/s) and the cores rank 0 may
+ * run on; 0 elsewhere.  Collective; for ranks that share one host. */
+int rt_probe_host(coll_comm *c, double *mem_bw, double *reduce_bw, int *cores);
+#define RT_PROBE_HOST_BYTES (8u << 20)   /* bytes each copier copies per pass */
+#define RT_PROBE_HOST_REPS 4
 /* Broadcast len bytes from rank 0 over the communicator's transport (a
  * binomial tree plan).  Collective. */
 int rt_probe_bcast(coll_comm *c, void *buf, size_t len);

@@ -174,6 +174,29 @@ static int set_rank_bw(cmd_opts *o, const char *v)
 	return 0;
 }
 
+/* the host's rates (linkmodel.h, "One host"): a bandwidth, or none */
+static int set_host_bw(const char *flag, double *out, const char *v)
+{
+	link_error err;
+	if (strcmp(v, "none") == 0)
+		*out = 0;
+	else if (check_blanks(flag, v))
+		return 2;
+	else if (link_parse_bw(v, out, &err) || link_check_bw(flag, *out, &err))
+		return cmd_usage_error("%s: %s (or 'none')", flag, err.msg);
+	return 0;
+}
+
+static int set_mem_bw(cmd_opts *o, const char *v)
+{
+	return set_host_bw("--mem-bw", &o->mem_bw, v);
+}
+
+static int set_reduce_bw(cmd_opts *o, const char *v)
+{
+	return set_host_bw("--reduce-bw", &o->reduce_bw, v);
+}
+
 /* a list, or @FILE holding one (what collc reorder --json or collprobe
  * leave lying around) */
 static int set_perm(cmd_opts *o, const char *v)
@@ -460,6 +483,14 @@ static const cmd_flag
 		      .help = "a rank's injection bandwidth, shared by the messages it sends "
 			      "(or receives) in one round; default: --bw for uniform links "
 			      "(one connection per rank), none for --links (independent)" },
+	f_mem_bw = { "--mem-bw", "BW|none", FN(set_mem_bw), HAVE(have_mem_bw),
+		     .help = "one host: bytes/s its memory copies, shared by every rank's copies "
+			     "into and out of staging slots in a round (over --links' mem-bw)" },
+	f_reduce_bw = { "--reduce-bw", "BW|none", FN(set_reduce_bw), HAVE(have_reduce_bw),
+			.help = "one host: bytes/s one core reduces (over --links' reduce-bw)" },
+	f_cores = { "--cores", "N", INT(cores, 1, LINK_MAX_CORES), HAVE(have_cores),
+		    .help = "one host: cores its ranks share; more ranks time-share them "
+			    "(over --links' cores)" },
 	f_perm = { "--perm", "LIST|@FILE", FN(set_perm),
 		   .help = "run the schedule in this rank order (schedule rank -> physical "
 			   "rank): a list, or @FILE holding one" },
@@ -548,7 +579,7 @@ static const cmd_flag
 		    .help = "print wall time and peak memory to stderr at exit (benchmarks)" };
 
 #define SWEEP &f_begin, &f_end, &f_factor, &f_inc
-#define LINKS &f_alpha, &f_bw, &f_links, &f_rank_bw
+#define LINKS &f_alpha, &f_bw, &f_links, &f_rank_bw, &f_mem_bw, &f_reduce_bw, &f_cores
 #define SIMULATION &f_straggler, &f_delay, &f_segments, &f_seg_bytes, &f_round_order, &f_sharing, &f_jitter, \
 	&f_jitter_samples
 
@@ -924,6 +955,18 @@ static int finish_costs(cmd_opts *o)
 		return cmd_usage_error("--rank-bw: %s", err.msg);
 	else if (!o->have_rank_bw && !o->links_path)
 		link_set_rank_bw(&o->links, o->have_bw ? o->bw : 450e9, NULL);   /* --bw's range is the same */
+	/* The host's resources: the flags over the file's lines. */
+	{
+		link_host h = o->links.host;
+		if (o->have_mem_bw)
+			h.mem_bw = o->mem_bw;
+		if (o->have_reduce_bw)
+			h.reduce_bw = o->reduce_bw;
+		if (o->have_cores)
+			h.cores = o->cores;
+		if (link_set_host(&o->links, &h, &err))
+			return cmd_usage_error("%s", err.msg);
+	}
 	/* Jitter draws flow weights, which only alpha-fair sharing takes; say
 	 * so rather than ignore the flag. */
 	if ((o->jitter > 0 || o->jitter_samples > 0) &&

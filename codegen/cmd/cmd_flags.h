@@ -60,6 +60,9 @@ typedef struct {
 	bool have_b, have_e, have_f, have_i;
 	double alpha, bw, rank_bw;
 	bool have_alpha, have_bw, have_rank_bw;
+	double mem_bw, reduce_bw;   /* --mem-bw, --reduce-bw (0: none) */
+	int cores;                  /* --cores (0: none) */
+	bool have_mem_bw, have_reduce_bw, have_cores;
 	const char *links_path;
 	link_model links;
 	int straggler;         /* -1 none, -2 "last" (n-1 for every n) */

@@ -46,6 +46,16 @@ void cost_finish(const cost_plan *p, const cost_params *q, cost_result *r);
  * but a delay or a model built by link_set may). */
 int cost_check_result(const cost_result *r, link_error *err);
 
+/* host.c */
+/* Per message i of p, the seconds per chunk byte of its sender's core
+ * (*out)[2i] and of its receiver's (*out)[2i+1] (cost.h, "One host");
+ * *out malloc'd, NULL when lm says nothing of a host.  0, or -1 out of
+ * memory. */
+int cost_host_msgs(const cost_plan *p, const link_model *lm, double **out);
+/* Per round of p, the seconds per chunk byte its busiest rank's core
+ * needs (nrounds entries).  Same contract. */
+int cost_host_rounds(const cost_plan *p, const link_model *lm, double **out);
+
 /* fluid.c */
 /* The simulation with shared segments (q->links->nsegs > 0): one run, or
  * the mean over share_jitter's draws, records in rec (with trace, those of

@@ -97,6 +97,7 @@ typedef struct {
 	unsigned char *frozen;
 	int32_t *active, *apos;
 	fl_event *heap;
+	double *host;          /* per round: the host's seconds per chunk byte (host.c); NULL: none */
 } fluid;
 
 static void fluid_free(fluid *f)
@@ -106,7 +107,7 @@ static void fluid_free(fluid *f)
 	free(f->used), free(f->rcap), free(f->nun), free(f->foff), free(f->fres), free(f->frozen);
 	free(f->price), free(f->bofs), free(f->bseg), free(f->wt), free(f->luck);
 	share_af_free(&f->af);
-	free(f->active), free(f->apos), free(f->heap);
+	free(f->active), free(f->apos), free(f->heap), free(f->host);
 }
 
 /* Append to a growable int32 array. */
@@ -384,6 +385,8 @@ static int fluid_build(const cost_plan *p, const cost_params *q, fluid *f)
 	if (!f->rem || !f->cap || !f->rate || !f->frozen || !f->foff || !f->fres || !f->used || !f->rcap ||
 	    !f->nun || afrc || (weighted && !f->wt) || (q->share_jitter > 0 && !f->luck) || !f->active || !f->apos || !f->heap)
 		goto out;
+	if (cost_host_rounds(p, lm, &f->host))
+		goto out;
 	for (int s = 0; s < lm->nsegs; s++)
 		f->rcap[s] = lm->segs[s].cap;
 	for (int s = lm->nsegs; s < f->nres; s++)
@@ -432,6 +435,10 @@ static void start_rec(const cost_plan *p, const cost_params *q, fluid *f, cost_s
 	/* with fluid_nic the rank's link is a resource; what stays of its
 	 * cap is how much of it one of share flows takes back (cost.h) */
 	f->cap[a] = 1 / cost_msg_beta_at(q->links, q->perm, m, fluid_nic(q) && m->share > 1 ? COST_TCP_TAKEBACK : 1);
+	/* no faster than the host's copies and reductions of its round:
+	 * count chunk pieces in at least host x piece bytes */
+	if (f->host && f->host[m->round] > 0 && m->count / f->host[m->round] < f->cap[a])
+		f->cap[a] = m->count / f->host[m->round];
 	f->rate[a] = 0;
 }
 

@@ -69,6 +69,7 @@ typedef struct {
 	int *group, *seg;    /* per group, per segment of the declarations read */
 	int gcap, scap;
 	int rank_bw;         /* 0: none yet */
+	int mem_bw, reduce_bw, cores;   /* the host's lines; 0: none yet */
 } decl_lines;
 
 /* Note lineno against the groups and segments from g0 and s0 on. */
@@ -106,6 +107,10 @@ static int declared_twice(const link_model *decl, const decl_lines *dl, const ch
 	int nt = sscanf(line, " %15s %64s %15s %7s", kw, name, a, arrow);
 	if (nt >= 1 && strcmp(kw, "rank-bw") == 0 && dl->rank_bw)
 		return link_errorf_at(err, path, lineno, "a second rank-bw line (first at line %d)", dl->rank_bw);
+	const int *host = nt < 1 ? NULL : strcmp(kw, "mem-bw") == 0 ? &dl->mem_bw
+		: strcmp(kw, "reduce-bw") == 0 ? &dl->reduce_bw : strcmp(kw, "cores") == 0 ? &dl->cores : NULL;
+	if (host && *host)
+		return link_errorf_at(err, path, lineno, "a second %s line (first at line %d)", kw, *host);
 	if (nt < 2 || strlen(name) > LINK_NAME_MAX)
 		return 0;
 	int g, s;
@@ -220,6 +225,7 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 		link_error e1;
 		int g0 = decl.ngroups, s0 = decl.nsegs;
 		bool had_bw = decl.rank_bw > 0;
+		link_host had_host = decl.host;
 		int d = link_declare(&decl, line, &e1);
 		if (d < 0) {
 			link_errorf_at(err, path, lineno, "%s", e1.msg);
@@ -232,6 +238,12 @@ int link_read_matrix(link_model *lm, const char *path, link_error *err)
 			}
 			if (!had_bw && decl.rank_bw > 0)
 				dl.rank_bw = lineno;
+			if (had_host.mem_bw == 0 && decl.host.mem_bw > 0)
+				dl.mem_bw = lineno;
+			if (had_host.reduce_bw == 0 && decl.host.reduce_bw > 0)
+				dl.reduce_bw = lineno;
+			if (had_host.cores == 0 && decl.host.cores > 0)
+				dl.cores = lineno;
 			/* a group's ranks against the matrix's limit at once, so
 			 * that memory stays in proportion to the file */
 			if (decl.ngroups > g0 && decl.groups[g0].len > LINK_MAX_MATRIX) {
@@ -487,6 +499,21 @@ void link_write_matrix(FILE *out, const link_model *lm, int n)
 		put_bw(out, lm->rank_bw);
 		fputc('\n', out);
 	}
+	/* the host's shared resources (linkmodel.h, "One host") */
+	if (link_has_host(lm))
+		fprintf(out, "# one host: what its ranks share\n");
+	if (lm->host.mem_bw > 0) {
+		fputs("mem-bw ", out);
+		put_bw(out, lm->host.mem_bw);
+		fputc('\n', out);
+	}
+	if (lm->host.reduce_bw > 0) {
+		fputs("reduce-bw ", out);
+		put_bw(out, lm->host.reduce_bw);
+		fputc('\n', out);
+	}
+	if (lm->host.cores > 0)
+		fprintf(out, "cores %d\n", lm->host.cores);
 	for (int g = 0; g < lm->ngroups; g++) {
 		fprintf(out, "group %s", lm->groups[g].name);
 		for (int r = 0; r < lm->groups[g].len; r++)

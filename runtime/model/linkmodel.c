@@ -212,6 +212,18 @@ int link_set_rank_bw(link_model *lm, double bw, link_error *err)
 	return 0;
 }
 
+int link_set_host(link_model *lm, const link_host *h, link_error *err)
+{
+	if (h->mem_bw != 0 && link_check_bw("mem-bw", h->mem_bw, err))
+		return -1;
+	if (h->reduce_bw != 0 && link_check_bw("reduce-bw", h->reduce_bw, err))
+		return -1;
+	if (h->cores < 0 || h->cores > LINK_MAX_CORES)
+		return link_errorf(err, "cores %d out of range: from 1 to %d", h->cores, LINK_MAX_CORES);
+	lm->host = *h;
+	return 0;
+}
+
 int link_check_n(const link_model *lm, int n, link_error *err)
 {
 	if (lm->kind == LINK_MATRIX && lm->n != n)
@@ -404,6 +416,12 @@ int link_copy_segments(link_model *dst, const link_model *src, link_error *err)
 {
 	if (src->rank_bw > 0)
 		dst->rank_bw = src->rank_bw;
+	if (src->host.mem_bw > 0)
+		dst->host.mem_bw = src->host.mem_bw;
+	if (src->host.reduce_bw > 0)
+		dst->host.reduce_bw = src->host.reduce_bw;
+	if (src->host.cores > 0)
+		dst->host.cores = src->host.cores;
 	const int g0 = dst->ngroups;
 	for (int g = 0; g < src->ngroups; g++) {
 		const link_group *x = &src->groups[g];
@@ -498,6 +516,27 @@ static int declare_tokens(link_model *lm, const char *line, char **tok, int nt, 
 			return link_errorf(err, "a second rank-bw (a rank's bandwidth is given already)");
 		if (link_parse_bw(tok[1], &bw, &e2) || link_set_rank_bw(lm, bw, &e2))
 			return link_errorf(err, "rank-bw: %s", e2.msg);
+	} else if (strcmp(kw, "mem-bw") == 0 || strcmp(kw, "reduce-bw") == 0) {
+		bool mem = kw[0] == 'm';
+		link_host h = lm->host;
+		if (nt != 2)
+			return link_errorf(err, "expected '%s BANDWIDTH'", kw);
+		if (mem ? h.mem_bw > 0 : h.reduce_bw > 0)
+			return link_errorf(err, "a second %s (the host's is given already)", kw);
+		if (link_parse_bw(tok[1], mem ? &h.mem_bw : &h.reduce_bw, &e2) || link_set_host(lm, &h, &e2))
+			return link_errorf(err, "%s: %s", kw, e2.msg);
+	} else if (strcmp(kw, "cores") == 0) {
+		link_host h = lm->host;
+		long long c;
+		if (nt != 2)
+			return link_errorf(err, "expected 'cores N'");
+		if (h.cores > 0)
+			return link_errorf(err, "a second cores (the host's is given already)");
+		if (units_parse_int(tok[1], 1, LINK_MAX_CORES, &c))
+			return link_errorf(err, "cores needs an integer in 1..%d, found '%s'", LINK_MAX_CORES, tok[1]);
+		h.cores = (int)c;
+		if (link_set_host(lm, &h, err))
+			return -1;
 	} else if (strcmp(kw, "group") == 0) {
 		if (nt < 3)
 			return link_errorf(err, "expected 'group NAME RANK...'");
@@ -563,6 +602,14 @@ char *link_describe(const link_model *lm, char *buf, size_t len)
 		char b[32];
 		k += snprintf(buf + k, len - (size_t)k, ", rank bw %s shared",
 			      link_fmt_bw(lm->rank_bw, b, sizeof b));
+	}
+	if (link_has_host(lm) && k >= 0 && (size_t)k < len) {
+		char b1[32], b2[32], c[32];
+		snprintf(c, sizeof c, "%d", lm->host.cores);
+		k += snprintf(buf + k, len - (size_t)k, "; host: mem %s, reduce %s/core, %s cores",
+			      lm->host.mem_bw > 0 ? link_fmt_bw(lm->host.mem_bw, b1, sizeof b1) : "-",
+			      lm->host.reduce_bw > 0 ? link_fmt_bw(lm->host.reduce_bw, b2, sizeof b2) : "-",
+			      lm->host.cores > 0 ? c : "n");
 	}
 	if (lm->nsegs > 0 && k >= 0 && (size_t)k < len)
 		snprintf(buf + k, len - (size_t)k, ", %d group%s, %d shared segment%s", lm->ngroups,

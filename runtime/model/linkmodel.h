@@ -64,6 +64,21 @@
  * given in a cluster (`group rack0 "0 3 5 6";`, lang/cluster.c) and are
  * written back by link_write_matrix, so a probed file round-trips.
  *
+ * One host (shared memory: runtime/transport/shm.c).  Between ranks on one
+ * host no link is the limit but what they share: the memory every byte is
+ * copied through, and the cores that copy and reduce.  Three optional
+ * lines (or --mem-bw, --reduce-bw, --cores, or link_set_host) say what
+ * the host has; every rank of the model is on it:
+ *
+ *   mem-bw 12GB/s        bytes/s the host copies, all its cores together
+ *   reduce-bw 4GB/s      bytes/s one core reduces (fp32 sum: read two, write one)
+ *   cores 2              cores the ranks share (more ranks time-share them)
+ *
+ * cost.h ("One host") says how the models charge them; collprobe over shm
+ * measures them.  Each at most once; a value out of range (a rate outside
+ * LINK_MIN_BW..LINK_MAX_BW, cores outside 1..LINK_MAX_CORES) is an error
+ * at its line.  Without them every prediction is what it was.
+ *
  * Built by typed calls (link_add_group, link_add_uplink,
  * link_add_segment, link_set_rank_bw) or from the declaration lines
  * above (link_declare, which calls them); link_write_matrix writes a
@@ -105,6 +120,17 @@ typedef enum { LINK_UNIFORM, LINK_MATRIX } link_kind;
  * must not turn a few bytes a line into kilobytes of memory a line. */
 #define LINK_MAX_GROUP_BYTES (64L << 20)
 #define LINK_MAX_GROUP_BYTES_TEXT "64 MiB"
+
+#define LINK_MAX_CORES 65536   /* cores a host may have */
+
+/* What the ranks of one host share (above, "One host"); all zero: nothing
+ * (every prediction as without it). */
+typedef struct {
+	double mem_bw;       /* > 0: bytes/s the host copies, every rank's copies of a round
+				drawing on it; 0: no limit */
+	double reduce_bw;    /* > 0: bytes/s one core reduces; 0: reductions cost nothing */
+	int cores;           /* > 0: cores the ranks share; 0: one per rank */
+} link_host;
 
 struct link_index;   /* linkmodel.c: the names of groups and segments, hashed */
 
@@ -151,6 +177,7 @@ typedef struct {
 	double rank_bw;      /* > 0: a rank's injection bandwidth (B/s), shared by the
 				messages it sends (or receives) in one round; 0: every
 				link runs at its own bandwidth (switched fabric) */
+	link_host host;      /* the one host's shared resources (above); zero: none */
 	char *source;        /* where it came from, for reports (owned) */
 	link_group *groups;  /* shared segments (see above); none by default */
 	int ngroups;
@@ -180,6 +207,15 @@ void link_set(link_model *lm, int src, int dst, double alpha, double bw);
 /* Set the shared injection bandwidth (0: none).  -1 when bw < 0 or
  * outside the range below. */
 int link_set_rank_bw(link_model *lm, double bw, link_error *err);
+/* Set the host's shared resources (link_host; a zero field: none).  -1
+ * naming the field when a rate is outside LINK_MIN_BW..LINK_MAX_BW or
+ * cores outside 1..LINK_MAX_CORES; lm is then unchanged. */
+int link_set_host(link_model *lm, const link_host *h, link_error *err);
+/* Does lm say anything about the host? */
+static inline bool link_has_host(const link_model *lm)
+{
+	return lm->host.mem_bw > 0 || lm->host.reduce_bw > 0 || lm->host.cores > 0;
+}
 /* Is alpha a latency (0 to LINK_MAX_ALPHA s), bw a bandwidth (LINK_MIN_BW
  * to LINK_MAX_BW B/s) the model takes?  0, or -1 with a message saying
  * the range (what: "latency", "bandwidth", "rank-bw", ...). */
@@ -222,7 +258,7 @@ int link_declare(link_model *lm, const char *line, link_error *err);
 int link_group_find(const link_model *lm, const char *name);
 /* The segment called name (uplinks: "G.up", "G.down"), or -1 (hashed). */
 int link_segment_find(const link_model *lm, const char *name);
-/* Copy src's groups, segments and rank bandwidth (when it has one) into
+/* Copy src's groups, segments, host resources and rank bandwidth (those it has) into
  * dst, which keeps its own latencies and bandwidths, and its own groups
  * and segments before them.  -1 on a name dst already has, or out of
  * memory. */

@@ -1,7 +1,8 @@
 /*
  * rounds.c - the round-synchronous estimate (model "rounds", cost.h):
  * every round lasts as long as its slowest message, or as long as its
- * busiest shared segment takes to drain; rounds run back to back.
+ * busiest shared segment takes to drain, or its host takes for the
+ * round's copies and reductions; rounds run back to back.
  *
  * Pipeline position: one pass over a cost_plan's messages; the rank
  * reordering search (reorder.c) evaluates the same objective
@@ -33,7 +34,7 @@ static double seg_drain(const link_model *lm, const int32_t *perm, const cost_pm
  * message takes at least as long as the busiest segment it crosses needs
  * to carry the round's bytes (cost.h); load holds one double per segment. */
 static double round_time(const cost_plan *p, int k, const cost_params *q, double cb,
-			 double *sendf, double *recvf, double *load)
+			 double *sendf, double *recvf, double *load, const double *host)
 {
 	int ps = p->ports_send, pr = p->ports_recv;
 	const link_model *lm = q->links;
@@ -59,6 +60,8 @@ static double round_time(const cost_plan *p, int k, const cost_params *q, double
 			if (d > own)
 				own = d;
 		}
+		if (host && host[k] * cb > own)   /* the host's copies and reductions of the round */
+			own = host[k] * cb;
 		int pa = cost_phys(q->perm, m->src), pb = cost_phys(q->perm, m->dst);
 		double end = start + (link_alpha(lm, pa, pb) + own);
 		sf[a] = rf[b] = end;
@@ -80,7 +83,8 @@ int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_e
 	double *sendf = calloc((size_t)p->n * (size_t)p->ports_send, sizeof *sendf);
 	double *recvf = calloc((size_t)p->n * (size_t)p->ports_recv, sizeof *recvf);
 	double *load = calloc((size_t)q->links->nsegs + 1, sizeof *load);
-	if (!sendf || !recvf || !load) {
+	double *host = NULL;
+	if (!sendf || !recvf || !load || cost_host_rounds(p, q->links, &host)) {
 		free(sendf);
 		free(recvf);
 		free(load);
@@ -88,7 +92,7 @@ int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_e
 	}
 	double cb = q->bytes * p->work / p->chunks, tpre = 0, tmain = 0;
 	for (int k = 0; k < p->nrounds; k++) {
-		double t = round_time(p, k, q, cb, sendf, recvf, load);
+		double t = round_time(p, k, q, cb, sendf, recvf, load, host);
 		if (p->pre[k])
 			tpre += t;
 		else
@@ -97,6 +101,7 @@ int cost_rounds(const cost_plan *p, const cost_params *q, cost_result *r, link_e
 	free(sendf);
 	free(recvf);
 	free(load);
+	free(host);
 	double d = 0;
 	if (q->straggler >= 0)
 		d = q->delay == COST_MASKED ? tpre : q->delay;

@@ -40,6 +40,7 @@ typedef struct {
 	int32_t *sendl, *recvl;  /* ... and the record that used it last */
 	double *join;      /* per rank */
 	sim_gate *gate;    /* round order: per rank, sends then receives (2n) */
+	double *core;      /* one host: per rank, when its core has done the work handed to it */
 } sim_state;
 
 static void state_free(sim_state *st)
@@ -52,6 +53,7 @@ static void state_free(sim_state *st)
 	free(st->recvl);
 	free(st->join);
 	free(st->gate);
+	free(st->core);
 }
 
 static int state_alloc(sim_state *st, const cost_plan *p, int segs)
@@ -65,8 +67,9 @@ static int state_alloc(sim_state *st, const cost_plan *p, int segs)
 	st->recvl = malloc(sizeof *st->recvl * (size_t)p->n * (size_t)p->ports_recv);
 	st->join = malloc(sizeof *st->join * (size_t)p->n);
 	st->gate = malloc(sizeof *st->gate * 2 * (size_t)p->n);
+	st->core = malloc(sizeof *st->core * (size_t)p->n);
 	if (!st->ready || !st->writer || !st->sendf || !st->recvf || !st->sendl || !st->recvl ||
-	    !st->join || !st->gate) {
+	    !st->join || !st->gate || !st->core) {
 		state_free(st);
 		return -1;
 	}
@@ -79,7 +82,7 @@ static int state_alloc(sim_state *st, const cost_plan *p, int segs)
  * records, in simulation order); returns the completion time and the end
  * of the precondition. */
 static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim_state *st,
-		     cost_smsg *rec, double *completion, double *pre_end)
+		     const double *host, cost_smsg *rec, double *completion, double *pre_end)
 {
 	const int n = p->n, C = p->chunks, S = q->segments, R = p->nrounds;
 	const int ps = p->ports_send, pr = p->ports_recv;
@@ -98,7 +101,7 @@ static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim
 		st->recvl[i] = -1;
 	}
 	for (int i = 0; i < n; i++)
-		st->join[i] = 0;
+		st->join[i] = st->core[i] = 0;
 	if (q->straggler >= 0)
 		st->join[q->straggler] = sjoin;
 	const int gated = q->round_order;
@@ -153,6 +156,18 @@ static void sim_pass(const cost_plan *p, const cost_params *q, double sjoin, sim
 				r->seg = g;
 				r->start = start;
 				r->end = start + cost_msg_time_p(q->links, q->perm, m, m->count * cb);
+				if (host) {
+					/* each rank's core works through its copies and
+					 * reductions in turn (cost.h, "One host"): the message
+					 * lands once both ends have done their share */
+					double al = link_alpha(q->links, cost_phys(q->perm, m->src), cost_phys(q->perm, m->dst));
+					double *cs = &st->core[m->src], *cr = &st->core[m->dst];
+					*cs = (*cs > start ? *cs : start) + host[2 * i] * cb;
+					*cr = (*cr > start ? *cr : start) + host[2 * i + 1] * cb;
+					double e = (*cs > *cr ? *cs : *cr) + al;
+					if (e > r->end)
+						r->end = e;
+				}
 				/* The binding constraint.  A late rank first: with a
 				 * masked delay it joins exactly when the others run out
 				 * of work, and "waited for the straggler" is the story;
@@ -225,21 +240,27 @@ static int simulate(const cost_plan *p, const cost_params *q, cost_smsg *rec, in
 			return link_errorf(err, "out of memory simulating %s", p->name);
 	} else {
 		sim_state st;
-		if (state_alloc(&st, p, q->segments))
+		double *host = NULL;
+		if (cost_host_msgs(p, q->links, &host))
 			return link_errorf(err, "out of memory simulating %s", p->name);
+		if (state_alloc(&st, p, q->segments)) {
+			free(host);
+			return link_errorf(err, "out of memory simulating %s", p->name);
+		}
 		if (q->straggler >= 0) {
 			d = q->delay;
 			if (d == COST_MASKED) {
 				/* Everything that can run without the straggler has
 				 * ended by the last finite end of a pass without it. */
-				sim_pass(p, q, INFINITY, &st, rec, &done, &pend);
+				sim_pass(p, q, INFINITY, &st, host, rec, &done, &pend);
 				d = done;
 			}
-			sim_pass(p, q, d, &st, rec, &done, &pend);
+			sim_pass(p, q, d, &st, host, rec, &done, &pend);
 		} else {
-			sim_pass(p, q, 0, &st, rec, &done, &pend);
+			sim_pass(p, q, 0, &st, host, rec, &done, &pend);
 		}
 		state_free(&st);
+		free(host);
 	}
 	memset(r, 0, sizeof *r);
 	r->join = d;
