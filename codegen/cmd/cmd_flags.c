@@ -182,8 +182,10 @@ static int set_host_bw(const char *flag, double *out, const char *v)
 		*out = 0;
 	else if (check_blanks(flag, v))
 		return 2;
-	else if (link_parse_bw(v, out, &err) || link_check_bw(flag, *out, &err))
+	else if (link_parse_bw(v, out, &err))
 		return cmd_usage_error("%s: %s (or 'none')", flag, err.msg);
+	else if (link_check_bw("bandwidth", *out, &err))
+		return cmd_usage_error("%s '%s': %s", flag, v, err.msg);
 	return 0;
 }
 
@@ -579,7 +581,8 @@ static const cmd_flag
 		    .help = "print wall time and peak memory to stderr at exit (benchmarks)" };
 
 #define SWEEP &f_begin, &f_end, &f_factor, &f_inc
-#define LINKS &f_alpha, &f_bw, &f_links, &f_rank_bw, &f_mem_bw, &f_reduce_bw, &f_cores
+#define NET &f_alpha, &f_bw, &f_links, &f_rank_bw
+#define LINKS NET, &f_mem_bw, &f_reduce_bw, &f_cores
 #define SIMULATION &f_straggler, &f_delay, &f_segments, &f_seg_bytes, &f_round_order, &f_sharing, &f_jitter, \
 	&f_jitter_samples
 
@@ -604,7 +607,7 @@ static const cmd_flag *const tune_flags[] = {
 	&f_csv, &f_json, &f_max_steps, NULL
 };
 static const cmd_flag *const reorder_flags[] = {
-	&f_algo1, &f_n, &f_define, &f_size1, LINKS, &f_time_limit, &f_seed, &f_moves, &f_effort, &f_exact_max,
+	&f_algo1, &f_n, &f_define, &f_size1, NET, &f_time_limit, &f_seed, &f_moves, &f_effort, &f_exact_max,
 	&f_perm_start, &f_sim, &f_exhaustive, &f_spread, &f_seg_bytes, &f_sharing, &f_jitter, &f_jitter_samples,
 	&f_json_reorder, &f_max_steps, NULL
 };

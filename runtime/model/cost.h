@@ -61,6 +61,24 @@
  *   both the message and the receiver's own copy are there; reductions
  *   cost nothing.
  *
+ * One host (link_model.host, linkmodel.h; host.c).  Over shared memory
+ * the ranks' copies and reductions, not links, take the time.  Each
+ * message costs its sender's core a copy of its bytes into a staging slot
+ * and its receiver's a copy out, or for reduced chunks a reduction that
+ * reads the slot in place.  A copy runs at mem_bw / k per core (k =
+ * min(cores, n) cores copying at once share the memory bandwidth), a
+ * reduction at reduce_bw; with more ranks than cores each rank's core
+ * runs at cores / n of its speed whether the rank is busy or waiting
+ * (waiting ranks poll and yield: measured, trees whose busiest rank did
+ * twice the average ran 1.4-1.5x ring's time at n = 4 on 2 cores).
+ * "rounds": a round lasts at least as long as its busiest rank's core
+ * needs for the round's work.  "sim": each rank's core is a clock that
+ * every message it sends or receives advances by its work, from the
+ * message's start at the earliest, and the message lands alpha after
+ * both ends' clocks; the fluid simulation (shared segments) takes the
+ * rounds model's per-round least duration instead.  Not modelled: the
+ * executor's fused receive-and-forward, caches, several hosts.
+ *
  * Rank orders: cost_params.perm says which physical rank plays each
  * schedule rank (perm[r], NULL: r itself).  Link costs and shared
  * segments are physical (what a probe measured between hosts), so a

@@ -93,6 +93,11 @@ if {$only in {"" runtime}} {
         puts "== runtime"
         exec sh $rt $build >@stdout 2>@stderr
     }
+    set hm [file join $root tests bench hostmodel.sh]
+    if {[file exists $hm]} {
+        puts "== cost model on one host (shm): the choice against every candidate measured"
+        exec sh $hm $build >@stdout 2>@stderr
+    }
 }
 
 if {$only in {"" tuning}} {
