@@ -128,6 +128,12 @@ out:
 
 /* A reading to the 6 significant digits a links file shows it with (see
  * model_from_probe). */
+/* the exchanges per pair rt_probe runs (at least RT_PROBE_SHM_REPS over shm) */
+static int shm_reps(const coll_comm *c, int reps)
+{
+	return reps < RT_PROBE_SHM_REPS && strcmp(coll_transport_name(c), "shm") == 0 ? RT_PROBE_SHM_REPS : reps;
+}
+
 static double digits6(double v)
 {
 	char b[32];
@@ -214,6 +220,20 @@ coll_result coll_probe(coll_comm *c, const coll_probe_config *cfg, char **links)
 		rc = rt_err(c, COLL_ERR_NOMEM, "%s", err.msg);
 		goto out;
 	}
+	/* One host: a message over shm is the copies the host lines charge
+	 * (linkmodel.h, "One host").  The exchanges timed those copies
+	 * time-shared and contended, so as pair bandwidths they charged the
+	 * same bytes twice, and at n = 4 on 2 cores (4-5 GB/s a pair) bound
+	 * ring's six rounds before the host did; a pair keeps its latency and
+	 * gets the host's memory bandwidth, which no copy exceeds, and no
+	 * rank bandwidth. */
+	if (link_has_host(&lm)) {
+		for (int i = 0; i < c->n; i++)
+			for (int j = 0; j < c->n; j++)
+				if (i != j)
+					link_set(&lm, i, j, link_alpha(&lm, i, j), lm.host.mem_bw);
+		link_set_rank_bw(&lm, 0, NULL);
+	}
 	static const coll_probe_config dflt = COLL_PROBE_CONFIG_INIT;
 	const coll_probe_config *k = cfg ? cfg : &dflt;
 	char *text = NULL;
@@ -230,7 +250,7 @@ coll_result coll_probe(coll_comm *c, const coll_probe_config *cfg, char **links)
 	fprintf(f, "# latency: half the 10th percentile of %d round trips; bandwidth: %zu-byte exchanges,\n"
 		"# %d per pair, in %d matchings; %s; %d group%s found\n",
 		k->pings > 0 ? k->pings : dflt.pings, k->bytes >= 1024 ? k->bytes : dflt.bytes,
-		k->reps > 0 ? k->reps : dflt.reps, c->n + (c->n & 1) - 1,
+		shm_reps(c, k->reps > 0 ? k->reps : dflt.reps), c->n + (c->n & 1) - 1,
 		k->directions ? "each direction as measured" : "symmetric (a pair's cost: the larger direction's)",
 		pr.ngroups, pr.ngroups == 1 ? "" : "s");
 	if (pr.ngroups > 0) {
@@ -244,6 +264,9 @@ coll_result coll_probe(coll_comm *c, const coll_probe_config *cfg, char **links)
 		fprintf(f, "# host (shm): mem-bw: %d ranks memcpy %u MiB at once, %d times; reduce-bw: one core's fp32 "
 			"sum; cores: sched_getaffinity; measured in %.2f s\n", c->n < host.cores ? c->n : host.cores,
 			RT_PROBE_HOST_BYTES >> 20, RT_PROBE_HOST_REPS, t_host);
+	if (link_has_host(&lm))
+		fprintf(f, "# host (shm): a pair's bandwidth is mem-bw (the host lines charge the copies; the "
+			"exchanges measured %.3g B/s for the slowest rank, time-shared)\n", pr.rank_bw);
 	link_write_matrix(f, &lm, c->n);
 	link_free(&lm);
 	if (fclose(f) != 0 || !text) {

@@ -741,6 +741,7 @@ void rt_probe_free(rt_probe_result *res);
 int rt_probe_host(coll_comm *c, double *mem_bw, double *reduce_bw, int *cores);
 #define RT_PROBE_HOST_BYTES (8u << 20)   /* bytes each copier copies per pass */
 #define RT_PROBE_HOST_REPS 4
+#define RT_PROBE_SHM_REPS 16   /* rt_probe: exchanges per pair at least, over shm */
 /* Broadcast len bytes from rank 0 over the communicator's transport (a
  * binomial tree plan).  Collective. */
 int rt_probe_bcast(coll_comm *c, void *buf, size_t len);

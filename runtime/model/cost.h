@@ -67,17 +67,25 @@
  * and its receiver's a copy out, or for reduced chunks a reduction that
  * reads the slot in place.  A copy runs at mem_bw / k per core (k =
  * min(cores, n) cores copying at once share the memory bandwidth), a
- * reduction at reduce_bw; with more ranks than cores each rank's core
- * runs at cores / n of its speed whether the rank is busy or waiting
- * (waiting ranks poll and yield: measured, trees whose busiest rank did
- * twice the average ran 1.4-1.5x ring's time at n = 4 on 2 cores).
+ * reduction at reduce_bw but no faster than 1.5 copies (it reads two
+ * bytes and writes one; reduce_bw is one core's rate alone); with more
+ * ranks than cores each rank's core runs at cores / n of its speed
+ * whether the rank is busy or waiting (waiting ranks poll and yield:
+ * measured, trees whose busiest rank did twice the average ran 1.4-1.5x
+ * ring's time at n = 4 on 2 cores).  The executor's sending on from the
+ * message (exec.c) is counted: a chunk its sender received in an earlier
+ * round, whose next use at that rank is this send and the use after it a
+ * receive-copy (RT_AFTER_OVERWRITE: ring's partial sums), is reduced
+ * straight into the outgoing message and costs no copy in.
  * "rounds": a round lasts at least as long as its busiest rank's core
  * needs for the round's work.  "sim": each rank's core is a clock that
  * every message it sends or receives advances by its work, from the
  * message's start at the earliest, and the message lands alpha after
  * both ends' clocks; the fluid simulation (shared segments) takes the
- * rounds model's per-round least duration instead.  Not modelled: the
- * executor's fused receive-and-forward, caches, several hosts.
+ * rounds model's per-round least duration instead.  Not modelled: a
+ * per-message CPU cost, caches, several hosts.  Ties: candidates the
+ * host model prices the same (ring, rhd, direct, bcube at n = 2) keep the
+ * order collc tune finds them in; nothing prefers fewer messages yet.
  *
  * Rank orders: cost_params.perm says which physical rank plays each
  * schedule rank (perm[r], NULL: r itself).  Link costs and shared

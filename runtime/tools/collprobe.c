@@ -42,7 +42,7 @@ static void usage(FILE *f)
 	      "  --bytes SIZE   the bandwidth exchanges' size (1K..1G, default 1M; K M G = KiB\n"
 	      "                 MiB GiB, KB MB GB = powers of ten)\n"
 	      "  --reps R       exchanges per pair back to back, the median kept (1..1000,\n"
-	      "                 default 3)\n"
+	      "                 default 3; at least 16 over shm)\n"
 	      "  --directions   keep each direction's numbers (default: a pair's cost is its\n"
 	      "                 larger direction's, as the rank-reordering paper does)\n"
 	      "  --no-groups    per-pair costs only\n", f);
