@@ -129,3 +129,17 @@ int rt_mpi_boot(coll_comm *c, int nranks, const char *secret)
 		c->boot.addrlens[r] = sizeof(struct sockaddr_in);
 	return COLL_OK;
 }
+
+coll_result coll_mpi_collective(coll_comm *c, coll_kind k, const void *sb, void *rb, size_t count, coll_dtype dt,
+                                coll_op op, int root)
+{
+	if (!c)
+		return rt_err(NULL, COLL_ERR_INVALID, "coll_mpi_collective: NULL communicator");
+	if (!c->boot.mpi || !c->boot.mpi->coll || !c->boot.mpi_state)
+		return rt_err(c, COLL_ERR_UNSUPPORTED, "coll_mpi_collective: the communicator did not start under MPI "
+		              "(mpirun, or coll_init_mpi)");
+	if ((unsigned)k >= COLL_NCOLLS || (unsigned)dt >= COLL_NDTYPES || (unsigned)op >= COLL_NOPS ||
+	    root < 0 || root >= c->n)
+		return rt_err(c, COLL_ERR_INVALID, "coll_mpi_collective: bad collective, dtype, op or root");
+	return c->boot.mpi->coll(c, (int)k, sb, rb, count, (int)dt, (int)op, root);
+}

@@ -556,7 +556,7 @@ int rt_plugin_load(const char *name, int global, rt_plugin *out);
 /* --- the MPI plugin (libcollrt_mpi.so, from runtime/transport/mpi/plugin.c) -
  * Loaded under mpirun (mpiboot.c); its table (ABI 3: the base communicator
  * comes from c->boot.mpi_comm): */
-#define RT_MPI_ABI 3
+#define RT_MPI_ABI 4
 
 typedef struct rt_mpi_plugin {
 	uint32_t abi;                   /* RT_MPI_ABI */
@@ -580,6 +580,11 @@ typedef struct rt_mpi_plugin {
 	/* Free the communicator's MPI state (not MPI itself).  Never fails. */
 	void (*close)(coll_comm *c);
 	const rt_transport *transport;  /* "mpi": point-to-point over MPI */
+	/* ABI 4: the MPI library's own collective kind (coll_kind) with
+	 * coll_collective's arguments, on the duplicated communicator
+	 * (coll_mpi_collective: the `mpi` candidate of a tuning).  Errors:
+	 * UNSUPPORTED (a dtype MPI has no type for: fp16, bf16), PEER. */
+	int (*coll)(coll_comm *c, int kind, const void *sb, void *rb, size_t count, int dtype, int op, int root);
 } rt_mpi_plugin;
 
 /* --- transport/registry.c ------------------------------------------------- */

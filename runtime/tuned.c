@@ -22,17 +22,22 @@
 #include "rt.h"
 #include "tuning.h"
 
-/* FNV-1a over the size table: what the ranks compare at the rendezvous. */
-static uint32_t table_hash(const coll_choice *ch, int n)
+/* FNV-1a over the table's rows (collective, size, winner): what the
+ * ranks compare at the rendezvous.  The rows, not the size table: two
+ * files that differ only where `mpi` won would give one size table but
+ * send different calls to MPI in the MPI layer. */
+static uint32_t table_hash(const tune_table *t)
 {
 	uint32_t h = 2166136261u;
 #define MIX(p, len)                                                   \
 	for (size_t i_ = 0; i_ < (len); i_++)                             \
 		h = (h ^ ((const unsigned char *)(p))[i_]) * 16777619u
-	for (int i = 0; i < n; i++) {
-		MIX(&ch[i].kind, sizeof ch[i].kind);
-		MIX(&ch[i].max_bytes, sizeof ch[i].max_bytes);
-		MIX(ch[i].algo, strlen(ch[i].algo) + 1);
+	for (int i = 0; i < t->nrows; i++) {
+		const tune_row *r = &t->rows[i];
+		const char *w = t->cands[r->kind][r->winner];
+		MIX(&r->kind, sizeof r->kind);
+		MIX(&r->bytes, sizeof r->bytes);
+		MIX(w, strlen(w) + 1);
 	}
 #undef MIX
 	return h ? h : 1;   /* 0 is "no table" */
@@ -116,7 +121,7 @@ int rt_tuning_load(coll_comm *c, uint32_t *hash)
 	int rc = rt_tuning_adopt(c, t, src);
 	if (rc)
 		return rc;
-	*hash = table_hash(c->tuned, c->ntuned);
+	*hash = table_hash(c->tuning);
 	return COLL_OK;
 }
 

@@ -150,9 +150,15 @@ static int measure(coll_comm *c, uint32_t kinds, tune_table *t, double budget_s)
 			}
 		uint64_t units = coll_kind_units(ki, c->n), work = (uint64_t)coll_kind_work_per_size(ki, c->n);
 		uint64_t per = 4 * (units / work);   /* bytes of the full buffer per element of the count, fp32 */
+		uint64_t last = 0;
 		for (int si = 0; si < ns && rc == COLL_OK && !stop; si++) {
 			uint64_t bytes = sizes[si] - sizes[si] % per;
 			uint64_t cnt = bytes / 4 * work / units;
+			/* a size that rounds down to the last one's (a collective whose
+			 * unit is large at this n) says nothing new: every rank skips it */
+			if (si > 0 && bytes <= last)
+				continue;
+			last = bytes;
 			/* [nc] warm-up times, then [nc * TUNE_REPS] times, then the clock */
 			double v[TUNE_MAX_CANDS * (TUNE_REPS + 1) + 1];
 			for (int i = 0; i < nc && rc == COLL_OK; i++)

@@ -297,6 +297,15 @@ COLL_API coll_result coll_collective(coll_comm *comm, coll_kind kind, const char
  * (the full buffer: count * dtype size), or NULL when none fits. */
 COLL_API const char *coll_choose_algo(const coll_comm *comm, coll_kind k, uint64_t bytes);
 
+/* The MPI library's own collective k (coll_collective's arguments: count
+ * per unit, out of place unless sendbuf == recvbuf) on the MPI
+ * communicator comm was started on, for comparison: collbench --tune
+ * --mpi times it as the candidate "mpi".  UNSUPPORTED when comm did not
+ * start under MPI (mpirun, coll_init_mpi) or MPI has no type for dt
+ * (fp16, bf16).  Blocks as the MPI call does. */
+COLL_API coll_result coll_mpi_collective(coll_comm *comm, coll_kind k, const void *sendbuf, void *recvbuf,
+                                         size_t count, coll_dtype dt, coll_op op, int root);
+
 /* Where the tuned size table that coll_choose_algo consults before the
  * plan set's came from ("COLL_TUNING=FILE", "measured at init", "cache
  * FILE"), or NULL when there is none.  Does not block. */

@@ -507,6 +507,8 @@ int tune_check(const tune_table *t, int nranks, const char *transport, const cha
 			if (t->rows[r].kind != k)
 				continue;
 			const char *w = t->cands[k][t->rows[r].winner];
+			if (strcmp(w, TUNE_MPI) == 0)
+				continue;   /* MPI's own: the MPI layer's to serve */
 			int found = 0;
 			for (int i = 0; i < nalgos && !found; i++)
 				found = kinds[i] == k && strcmp(names[i], w) == 0;
@@ -518,6 +520,33 @@ int tune_check(const tune_table *t, int nranks, const char *transport, const cha
 	return 0;
 }
 
+/* The algorithm a coll job runs for row r: its winner, or where `mpi`
+ * won, the fastest other candidate timed there; -1 when none is. */
+static int coll_winner(const tune_table *t, const tune_row *r)
+{
+	if (strcmp(t->cands[r->kind][r->winner], TUNE_MPI) != 0)
+		return r->winner;
+	int best = -1;
+	for (int c = 0; c < t->ncands[r->kind]; c++)
+		if (strcmp(t->cands[r->kind][c], TUNE_MPI) != 0 && r->times[c] >= 0 &&
+		    (best < 0 || r->times[c] < r->times[best]))
+			best = c;
+	return best;
+}
+
+/* The boundary between measured sizes a < b: their geometric mean, so
+ * each size takes the nearer measurement on a log scale (0 bytes is
+ * nearest to anything above it). */
+static uint64_t boundary(uint64_t a, uint64_t b)
+{
+	uint64_t hi = a == 0 ? 0 : (uint64_t)floor(sqrt((double)a) * sqrt((double)b));
+	if (hi < a)
+		hi = a;
+	if (hi >= b)
+		hi = b - 1;
+	return hi;
+}
+
 int tune_choices(const tune_table *t, coll_choice **out)
 {
 	*out = NULL;
@@ -527,34 +556,43 @@ int tune_choices(const tune_table *t, coll_choice **out)
 	int n = 0;
 	for (int k = 0; k < COLL_NCOLLS; k++) {
 		const tune_row *prev = NULL;
+		int pw = -1;
 		for (int i = 0; i < t->nrows; i++) {
 			const tune_row *r = &t->rows[i];
-			if (r->kind != k)
+			int w;
+			if (r->kind != k || (w = coll_winner(t, r)) < 0)
 				continue;
 			if (prev) {
-				/* the boundary between prev and r: their geometric mean,
-				 * so each size takes the nearer measurement on a log
-				 * scale (0 bytes is nearest to anything above it) */
-				uint64_t hi = prev->bytes == 0 ? 0 :
-				              (uint64_t)floor(sqrt((double)prev->bytes) * sqrt((double)r->bytes));
-				if (hi < prev->bytes)
-					hi = prev->bytes;
-				if (hi >= r->bytes)
-					hi = r->bytes - 1;
-				if (n && c[n - 1].kind == k && strcmp(c[n - 1].algo, t->cands[k][prev->winner]) == 0)
+				uint64_t hi = boundary(prev->bytes, r->bytes);
+				if (n && c[n - 1].kind == k && strcmp(c[n - 1].algo, t->cands[k][pw]) == 0)
 					c[n - 1].max_bytes = hi;   /* the same winner goes on */
 				else
-					c[n++] = (coll_choice){k, hi, t->cands[k][prev->winner]};
+					c[n++] = (coll_choice){k, hi, t->cands[k][pw]};
 			}
 			prev = r;
+			pw = w;
 		}
 		if (!prev)
 			continue;
-		if (n && c[n - 1].kind == k && strcmp(c[n - 1].algo, t->cands[k][prev->winner]) == 0)
+		if (n && c[n - 1].kind == k && strcmp(c[n - 1].algo, t->cands[k][pw]) == 0)
 			c[n - 1].max_bytes = COLL_BYTES_MAX;
 		else
-			c[n++] = (coll_choice){k, COLL_BYTES_MAX, t->cands[k][prev->winner]};
+			c[n++] = (coll_choice){k, COLL_BYTES_MAX, t->cands[k][pw]};
 	}
 	*out = c;
 	return n;
+}
+
+const char *tune_winner(const tune_table *t, int kind, uint64_t bytes)
+{
+	const tune_row *prev = NULL;
+	for (int i = 0; t && kind >= 0 && kind < COLL_NCOLLS && i < t->nrows; i++) {
+		const tune_row *r = &t->rows[i];
+		if (r->kind != kind)
+			continue;
+		if (prev && bytes <= boundary(prev->bytes, r->bytes))
+			return t->cands[kind][prev->winner];
+		prev = r;
+	}
+	return prev ? t->cands[kind][prev->winner] : NULL;
 }

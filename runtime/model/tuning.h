@@ -39,6 +39,13 @@
  * tune_check says which of these fails, naming the file; the runtime
  * refuses a file that does not fit rather than use it.
  *
+ * The candidate `mpi` (TUNE_MPI) is the MPI library's own collective
+ * (collbench --tune --mpi, under mpirun).  No plan set has it: where it
+ * wins, the MPI layer (libcoll_mpi.so) passes the call to MPI
+ * (tune_winner), and everything else takes the fastest other candidate
+ * timed in that row (tune_choices), or the plan set's own table when the
+ * row times none.
+ *
  * Errors are link_error values ("path:line: what and why", units.h).
  */
 #ifndef COLL_TUNING_H
@@ -51,6 +58,7 @@
 #include "units.h"
 
 #define TUNE_VERSION 1
+#define TUNE_MPI "mpi"              /* the candidate that is MPI's own collective */
 #define TUNE_NAME_MAX 64        /* an algorithm's or transport's name, NUL included */
 #define TUNE_HOST_MAX 256       /* a host name, NUL included */
 #define TUNE_MAX_HOSTS 65536
@@ -107,8 +115,14 @@ int tune_check(const tune_table *t, int nranks, const char *transport, const cha
                const int32_t *kinds, const char *const *names, int nalgos, link_error *err);
 
 /* The size table of t (every collective it tunes, in kind order, each
- * ending with COLL_BYTES_MAX), whose algo fields point into t.  The
- * count, or -1 when out of memory; *out is the caller's to free(). */
+ * ending with COLL_BYTES_MAX), whose algo fields point into t; a row won
+ * by `mpi` counts as won by its fastest other timed candidate (none: the
+ * row is left out).  The count, or -1 when out of memory; *out is the
+ * caller's to free(). */
 int tune_choices(const tune_table *t, coll_choice **out);
+
+/* The winner t measured nearest to `bytes` of collective kind (the rule
+ * above, `mpi` included), or NULL when t does not tune kind. */
+const char *tune_winner(const tune_table *t, int kind, uint64_t bytes);
 
 #endif

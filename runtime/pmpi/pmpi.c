@@ -79,6 +79,7 @@
 #include <unistd.h>
 
 #include "coll.h"
+#include "coll_kinds.h"
 #include "coll_plan.h"
 #include "planload/planload.h"
 #include "tuning.h"
@@ -96,7 +97,7 @@ extern char **environ;
 	X(COMM, "communicator") X(DERIVED, "derived datatype") X(DTYPE, "datatype")                   \
 	X(USEROP, "user op") X(OP, "op") X(MIXED, "send/recv types differ")                            \
 	X(COUNTS, "non-uniform counts") X(INVALID, "invalid argument") X(NOALGO, "no algorithm")       \
-	X(OFF, "coll not set up")
+	X(OFF, "coll not set up") X(TUNED, "tuned to MPI")
 
 #define X_ENUM(id, name) PM_##id,
 enum { PM_FUNCS(X_ENUM) PM_NFUNCS };
@@ -398,6 +399,25 @@ static int raise_error(MPI_Comm comm, const char *fn, coll_result r, const char 
 
 static void pass(int reason) { atomic_fetch_add(&passed[reason], 1); }
 
+/* COLL_TUNING, read by every rank at MPI_Init (the runtime reads it too,
+ * and checks that the ranks' tables agree): where its winner is `mpi`,
+ * MPI's own collective measured fastest, and the call goes to MPI. */
+static tune_table *tuning;
+
+/* Does the tuning file send this call (count in coll's terms) to MPI?
+ * Every rank decides alike: same table, same arguments. */
+static int tuned_mpi(coll_kind kind, size_t count, coll_dtype dt)
+{
+	if (!tuning)
+		return 0;
+	uint64_t bytes = (uint64_t)count * coll_kind_units(coll_kind_get((int)kind), G.n) * coll_dtype_size(dt);
+	const char *w = tune_winner(tuning, (int)kind, bytes);
+	if (!w || strcmp(w, TUNE_MPI) != 0)
+		return 0;
+	pass(PM_TUNED);
+	return 1;
+}
+
 /* The coll communicator of e, made on first use.  NULL after raising the
  * error (*rc its MPI code). */
 static coll_comm *coll_of(pm_comm *e, MPI_Comm comm, int fn, int *rc)
@@ -507,6 +527,8 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 		pass(why);
 		goto pmpi;
 	}
+	if (tuned_mpi(COLL_ALLREDUCE, (size_t)count, dt))
+		goto pmpi;
 	return run(e, comm, PM_ALLREDUCE, COLL_ALLREDUCE, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf,
 	           (size_t)count, dt, cop, 0);
 pmpi:
@@ -558,6 +580,8 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 		pass(why);
 		goto pmpi;
 	}
+	if (tuned_mpi(COLL_REDUCE_SCATTER, (size_t)recvcount, dt))
+		goto pmpi;
 	return reduce_scatter_block(PM_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, dt, cop, e, comm);
 pmpi:
 	return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
@@ -583,6 +607,8 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 		pass(why);
 		goto pmpi;
 	}
+	if (tuned_mpi(COLL_REDUCE_SCATTER, (size_t)count, dt))
+		goto pmpi;
 	return reduce_scatter_block(PM_REDUCE_SCATTER, sendbuf, recvbuf, count, dt, cop, e, comm);
 pmpi:
 	return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
@@ -602,6 +628,8 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 		goto pmpi;
 	}
 	const void *sb = sendbuf == MPI_IN_PLACE ? (char *)recvbuf + (size_t)G.rank * count : sendbuf;
+	if (tuned_mpi(COLL_ALLGATHER, count, dt))
+		goto pmpi;
 	return run(e, comm, PM_ALLGATHER, COLL_ALLGATHER, sb, recvbuf, count, dt, COLL_SUM, 0);
 pmpi:
 	return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -620,6 +648,8 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 		pass(why);
 		goto pmpi;
 	}
+	if (tuned_mpi(COLL_BROADCAST, (size_t)count * scale, dt))
+		goto pmpi;
 	return run(e, comm, PM_BCAST, COLL_BROADCAST, buffer, buffer, (size_t)count * scale, dt, COLL_SUM, root);
 pmpi:
 	return PMPI_Bcast(buffer, count, datatype, root, comm);
@@ -641,6 +671,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 		pass(why);
 		goto pmpi;
 	}
+	if (tuned_mpi(COLL_REDUCE, (size_t)count, dt))
+		goto pmpi;
 	/* recvbuf means nothing off the root (MPI lets it be anything) */
 	return run(e, comm, PM_REDUCE, COLL_REDUCE, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
 	           is_root ? recvbuf : NULL, (size_t)count, dt, cop, root);
@@ -661,6 +693,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 		pass(why);
 		goto pmpi;
 	}
+	if (tuned_mpi(COLL_ALLTOALL, count, dt))
+		goto pmpi;
 	return run(e, comm, PM_ALLTOALL, COLL_ALLTOALL, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf, count,
 	           dt, COLL_SUM, 0);
 pmpi:
@@ -846,7 +880,7 @@ static buf stdlib_texts(void)
 		} else {
 			for (int r = 0; r < t->nrows && rc == 0; r++) {
 				const char *w = t->cands[t->rows[r].kind][t->rows[r].winner];
-				int seen = 0;
+				int seen = strcmp(w, TUNE_MPI) == 0;   /* MPI's own: no plan */
 				for (int j = 0; j < nch && !seen; j++)
 					seen = strcmp(ch[j].algo, w) == 0;
 				if (seen)
@@ -1042,6 +1076,14 @@ static int setup(void)
 	    PMPI_Comm_set_attr(MPI_COMM_WORLD, G.keyval, G.world) != MPI_SUCCESS)
 		return raise_error(MPI_COMM_WORLD, "MPI_Init", COLL_ERR_NOMEM, "cannot track MPI_COMM_WORLD");
 	list_add(G.world);
+	/* a file that cannot be read is the runtime's error at the first
+	 * served call, naming it; here it only decides nothing */
+	const char *tf = getenv("COLL_TUNING");
+	if (tf && *tf) {
+		link_error le;
+		if (tune_read(tf, &tuning, &le) != 0)
+			tuning = NULL;
+	}
 	G.ready = 1;
 	return MPI_SUCCESS;
 }
@@ -1127,6 +1169,8 @@ int MPI_Finalize(void)
 		coll_algo_free(G.algos[i]);
 	free(G.algos);
 	pl_choices_free(G.choices, G.nchoices);
+	tune_free(tuning);
+	tuning = NULL;
 	G.built = NULL, G.algos = NULL, G.choices = NULL, G.nalgos = G.nchoices = 0, G.plans = NULL;
 	return rc;
 }

@@ -1087,7 +1087,8 @@ static const char *host_error(void) { return coll_last_error(comm); }
 
 /* Every algorithm of the files for nranks: `collc compare FILES -s 1K
  * --json` lists each one that runs at n with its collective; each is
- * then read with `collc show -a NAME`.  *names := their names. */
+ * then read with `collc show -a NAME`.  *algos (the caller's to free)
+ * and *source for the caller. */
 static coll_plan_set *plans_for_tune(coll_algo ***algos, int *nalgos, const char **source)
 {
 	static const char *const what[] = { "compare", "-s", "1K", "--json" };
@@ -1143,9 +1144,11 @@ static int tuned_job(void)
 static coll_result tune_time(const sweep_row *r, const char *algo, long k, double *t)
 {
 	coll_result rc = coll_barrier(comm);
+	int mpi = strcmp(algo, TUNE_MPI) == 0;   /* --mpi: the MPI library's own */
 	double t0 = now();
 	for (long i = 0; rc == COLL_OK && i < k; i++)
-		rc = call(r->kind, algo, host_b.sb, host_b.rb, r->cnt, r->dt, r->op);
+		rc = mpi ? coll_mpi_collective(comm, r->kind, host_b.sb, host_b.rb, r->cnt, r->dt, r->op, opt.root)
+		         : call(r->kind, algo, host_b.sb, host_b.rb, r->cnt, r->dt, r->op);
 	*t = (now() - t0) / (double)k;
 	return rc;
 }
@@ -1220,6 +1223,12 @@ static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
 				cb_usage_error("%s", e.msg);
 			cand[nc++] = plans->algos[i]->name;
 		}
+	if (opt.tune_mpi && nc < TUNE_MAX_CANDS) {
+		link_error e;
+		if (tune_add_cand(t, kind, TUNE_MPI, &e))
+			cb_usage_error("%s (an algorithm of the plans is called mpi)", e.msg);
+		cand[nc++] = TUNE_MPI;
+	}
 	if (nc < 2) {
 		/* nothing to choose between: the plan set's own table stands */
 		if (nc && rank == 0 && !opt.csv && !opt.json)
@@ -1258,9 +1267,15 @@ static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
 		printf("  %-16s %7s %7s %s\n", "fastest", "spread", "margin", "next");
 	}
 	int status = 0;
+	uint64_t last = 0;
 	for (int si = 0; si < ns && !status; si++) {
 		uint64_t bytes = sz[si] - sz[si] % (es * per_count);
 		uint64_t total = bytes / es * work;
+		/* a size that rounds down to the last row's adds nothing (every
+		 * rank skips it alike) */
+		if (si > 0 && bytes <= last)
+			continue;
+		last = bytes;
 		char what[192];
 		sweep_row r = {kind, ki, dt, op, bytes, total / units, vals, R, what};
 		coll_result rc = COLL_OK;
@@ -1270,7 +1285,7 @@ static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
 			snprintf(what, sizeof what, "%s '%s' n=%d count=%llu", ki->name, cand[c], nranks,
 			         (unsigned long long)r.cnt);
 			long wrong = 0;
-			if (opt.check) {
+			if (opt.check && strcmp(cand[c], TUNE_MPI) != 0) {   /* MPI is the reference */
 				opt.algo = cand[c];
 				rc = host_check(&r, &wrong);
 				opt.algo = NULL;
@@ -1352,6 +1367,8 @@ static int run_tune(const coll_plan_set *plans, const char *source)
 	snprintf(t->transport, sizeof t->transport, "%s", coll_transport_name(comm));
 	t->nranks = nranks;
 	tune_hosts(t);
+	if (opt.tune_mpi && coll_mpi_collective(comm, COLL_ALLREDUCE, NULL, NULL, 0, COLL_FLOAT, COLL_SUM, 0) != COLL_OK)
+		cb_usage_error("--mpi: %s", coll_last_error(comm));
 	int status = 0;
 	for (int k = 0; k < COLL_NCOLLS && !status; k++)
 		if (!opt.kind_set || k == (int)opt.kind)

@@ -41,6 +41,7 @@ typedef struct {
 	int gpu;                         /* --device GPU: the CUDA device (-1: rank modulo the count) */
 	const char *tune;                /* --tune FILE: write a tuning file there */
 	long reps;                       /* --reps: repetitions per candidate and size */
+	int tune_mpi;                    /* --mpi: MPI's own collective is a candidate too */
 } cb_options;
 
 /* The options, as cb_parse_args left them (defaults for what was not given). */

@@ -54,7 +54,7 @@ static void usage(FILE *f)
 	        "                 [-t COLL] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [--counts LIST]\n"
 	        "                 [-n ITERS] [-w WARMUP] [-c] [-d DTYPE] [-o OP] [--root R] [--inplace]\n"
 	        "                 [--iter-bytes B] [--timeout S] [--csv | --json]\n"
-	        "       collbench --tune FILE [-f FILE.coll... | --lib PATH] [-t COLL] [-b MIN] [-e MAX] [--reps R]\n"
+	        "       collbench --tune FILE [-f FILE.coll... | --lib PATH] [-t COLL] [-b MIN] [-e MAX] [--reps R] [--mpi]\n"
 	        "       collbench --memcpy [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [--csv | --json]\n"
 	        "Run under `collrun -np N` or `mpirun -np N`; rank 0 prints the table.  A number is the\n"
 	        "whole argument (no blanks, no trailing text) and must lie in the range shown.\n"
@@ -125,6 +125,8 @@ static void usage(FILE *f)
 	        "                   them to FILE (a tuning file: COLL_TUNING=FILE, collc build --tuning)\n"
 	        "  --reps R         repetitions per candidate and size, interleaved, the median kept (1..1000,\n"
 	        "                   default 5)\n"
+	        "  --mpi            with --tune under mpirun: the MPI library's own collective is a candidate\n"
+	        "                   too, `mpi` (where it wins, the MPI layer passes calls to MPI)\n"
 	        "output:\n"
 	        "  --csv            machine-readable rows (CSV) instead of the table\n"
 	        "  --json           machine-readable rows (JSON) instead of the table\n");
@@ -406,6 +408,8 @@ void cb_parse_args(int argc, char **argv)
 			opt.straggler_stop = (long)int_arg(a, NEXT(), 1, MAXCOUNT);
 		} else if (strcmp(a, "--tune") == 0) {
 			opt.tune = NEXT();
+		} else if (strcmp(a, "--mpi") == 0) {
+			opt.tune_mpi = 1;
 		} else if (strcmp(a, "--reps") == 0) {
 			opt.reps = (long)int_arg(a, NEXT(), 1, 1000);
 		} else if (strcmp(a, "--trace-straggler") == 0) {
@@ -424,6 +428,8 @@ void cb_parse_args(int argc, char **argv)
 	if (opt.tune && (opt.device || opt.do_memcpy || opt.algo || opt.straggler >= 0))
 		cb_usage_error("--tune measures every algorithm on host buffers: it excludes %s",
 		               opt.device ? "--device" : opt.do_memcpy ? "--memcpy" : opt.algo ? "-a" : "--straggler");
+	if (opt.tune_mpi && !opt.tune)
+		cb_usage_error("--mpi goes with --tune");
 	if (opt.tune && !*opt.tune)
 		cb_usage_error("--tune needs a file name");
 	if (opt.device && !opt.lib)

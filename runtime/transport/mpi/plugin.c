@@ -33,6 +33,7 @@
  *
  * Tunables: COLL_MPI_SEG_BYTES (payload per message, default 1 MiB).
  */
+#include <limits.h>
 #include <mpi.h>
 #include <sched.h>
 #include <stdio.h>
@@ -165,6 +166,55 @@ static int mpi_barrier(coll_comm *c, int64_t deadline_ms)
 	int e = MPI_Ibarrier(st->boot, &r);
 	return e == MPI_SUCCESS ? wait_boot(c, &r, deadline_ms, "MPI_Ibarrier")
 	                        : mpi_fail(c, COLL_ERR_PEER, "MPI_Ibarrier", e);
+}
+
+/* MPI's own collective, for comparison (rt_mpi_plugin.coll): coll's
+ * arguments in MPI's terms.  Out of place unless sb == rb (in place,
+ * MPI_IN_PLACE where MPI has it). */
+static int mpi_coll(coll_comm *c, int kind, const void *sb, void *rb, size_t count, int dtype, int op, int root)
+{
+	static const MPI_Op ops[] = { [COLL_SUM] = MPI_SUM, [COLL_PROD] = MPI_PROD, [COLL_MIN] = MPI_MIN,
+		                      [COLL_MAX] = MPI_MAX };
+	MPI_Datatype t;
+	switch (dtype) {
+	case COLL_INT8: t = MPI_INT8_T; break;
+	case COLL_UINT8: t = MPI_UINT8_T; break;
+	case COLL_INT32: t = MPI_INT32_T; break;
+	case COLL_UINT32: t = MPI_UINT32_T; break;
+	case COLL_INT64: t = MPI_INT64_T; break;
+	case COLL_UINT64: t = MPI_UINT64_T; break;
+	case COLL_FLOAT32: t = MPI_FLOAT; break;
+	case COLL_FLOAT64: t = MPI_DOUBLE; break;
+	default: return H->err(c, COLL_ERR_UNSUPPORTED, "MPI has no datatype for coll dtype %d", dtype);
+	}
+	if (count > INT_MAX)
+		return H->err(c, COLL_ERR_UNSUPPORTED, "count %zu is more than MPI's int takes", count);
+	if ((unsigned)op >= sizeof ops / sizeof ops[0])
+		return H->err(c, COLL_ERR_INVALID, "bad op %d", op);
+	mpi_state *st = c->boot.mpi_state;
+	int n = (int)count, e;
+	const void *in = sb == rb ? MPI_IN_PLACE : sb;
+	switch (kind) {
+	case COLL_ALLREDUCE: e = MPI_Allreduce(in, rb, n, t, ops[op], st->data); break;
+	case COLL_REDUCE_SCATTER: e = MPI_Reduce_scatter_block(sb, rb, n, t, ops[op], st->data); break;
+	case COLL_ALLGATHER: e = MPI_Allgather(sb, n, t, rb, n, t, st->data); break;
+	case COLL_ALLTOALL: e = MPI_Alltoall(sb, n, t, rb, n, t, st->data); break;
+	case COLL_REDUCE:
+		e = MPI_Reduce(sb == rb && c->rank == root ? MPI_IN_PLACE : sb, rb, n, t, ops[op], root, st->data);
+		break;
+	case COLL_BROADCAST: {
+		/* coll's broadcast reads the root's sendbuf and writes recvbuf
+		 * everywhere: MPI's broadcasts one buffer */
+		int es = 0;
+		MPI_Type_size(t, &es);
+		if (c->rank == root && sb != rb && count)
+			memcpy(rb, sb, count * (size_t)es);
+		e = MPI_Bcast(rb, n, t, root, st->data);
+		break;
+	}
+	default: return H->err(c, COLL_ERR_INVALID, "bad collective %d", kind);
+	}
+	return e == MPI_SUCCESS ? COLL_OK : mpi_fail(c, COLL_ERR_PEER, "the MPI collective", e);
 }
 
 static void mpi_close_boot(coll_comm *c)
@@ -496,6 +546,7 @@ static const rt_mpi_plugin plugin = {
 	.barrier = mpi_barrier,
 	.close = mpi_close_boot,
 	.transport = &mpi_transport,
+	.coll = mpi_coll,
 };
 
 /* The plugin's one export: its table, or NULL when `host` was built
