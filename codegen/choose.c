@@ -269,10 +269,15 @@ static void tuned_tables(libplan *lp)
 	int nold = lp->nchoices;
 	lp->choices = NULL;
 	lp->nchoices = 0;
-	bool done[IR_NKINDS] = { false };
+	bool done[IR_NKINDS] = { false }, has[IR_NKINDS] = { false };
+	for (int j = 0; j < nt; j++)
+		if (tc[j].kind >= 0 && tc[j].kind < IR_NKINDS)
+			has[tc[j].kind] = true;
 	for (int i = 0; i < nold; i++) {
 		ir_kind k = old[i].kind;
-		if (!lp->tuning->ncands[k]) {
+		/* a collective the file tunes but leaves no coll winner for
+		 * (every row MPI's, with no other times) keeps its own table */
+		if (!lp->tuning->ncands[k] || !has[k]) {
 			add_choice(lp, k, old[i].max_bytes, old[i].algo);
 			continue;
 		}
@@ -285,7 +290,8 @@ static void tuned_tables(libplan *lp)
 			int a = 0;
 			while (a < lp->nalgos && !(lp->algos[a].s->kind == k && strcmp(lp->algos[a].label, tc[j].algo) == 0))
 				a++;
-			add_choice(lp, k, tc[j].max_bytes, a);
+			if (a < lp->nalgos)   /* tune_check made sure; never index past the table */
+				add_choice(lp, k, tc[j].max_bytes, a);
 		}
 	}
 	free(old);

@@ -152,8 +152,14 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	rt_hostinfo me;
 	host_identity(&me);
 	me.planhash = plans ? rt_planset_hash(plans) : 0;
-	if ((rc = rt_tuning_load(c, &me.tunehash)))
-		return rc;
+	/* a tuning file this rank cannot use is said at the rendezvous, so
+	 * that every rank fails at once instead of waiting for this one */
+	char tune_why[sizeof c->err] = "";
+	int tune_rc = rt_tuning_load(c, &me.tunehash);
+	if (tune_rc) {
+		snprintf(tune_why, sizeof tune_why, "%s", c->err);
+		me.tunehash = RT_TUNE_BROKEN;
+	}
 	me.mac = (uint32_t)c->mac;
 	me.reorder_env = rt_reorder_env_hash();   /* reorder.c checks they agree */
 	c->hosts = calloc((size_t)c->n, sizeof *c->hosts);
@@ -165,6 +171,11 @@ static coll_result do_init(coll_comm *c, const coll_plan_set *plans, const coll_
 	for (int r = 0; r < c->n; r++) {
 		if (c->hosts[r].planhash != me.planhash)
 			return rt_err(c, COLL_ERR_PLAN, "rank %d has a different plan set than rank %d", r, c->rank);
+		if (tune_rc)
+			return rt_err(c, tune_rc, "%s", tune_why);
+		if (c->hosts[r].tunehash == RT_TUNE_BROKEN)
+			return rt_err(c, COLL_ERR_INVALID, "rank %d cannot use its COLL_TUNING file (its own message says why)",
+			              r);
 		if (c->hosts[r].tunehash != me.tunehash)   /* COLL_TUNING: every rank the same table, or none */
 			return rt_err(c, COLL_ERR_INVALID, "rank %d runs %s tuning table but rank %d %s (COLL_TUNING)", r,
 			              !c->hosts[r].tunehash ? "without a" : me.tunehash ? "with another" : "with a", c->rank,

@@ -610,9 +610,11 @@ static int at_init(coll_comm *c, bool reprobe)
 uint64_t rt_reorder_env_hash(void)
 {
 	static const uint8_t key[16] = "coll-reorder-env";
-	const char *names[] = { "COLL_PERM", "COLL_REORDER", "COLL_REORDER_ALGO", "COLL_REORDER_BYTES" };
+	/* and tuning at init's, which decide which collectives it runs */
+	const char *names[] = { "COLL_PERM", "COLL_REORDER", "COLL_REORDER_ALGO", "COLL_REORDER_BYTES",
+	                        "COLL_TUNE", "COLL_TUNE_MAX_BYTES", "COLL_TUNE_TIME" };
 	uint64_t h = 0;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++) {
 		const char *v = getenv(names[i]);
 		h = h * 31 + (v ? rt_siphash(key, v, strlen(v)) + 1 : 0);
 	}
@@ -629,7 +631,7 @@ int rt_reorder_init(coll_comm *c)
 	 * same and all refuse together) */
 	for (int r = 0; c->hosts && r < n; r++)
 		if (c->hosts[r].reorder_env != c->hosts[c->rank].reorder_env)
-			return rt_err(c, COLL_ERR_MISMATCH, "rank %d has other COLL_PERM / COLL_REORDER* settings than rank %d",
+			return rt_err(c, COLL_ERR_MISMATCH, "rank %d has other COLL_PERM / COLL_REORDER* / COLL_TUNE* settings than rank %d",
 				      r, c->rank);
 	bool any = (perm_env && *perm_env) || (mode && *mode) || (s && (s->perm || s->reorder));
 	if (!any)

@@ -698,7 +698,9 @@ int rt_tune_init(coll_comm *c);
 struct tune_table;
 /* COLL_TUNING: read, check against the job (all but the transport) and
  * adopt the file; *hash := its table's fingerprint for the rendezvous
- * (0: none).  INVALID naming the file and what does not fit. */
+ * (0: none; never RT_TUNE_BROKEN, which comm.c sends for a file this
+ * rank cannot use).  INVALID naming the file and what does not fit. */
+#define RT_TUNE_BROKEN 0xffffffffu
 int rt_tuning_load(coll_comm *c, uint32_t *hash);
 /* Once the transport is chosen: the table's transport is the job's. */
 int rt_tuning_fit(coll_comm *c);

@@ -8,7 +8,7 @@
  * coll_init, refuses it when it does not fit the job (rank count,
  * transport, host, plan set: the reader's message, naming the file), and
  * the ranks check at the rendezvous that they all read the same table, so
- * no two ranks can choose differently.  `choose by measure` (tunemeasure.c)
+ * no two ranks can choose differently.  `choose by measure` (tuneinit.c)
  * measures one at init instead.
  *
  * Pipeline position: called by comm.c during coll_init; collectives.c
@@ -21,27 +21,6 @@
 
 #include "rt.h"
 #include "tuning.h"
-
-/* FNV-1a over the table's rows (collective, size, winner): what the
- * ranks compare at the rendezvous.  The rows, not the size table: two
- * files that differ only where `mpi` won would give one size table but
- * send different calls to MPI in the MPI layer. */
-static uint32_t table_hash(const tune_table *t)
-{
-	uint32_t h = 2166136261u;
-#define MIX(p, len)                                                   \
-	for (size_t i_ = 0; i_ < (len); i_++)                             \
-		h = (h ^ ((const unsigned char *)(p))[i_]) * 16777619u
-	for (int i = 0; i < t->nrows; i++) {
-		const tune_row *r = &t->rows[i];
-		const char *w = t->cands[r->kind][r->winner];
-		MIX(&r->kind, sizeof r->kind);
-		MIX(&r->bytes, sizeof r->bytes);
-		MIX(w, strlen(w) + 1);
-	}
-#undef MIX
-	return h ? h : 1;   /* 0 is "no table" */
-}
 
 /* The plan set's algorithms for c->n as the parallel lists tune_check
  * takes; -1 when out of memory. */
@@ -121,7 +100,9 @@ int rt_tuning_load(coll_comm *c, uint32_t *hash)
 	int rc = rt_tuning_adopt(c, t, src);
 	if (rc)
 		return rc;
-	*hash = table_hash(c->tuning);
+	*hash = tune_hash(c->tuning);
+	if (*hash == RT_TUNE_BROKEN)
+		*hash = RT_TUNE_BROKEN - 1;
 	return COLL_OK;
 }
 

@@ -13,7 +13,8 @@
  * TUNE_MAX_CALLS), from a barrier.  Sizes between take the nearer
  * measurement's winner (tuning.h).  Time is bounded: the whole measurement
  * stops after the size during which it passed COLL_TUNE_TIME seconds
- * (default 2), and the sizes not reached take the last measured winner.
+ * (default 2): the sizes not reached take the last measured winner, and
+ * the collectives not reached keep the plan set's table.
  *
  * Agreement: after each size every rank's times go to every rank and
  * each takes the slowest rank's (so all hold the same numbers); rank 0
@@ -119,16 +120,25 @@ static int measure(coll_comm *c, uint32_t kinds, tune_table *t, double budget_s)
 		sizes[ns++] = b;
 	if (!ns)
 		sizes[ns++] = maxb;
-	char *sb = malloc(sizes[ns - 1] + 64), *rb = malloc(sizes[ns - 1] + 64);
-	if (!sb || !rb) {
+	/* the largest size, rounded up to a whole count of the largest unit
+	 * (alltoall: n*n per count), is the whole working buffer */
+	size_t len = (size_t)sizes[ns - 1] * (size_t)c->n + 64;
+	char *sb = malloc(len), *rb = malloc(len);
+	/* every rank has its buffers, or none measures (a local failure must
+	 * not leave the others waiting in a collective) */
+	double ok = sb && rb ? 0 : 1;
+	int rc = max_all(c, &ok, 1);
+	if (rc == COLL_OK && ok > 0)
+		rc = rt_err(c, COLL_ERR_NOMEM, "choose by measure: a rank is out of memory for its buffers");
+	if (rc != COLL_OK) {
 		free(sb), free(rb);
-		return rt_err(c, COLL_ERR_NOMEM, "out of memory");
+		return rc;
 	}
-	memset(sb, 0, sizes[ns - 1] + 64);
-	memset(rb, 0, sizes[ns - 1] + 64);
+	memset(sb, 0, len);
+	memset(rb, 0, len);
 	double t0 = now_s();
-	int rc = COLL_OK, stop = 0;
-	for (int k = 0; k < COLL_NCOLLS && rc == COLL_OK; k++) {
+	int stop = 0;
+	for (int k = 0; k < COLL_NCOLLS && rc == COLL_OK && !stop; k++) {
 		if (!(kinds >> k & 1))
 			continue;
 		const coll_kind_info *ki = coll_kind_get(k);
@@ -151,14 +161,18 @@ static int measure(coll_comm *c, uint32_t kinds, tune_table *t, double budget_s)
 		uint64_t units = coll_kind_units(ki, c->n), work = (uint64_t)coll_kind_work_per_size(ki, c->n);
 		uint64_t per = 4 * (units / work);   /* bytes of the full buffer per element of the count, fp32 */
 		uint64_t last = 0;
+		int rows = 0;
 		for (int si = 0; si < ns && rc == COLL_OK && !stop; si++) {
-			uint64_t bytes = sizes[si] - sizes[si] % per;
-			uint64_t cnt = bytes / 4 * work / units;
+			/* sizes as collbench's (nccl-tests' size), rows in coll_choose_algo's
+			 * terms: the working buffer, count x units x 4 (tuning.h) */
+			uint64_t cnt = (sizes[si] - sizes[si] % per) / 4 * work / units;
+			uint64_t bytes = cnt * units * 4;
 			/* a size that rounds down to the last one's (a collective whose
 			 * unit is large at this n) says nothing new: every rank skips it */
 			if (si > 0 && bytes <= last)
 				continue;
 			last = bytes;
+			rows++;
 			/* [nc] warm-up times, then [nc * TUNE_REPS] times, then the clock */
 			double v[TUNE_MAX_CANDS * (TUNE_REPS + 1) + 1];
 			for (int i = 0; i < nc && rc == COLL_OK; i++)
@@ -198,6 +212,8 @@ static int measure(coll_comm *c, uint32_t kinds, tune_table *t, double budget_s)
 			row->spread = (tm[best * TUNE_REPS + TUNE_REPS - 1] - tm[best * TUNE_REPS]) / row->times[best];
 			stop = tm[nc * TUNE_REPS] > budget_s;
 		}
+		if (!rows)
+			t->ncands[k] = 0;   /* nothing measured: the plan set's table stands */
 	}
 	free(sb), free(rb);
 	return rc;

@@ -222,8 +222,12 @@ int tune_parse(const char *text, size_t len, const char *name, tune_table **out,
 	if (!t)
 		return link_errorf(err, "out of memory");
 	snprintf(t->path, sizeof t->path, "%s", name);
-	char buf[4096];
+	char *buf = malloc(TUNE_MAX_LINE);   /* one line at a time (the heap: communicators start in threads) */
 	char *tok[MAXTOK + 1];
+	if (!buf) {
+		tune_free(t);
+		return link_errorf(err, "out of memory");
+	}
 	int line = 0, seen_version = 0, have_rows = 0;
 	int seen_date = 0, seen_hosts = 0, seen_transport = 0, seen_ranks = 0;
 	for (size_t at = 0; at < len;) {
@@ -232,8 +236,8 @@ int tune_parse(const char *text, size_t len, const char *name, tune_table **out,
 		while (e < len && text[e] != '\n')
 			e++;
 		size_t ll = e - at;
-		if (ll >= sizeof buf) {
-			link_errorf_at(err, name, line, "line longer than %zu bytes", sizeof buf - 1);
+		if (ll >= TUNE_MAX_LINE) {
+			link_errorf_at(err, name, line, "line longer than %d bytes", TUNE_MAX_LINE - 1);
 			goto fail;
 		}
 		memcpy(buf, text + at, ll);
@@ -280,9 +284,9 @@ int tune_parse(const char *text, size_t len, const char *name, tune_table **out,
 			}
 			snprintf(t->date, sizeof t->date, "%s", tok[1]);
 		} else if (strcmp(kw, "hosts") == 0) {
-			if (seen_hosts++ || nt < 2) {
-				link_errorf_at(err, name, line, seen_hosts > 1 ? "a second 'hosts' line" :
-				               "expected 'hosts NAME...'");
+			seen_hosts = 1;   /* several lines add up: a long host list is split */
+			if (nt < 2) {
+				link_errorf_at(err, name, line, "expected 'hosts NAME...'");
 				goto fail;
 			}
 			for (int i = 1; i < nt; i++) {
@@ -381,9 +385,11 @@ int tune_parse(const char *text, size_t len, const char *name, tune_table **out,
 		link_errorf_at(err, name, 0, "no rows: nothing was tuned");
 		goto fail;
 	}
+	free(buf);
 	*out = t;
 	return 0;
 fail:
+	free(buf);
 	tune_free(t);
 	return -1;
 }
@@ -446,10 +452,11 @@ int tune_write(FILE *f, const tune_table *t, const char *comment)
 			fprintf(f, "# %.*s\n", n, s);
 			s += n + (e != NULL);
 		}
-	fprintf(f, "date %s\nhosts", t->date[0] ? t->date : "unknown");
+	fprintf(f, "date %s\n", t->date[0] ? t->date : "unknown");
 	for (int i = 0; i < t->nhosts; i++)
-		fprintf(f, " %s", t->hosts[i]);
-	fprintf(f, "\ntransport %s\nranks %d\n", t->transport, (int)t->nranks);
+		fprintf(f, "%s %s%s", i % TUNE_HOSTS_PER_LINE ? "" : "hosts", t->hosts[i],
+		        i % TUNE_HOSTS_PER_LINE == TUNE_HOSTS_PER_LINE - 1 || i == t->nhosts - 1 ? "\n" : "");
+	fprintf(f, "transport %s\nranks %d\n", t->transport, (int)t->nranks);
 	for (int k = 0; k < COLL_NCOLLS; k++) {
 		if (!t->ncands[k])
 			continue;
@@ -468,14 +475,31 @@ int tune_write(FILE *f, const tune_table *t, const char *comment)
 				fprintf(f, " %s=", t->cands[r->kind][c]);
 				put_time(f, r->times[c]);
 			}
-		if (r->spread >= 0)
-			fprintf(f, " spread=%.1f%%", r->spread * 100);
+		/* what the reader takes: a finite percentage up to 1e6 (a median
+		 * of 0 makes the spread infinite) */
+		if (r->spread >= 0 && isfinite(r->spread))
+			fprintf(f, " spread=%.1f%%", r->spread > 1e4 ? 1e6 : r->spread * 100);
 		fputc('\n', f);
 	}
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
 /* --- fitting a job ------------------------------------------------------ */
+
+/* The algorithm a coll job runs for row r: its winner, or where `mpi`
+ * won, the fastest other candidate timed there; -1 when none is. */
+static int coll_winner(const tune_table *t, const tune_row *r)
+{
+	if (strcmp(t->cands[r->kind][r->winner], TUNE_MPI) != 0)
+		return r->winner;
+	int best = -1;
+	for (int c = 0; c < t->ncands[r->kind]; c++)
+		if (strcmp(t->cands[r->kind][c], TUNE_MPI) != 0 && r->times[c] >= 0 &&
+		    (best < 0 || r->times[c] < r->times[best]))
+			best = c;
+	return best;
+}
+
 
 int tune_check(const tune_table *t, int nranks, const char *transport, const char *const *hosts, int nhosts,
                const int32_t *kinds, const char *const *names, int nalgos, link_error *err)
@@ -507,8 +531,14 @@ int tune_check(const tune_table *t, int nranks, const char *transport, const cha
 			if (t->rows[r].kind != k)
 				continue;
 			const char *w = t->cands[k][t->rows[r].winner];
-			if (strcmp(w, TUNE_MPI) == 0)
-				continue;   /* MPI's own: the MPI layer's to serve */
+			if (strcmp(w, TUNE_MPI) == 0) {
+				/* MPI's own: the MPI layer's to serve; anyone else runs the
+				 * row's fastest other candidate, which must be there */
+				int fb = coll_winner(t, &t->rows[r]);
+				if (fb < 0)
+					continue;
+				w = t->cands[k][fb];
+			}
 			int found = 0;
 			for (int i = 0; i < nalgos && !found; i++)
 				found = kinds[i] == k && strcmp(names[i], w) == 0;
@@ -520,23 +550,9 @@ int tune_check(const tune_table *t, int nranks, const char *transport, const cha
 	return 0;
 }
 
-/* The algorithm a coll job runs for row r: its winner, or where `mpi`
- * won, the fastest other candidate timed there; -1 when none is. */
-static int coll_winner(const tune_table *t, const tune_row *r)
-{
-	if (strcmp(t->cands[r->kind][r->winner], TUNE_MPI) != 0)
-		return r->winner;
-	int best = -1;
-	for (int c = 0; c < t->ncands[r->kind]; c++)
-		if (strcmp(t->cands[r->kind][c], TUNE_MPI) != 0 && r->times[c] >= 0 &&
-		    (best < 0 || r->times[c] < r->times[best]))
-			best = c;
-	return best;
-}
-
 /* The boundary between measured sizes a < b: their geometric mean, so
- * each size takes the nearer measurement on a log scale (0 bytes is
- * nearest to anything above it). */
+ * each size takes the nearer measurement on a log scale (a row at 0
+ * bytes takes empty calls alone). */
 static uint64_t boundary(uint64_t a, uint64_t b)
 {
 	uint64_t hi = a == 0 ? 0 : (uint64_t)floor(sqrt((double)a) * sqrt((double)b));
@@ -595,4 +611,29 @@ const char *tune_winner(const tune_table *t, int kind, uint64_t bytes)
 		prev = r;
 	}
 	return prev ? t->cands[kind][prev->winner] : NULL;
+}
+
+uint32_t tune_hash(const tune_table *t)
+{
+	uint32_t h = 2166136261u;
+#define MIX(p, len)                                                   \
+	for (size_t i_ = 0; i_ < (len); i_++)                             \
+		h = (h ^ ((const unsigned char *)(p))[i_]) * 16777619u
+	for (int i = 0; i < t->nrows; i++) {
+		const tune_row *r = &t->rows[i];
+		const char *w = t->cands[r->kind][r->winner];
+		MIX(&r->kind, sizeof r->kind);
+		MIX(&r->bytes, sizeof r->bytes);
+		MIX(w, strlen(w) + 1);
+	}
+	coll_choice *c;
+	int n = tune_choices(t, &c);
+	for (int i = 0; i < n; i++) {
+		MIX(&c[i].kind, sizeof c[i].kind);
+		MIX(&c[i].max_bytes, sizeof c[i].max_bytes);
+		MIX(c[i].algo, strlen(c[i].algo) + 1);
+	}
+	free(c);
+#undef MIX
+	return h ? h : 1;
 }

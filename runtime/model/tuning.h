@@ -16,16 +16,21 @@
  *   coll-tuning 1                       first line: the format and its version
  *   date 2026-12-02T14:00:00Z           when it was measured (one word)
  *   hosts node1 node2                   the host names of the ranks that measured it
+ *                                       (several hosts lines add up)
  *   transport shm                       the transport it ran over
  *   ranks 4                             the rank count
  *   candidates allreduce direct rhd ring    every algorithm measured, per collective
  *   allreduce 1024 rhd direct=3.1us rhd=2.5us ring=4us spread=3%
- *   allreduce 4096 rhd ...              collective, payload bytes, the winner; then,
+ *   allreduce 4096 rhd ...              collective, bytes, the winner; then,
  *                                       for people, each candidate's median time
  *                                       and the winner's spread (max-min)/median
  *
- * The header lines come first, each once; a collective's candidates come
- * before its rows, and its sizes increase.  A size between two measured
+ * The header lines come first, each once (hosts may take several lines);
+ * a collective's candidates come before its rows, and its sizes
+ * increase.  A row's bytes are the call's whole working buffer, count x
+ * units x the dtype's size (coll_kinds.h), which is what coll_choose_algo
+ * is asked about: collbench's size(B) for every collective but alltoall,
+ * where it is n times that.  A size between two measured
  * sizes takes the winner of the nearer one on a log scale (the boundary
  * is their geometric mean), below the first the first's, above the last
  * the last's: tune_choices turns the rows into the runtime's size table
@@ -65,6 +70,8 @@
 #define TUNE_MAX_CANDS 64       /* candidates per collective */
 #define TUNE_MAX_ROWS 4096
 #define TUNE_MAX_BYTES (4u << 20)   /* a file larger than this is refused */
+#define TUNE_MAX_LINE 16384         /* a longer line is refused (the writer stays below) */
+#define TUNE_HOSTS_PER_LINE 16      /* the writer's hosts lines */
 
 typedef struct {
 	int32_t kind;          /* coll_kind */
@@ -98,8 +105,8 @@ int tune_read(const char *path, tune_table **out, link_error *err);
 int tune_parse(const char *text, size_t len, const char *name, tune_table **out, link_error *err);
 
 /* Add a host / a candidate of kind (0, else -1 with err: too many, a bad
- * or repeated name) and a row (its times filled by the caller; -1 when
- * sizes do not increase or there are too many rows). */
+ * or repeated name) and a row (its times filled by the caller; NULL with
+ * err when sizes do not increase or there are too many rows). */
 int tune_add_host(tune_table *t, const char *host, link_error *err);
 int tune_add_cand(tune_table *t, int kind, const char *algo, link_error *err);
 tune_row *tune_add_row(tune_table *t, int kind, uint64_t bytes, link_error *err);
@@ -124,5 +131,10 @@ int tune_choices(const tune_table *t, coll_choice **out);
 /* The winner t measured nearest to `bytes` of collective kind (the rule
  * above, `mpi` included), or NULL when t does not tune kind. */
 const char *tune_winner(const tune_table *t, int kind, uint64_t bytes);
+
+/* A fingerprint of what t makes a job do: its rows' winners and the size
+ * table of tune_choices (which depends on the times of rows `mpi` won).
+ * Ranks that read files of one fingerprint choose alike; never 0. */
+uint32_t tune_hash(const tune_table *t);
 
 #endif

@@ -1076,13 +1076,23 @@ static int setup(void)
 	    PMPI_Comm_set_attr(MPI_COMM_WORLD, G.keyval, G.world) != MPI_SUCCESS)
 		return raise_error(MPI_COMM_WORLD, "MPI_Init", COLL_ERR_NOMEM, "cannot track MPI_COMM_WORLD");
 	list_add(G.world);
-	/* a file that cannot be read is the runtime's error at the first
-	 * served call, naming it; here it only decides nothing */
+	/* COLL_TUNING decides which calls go to MPI before any coll
+	 * communicator exists, so the ranks agree on it here: the same table
+	 * on every rank (its fingerprint, 0 for none or unreadable), or the
+	 * job stops with the reason.  A file every rank reads alike but that
+	 * does not fit is the runtime's error at the first served call. */
 	const char *tf = getenv("COLL_TUNING");
-	if (tf && *tf) {
-		link_error le;
-		if (tune_read(tf, &tuning, &le) != 0)
-			tuning = NULL;
+	link_error le = { "", 0 };
+	if (tf && *tf && tune_read(tf, &tuning, &le) != 0)
+		tuning = NULL;
+	unsigned mine = tuning ? tune_hash(tuning) : 0, lo = 0, hi = 0;
+	if (PMPI_Allreduce(&mine, &lo, 1, MPI_UNSIGNED, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS ||
+	    PMPI_Allreduce(&mine, &hi, 1, MPI_UNSIGNED, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+		return raise_error(MPI_COMM_WORLD, "MPI_Init", COLL_ERR_PEER, "cannot compare the ranks' COLL_TUNING");
+	if (lo != hi) {
+		snprintf(msg, sizeof msg, "coll (libcoll_mpi.so) cannot start in MPI_Init: the ranks' COLL_TUNING tables "
+		         "differ%s%s", le.msg[0] ? "; here: " : "", le.msg);
+		return raise_msg(MPI_COMM_WORLD, G.errcode[COLL_ERR_INVALID], msg);
 	}
 	G.ready = 1;
 	return MPI_SUCCESS;

@@ -1216,14 +1216,17 @@ static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
 	const coll_kind_info *ki = coll_kind_get(kind);
 	const char *cand[TUNE_MAX_CANDS];
 	int nc = 0;
-	for (int i = 0; i < plans->nalgos && nc < TUNE_MAX_CANDS; i++)
+	for (int i = 0; i < plans->nalgos; i++)
 		if (plans->algos[i]->kind == (int32_t)kind && plans->algos[i]->nranks == nranks) {
+			if (nc + opt.tune_mpi >= TUNE_MAX_CANDS)
+				cb_usage_error("more than %d %s candidates: name fewer files or algorithms", TUNE_MAX_CANDS - 1,
+				               ki->name);
 			link_error e;
 			if (tune_add_cand(t, kind, plans->algos[i]->name, &e))
 				cb_usage_error("%s", e.msg);
 			cand[nc++] = plans->algos[i]->name;
 		}
-	if (opt.tune_mpi && nc < TUNE_MAX_CANDS) {
+	if (opt.tune_mpi) {
 		link_error e;
 		if (tune_add_cand(t, kind, TUNE_MPI, &e))
 			cb_usage_error("%s (an algorithm of the plans is called mpi)", e.msg);
@@ -1249,7 +1252,7 @@ static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
 	int ns = sizes(sz, 512, es, per_count);
 	char *vals = malloc(REF_M * 8);
 	refs *R = malloc(sizeof *R);
-	double *tm = malloc(sizeof *tm * (size_t)nc * (size_t)opt.reps), k[TUNE_MAX_CANDS];
+	double *tm = malloc(sizeof *tm * (size_t)nc * (size_t)opt.reps), k[TUNE_MAX_CANDS + 1];
 	if (!vals || !R || !tm)
 		cb_usage_error("out of memory");
 	for (int i = 0; i < REF_M; i++)
@@ -1271,11 +1274,14 @@ static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
 	for (int si = 0; si < ns && !status; si++) {
 		uint64_t bytes = sz[si] - sz[si] % (es * per_count);
 		uint64_t total = bytes / es * work;
+		/* the row's size in coll_choose_algo's terms: the working buffer
+		 * (alltoall: n times the sweep's size), tuning.h */
+		uint64_t wbytes = total * es;
 		/* a size that rounds down to the last row's adds nothing (every
 		 * rank skips it alike) */
-		if (si > 0 && bytes <= last)
+		if (si > 0 && wbytes <= last)
 			continue;
-		last = bytes;
+		last = wbytes;
 		char what[192];
 		sweep_row r = {kind, ki, dt, op, bytes, total / units, vals, R, what};
 		coll_result rc = COLL_OK;
@@ -1296,8 +1302,15 @@ static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
 			if (!rc)
 				rc = tune_time(&r, cand[c], 1, &k[c]);
 		}
+		/* wrong elements are seen where they land: the ranks agree on
+		 * whether any rank saw some before anyone goes on or stops */
+		k[nc] = status ? 1 : 0;
 		if (!rc)
-			rc = tune_max(k, nc);
+			rc = tune_max(k, nc + 1);
+		if (!rc && k[nc] > 0) {
+			status = -1;
+			break;
+		}
 		for (int c = 0; c < nc; c++) {
 			double calls = k[c] > 0 ? TUNE_REP_S / k[c] : TUNE_MAX_CALLS;
 			k[c] = calls < 1 ? 1 : calls > TUNE_MAX_CALLS ? TUNE_MAX_CALLS : floor(calls);
@@ -1318,7 +1331,7 @@ static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
 			break;
 		}
 		link_error e;
-		tune_row *row = tune_add_row(t, kind, bytes, &e);
+		tune_row *row = tune_add_row(t, kind, wbytes, &e);
 		if (!row)
 			cb_usage_error("%s", e.msg);
 		int best = 0, next = -1;
@@ -1336,7 +1349,7 @@ static int tune_kind(tune_table *t, coll_kind kind, const coll_plan_set *plans)
 		const double *xb = &tm[(size_t)best * (size_t)opt.reps];
 		row->spread = (xb[opt.reps - 1] - xb[0]) / row->times[best];
 		if (rank == 0 && !opt.csv && !opt.json) {
-			printf("%12llu", (unsigned long long)bytes);
+			printf("%12llu", (unsigned long long)wbytes);
 			for (int c = 0; c < nc; c++)
 				printf(" %*.2f", (int)(strlen(cand[c]) > 10 ? strlen(cand[c]) : 10), row->times[c] * 1e6);
 			if (next >= 0)

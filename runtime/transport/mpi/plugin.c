@@ -169,8 +169,8 @@ static int mpi_barrier(coll_comm *c, int64_t deadline_ms)
 }
 
 /* MPI's own collective, for comparison (rt_mpi_plugin.coll): coll's
- * arguments in MPI's terms.  Out of place unless sb == rb (in place,
- * MPI_IN_PLACE where MPI has it). */
+ * arguments in MPI's terms, coll's in-place layouts (coll.h) as
+ * MPI_IN_PLACE. */
 static int mpi_coll(coll_comm *c, int kind, const void *sb, void *rb, size_t count, int dtype, int op, int root)
 {
 	static const MPI_Op ops[] = { [COLL_SUM] = MPI_SUM, [COLL_PROD] = MPI_PROD, [COLL_MIN] = MPI_MIN,
@@ -192,26 +192,37 @@ static int mpi_coll(coll_comm *c, int kind, const void *sb, void *rb, size_t cou
 	if ((unsigned)op >= sizeof ops / sizeof ops[0])
 		return H->err(c, COLL_ERR_INVALID, "bad op %d", op);
 	mpi_state *st = c->boot.mpi_state;
-	int n = (int)count, e;
-	const void *in = sb == rb ? MPI_IN_PLACE : sb;
+	int n = (int)count, e, es = 0;
+	MPI_Type_size(t, &es);
+	size_t block = count * (size_t)es;   /* one rank's part */
+	const char *mineb = (const char *)rb + (size_t)c->rank * block, *myrecv = (const char *)sb + (size_t)c->rank * block;
 	switch (kind) {
-	case COLL_ALLREDUCE: e = MPI_Allreduce(in, rb, n, t, ops[op], st->data); break;
-	case COLL_REDUCE_SCATTER: e = MPI_Reduce_scatter_block(sb, rb, n, t, ops[op], st->data); break;
-	case COLL_ALLGATHER: e = MPI_Allgather(sb, n, t, rb, n, t, st->data); break;
-	case COLL_ALLTOALL: e = MPI_Alltoall(sb, n, t, rb, n, t, st->data); break;
+	case COLL_ALLREDUCE: e = MPI_Allreduce(sb == rb ? MPI_IN_PLACE : sb, rb, n, t, ops[op], st->data); break;
+	case COLL_REDUCE_SCATTER:
+		/* coll's in place: recvbuf is this rank's block of sendbuf; MPI's:
+		 * the input in recvbuf, the result in its first block */
+		if ((const char *)rb == myrecv && block) {
+			e = MPI_Reduce_scatter_block(MPI_IN_PLACE, (void *)sb, n, t, ops[op], st->data);
+			if (e == MPI_SUCCESS && rb != sb)
+				memmove(rb, sb, block);
+		} else {
+			e = MPI_Reduce_scatter_block(sb, rb, n, t, ops[op], st->data);
+		}
+		break;
+	case COLL_ALLGATHER:   /* coll's in place: sendbuf is this rank's block of recvbuf */
+		e = MPI_Allgather((const char *)sb == mineb && block ? MPI_IN_PLACE : sb, n, t, rb, n, t, st->data);
+		break;
+	case COLL_ALLTOALL: e = MPI_Alltoall(sb == rb ? MPI_IN_PLACE : sb, n, t, rb, n, t, st->data); break;
 	case COLL_REDUCE:
 		e = MPI_Reduce(sb == rb && c->rank == root ? MPI_IN_PLACE : sb, rb, n, t, ops[op], root, st->data);
 		break;
-	case COLL_BROADCAST: {
+	case COLL_BROADCAST:
 		/* coll's broadcast reads the root's sendbuf and writes recvbuf
 		 * everywhere: MPI's broadcasts one buffer */
-		int es = 0;
-		MPI_Type_size(t, &es);
-		if (c->rank == root && sb != rb && count)
-			memcpy(rb, sb, count * (size_t)es);
+		if (c->rank == root && sb != rb && block)
+			memmove(rb, sb, block);
 		e = MPI_Bcast(rb, n, t, root, st->data);
 		break;
-	}
 	default: return H->err(c, COLL_ERR_INVALID, "bad collective %d", kind);
 	}
 	return e == MPI_SUCCESS ? COLL_OK : mpi_fail(c, COLL_ERR_PEER, "the MPI collective", e);
