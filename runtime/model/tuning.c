@@ -62,9 +62,6 @@ int tune_add_host(tune_table *t, const char *host, link_error *err)
 	if (!good_host(host))
 		return link_errorf(err, "bad host name '%.64s' (printable, no blanks or '#', below %d bytes)", host,
 		                   TUNE_HOST_MAX);
-	for (int i = 0; i < t->nhosts; i++)
-		if (strcmp(t->hosts[i], host) == 0)
-			return link_errorf(err, "host '%s' named twice", host);
 	if (t->nhosts >= TUNE_MAX_HOSTS)
 		return link_errorf(err, "more than %d hosts", TUNE_MAX_HOSTS);
 	if ((t->nhosts & (t->nhosts - 1)) == 0) {   /* 0, 1, 2, 4, ...: grow */
@@ -135,6 +132,31 @@ tune_row *tune_add_row(tune_table *t, int kind, uint64_t bytes, link_error *err)
 }
 
 /* --- reading ------------------------------------------------------------ */
+
+static int cmp_host(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A host named twice, or NULL: sorted, so that a file of 65536 hosts is
+ * checked in n log n, not n^2. */
+static const char *dup_host(const tune_table *t)
+{
+	if (t->nhosts < 2)
+		return NULL;
+	const char **v = malloc(sizeof *v * (size_t)t->nhosts);
+	if (!v)
+		return NULL;   /* out of memory: the names go unchecked, nothing worse */
+	for (int i = 0; i < t->nhosts; i++)
+		v[i] = t->hosts[i];
+	qsort(v, (size_t)t->nhosts, sizeof *v, cmp_host);
+	const char *d = NULL;
+	for (int i = 1; i < t->nhosts && !d; i++)
+		if (strcmp(v[i - 1], v[i]) == 0)
+			d = v[i];
+	free(v);
+	return d;
+}
 
 static int kind_by_name(const char *s)
 {
@@ -383,6 +405,11 @@ int tune_parse(const char *text, size_t len, const char *name, tune_table **out,
 	}
 	if (!t->nrows) {
 		link_errorf_at(err, name, 0, "no rows: nothing was tuned");
+		goto fail;
+	}
+	const char *dup = dup_host(t);
+	if (dup) {
+		link_errorf_at(err, name, 0, "host '%s' named twice", dup);
 		goto fail;
 	}
 	free(buf);

@@ -104,9 +104,11 @@ void tune_free(tune_table *t);
 int tune_read(const char *path, tune_table **out, link_error *err);
 int tune_parse(const char *text, size_t len, const char *name, tune_table **out, link_error *err);
 
-/* Add a host / a candidate of kind (0, else -1 with err: too many, a bad
- * or repeated name) and a row (its times filled by the caller; NULL with
- * err when sizes do not increase or there are too many rows). */
+/* Add a host (0, else -1 with err: too many, a bad name; a repeated one
+ * is the reader's error, checked once all are in), a candidate of kind
+ * (-1 also for a repeated name) and a row (its times filled by the
+ * caller; NULL with err when sizes do not increase or there are too many
+ * rows). */
 int tune_add_host(tune_table *t, const char *host, link_error *err);
 int tune_add_cand(tune_table *t, int kind, const char *algo, link_error *err);
 tune_row *tune_add_row(tune_table *t, int kind, uint64_t bytes, link_error *err);
