@@ -273,8 +273,8 @@ int tune_parse(const char *text, size_t len, const char *name, tune_table **out,
 		if (nt == 0)
 			continue;
 		if (nt > MAXTOK) {
-			link_errorf_at(err, name, line, "too many fields (at most %d candidates per collective)",
-			               TUNE_MAX_CANDS);
+			link_errorf_at(err, name, line, "more than %d fields on a line (at most %d candidates per collective; "
+			               "split a long host list over several hosts lines)", MAXTOK, TUNE_MAX_CANDS);
 			goto fail;
 		}
 		if (!seen_version) {
