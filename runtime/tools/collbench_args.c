@@ -119,7 +119,7 @@ static void usage(FILE *f)
 	        "  --straggler-stop K  after K calls (1..2147483647) nobody is delayed any more\n"
 	        "  --trace-straggler  print, per call, the emulated and the detected straggler and the\n"
 	        "                   algorithm the call ran\n"
-	        "tuning (runtime/README.md, \"Tuning\"):\n"
+	        "tuning (runtime/README.md, \"Choosing by measurement\"):\n"
 	        "  --tune FILE      measure every algorithm of the files (or --lib) for every collective (or\n"
 	        "                   -t's) at every size of -b/-e/-f, keep the fastest per size, and write\n"
 	        "                   them to FILE (a tuning file: COLL_TUNING=FILE, collc build --tuning)\n"
