@@ -1085,11 +1085,13 @@ static int setup(void)
 	link_error le = { "", 0 };
 	if (tf && *tf && tune_read(tf, &tuning, &le) != 0)
 		tuning = NULL;
-	unsigned mine = tuning ? tune_hash(tuning) : 0, lo = 0, hi = 0;
-	if (PMPI_Allreduce(&mine, &lo, 1, MPI_UNSIGNED, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS ||
-	    PMPI_Allreduce(&mine, &hi, 1, MPI_UNSIGNED, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+	/* one MPI_MAX over {h, ~h} gives the largest h and the smallest */
+	unsigned mine[2], agg[2] = { 0, 0 };
+	mine[0] = tuning ? tune_hash(tuning) : 0;
+	mine[1] = ~mine[0];
+	if (PMPI_Allreduce(mine, agg, 2, MPI_UNSIGNED, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
 		return raise_error(MPI_COMM_WORLD, "MPI_Init", COLL_ERR_PEER, "cannot compare the ranks' COLL_TUNING");
-	if (lo != hi) {
+	if (agg[0] != ~agg[1]) {
 		snprintf(msg, sizeof msg, "coll (libcoll_mpi.so) cannot start in MPI_Init: the ranks' COLL_TUNING tables "
 		         "differ%s%s", le.msg[0] ? "; here: " : "", le.msg);
 		return raise_msg(MPI_COMM_WORLD, G.errcode[COLL_ERR_INVALID], msg);
