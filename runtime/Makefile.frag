@@ -27,6 +27,7 @@
 #   $(B)/tests/librtlib.so a hand-written plan-set library (collbench --lib tests)
 #   $(B)/tests/rt_unit    single-process tests (kernels, fp16, siphash, plans)
 #   $(B)/tests/rt_coll    the collective test program run under collrun
+#   $(B)/tests/rt_p2p     the point-to-point test program, likewise
 #   $(B)/tests/rt_suite   runs rt_coll under collrun over shm and tcp and
 #                         prints "N passed, N failed"
 #   $(B)/tests/rt_mpiboot an MPI application one rank of which never calls
@@ -72,7 +73,7 @@ RT_CFLAGS  = $(CFLAGS) -fPIC -fvisibility=hidden -Iruntime/include -Iruntime -Ir
 RT_LIBS   := -lm -ldl -lpthread
 MPICC     ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
-RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/env_table $(B)/tests/rt_coll $(B)/tests/rt_suite $(B)/tests/librtlib.so \
+RT_TESTS  := $(B)/tests/rt_unit $(B)/tests/env_table $(B)/tests/rt_coll $(B)/tests/rt_p2p $(B)/tests/rt_suite $(B)/tests/librtlib.so \
              $(if $(HAVE_MPICC),$(B)/tests/rt_mpiboot) $(B)/tests/ib_unit $(B)/tests/ib_devices \
              $(B)/tests/libcollrt_ibverbs_fake.so $(B)/tests/fuzz_plan $(B)/tests/fuzz_frames
 
@@ -157,6 +158,10 @@ $(B)/tests/env_table: $(B)/rt/tests/env_table.o $(RT_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
 
 $(B)/tests/rt_coll: $(B)/rt/tests/rt_coll.o $(B)/rt/tests/rt_plans.o $(B)/rt/runtime/tools/refdata.o $(B)/libcollrt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
+
+$(B)/tests/rt_p2p: $(B)/rt/tests/rt_p2p.o $(B)/rt/tests/rt_plans.o $(B)/libcollrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(RT_LIBS)
 

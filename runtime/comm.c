@@ -293,6 +293,7 @@ void coll_finalize(coll_comm *c)
 	if (c->tp)
 		c->tp->ops->close(c->tp);
 	rt_boot_close(c);
+	rt_p2p_free(c);
 	for (rt_prep *p = c->preps, *nx; p; p = nx) {
 		nx = p->next;
 		rt_prep_free(p);

@@ -394,6 +394,12 @@ static int check_call(ex_state *e, const rt_hdr *h, int from)
 	const char *kn = coll_kind_name(e->kind);
 	if (h->magic != RT_HDR_MAGIC)
 		return rt_err(c, COLL_ERR_PROTOCOL, "%s: malformed message from rank %d", kn, from);
+	if (h->kind == RT_KIND_P2P)
+		return rt_err(c, COLL_ERR_MISMATCH,
+		              "rank %d sent a point-to-point message (tag %d) before its %s call #%u, which rank %d "
+		              "receives after it: between two ranks, point-to-point messages and collectives must come in "
+		              "the same order on both",
+		              from, h->root, kn, c->seq, c->rank);
 	if (h->seq != c->seq)
 		return rt_err(c, COLL_ERR_MISMATCH,
 		              "rank %d is in collective call #%u but rank %d is in call #%u: ranks made different "
@@ -950,8 +956,13 @@ static int peek_ranks(ex_state *e)
 			continue;
 		if ((rc = tp->ops->peek(tp, r, &h, &have)))
 			return fp_own_words(e, rc);
-		if (!have || h.seq > c->seq)
+		/* a point-to-point message sent after the sender started this
+		 * call (its seq counts it) is for later; one sent before it is
+		 * in the way */
+		if (!have || h.seq > c->seq || (h.kind == RT_KIND_P2P && h.seq >= c->seq))
 			continue;
+		if (h.kind == RT_KIND_P2P)
+			return check_call(e, &h, r);
 		if (h.seq < c->seq)
 			return rt_err(c, COLL_ERR_MISMATCH, "rank %d sent a message in collective call #%u that rank %d never "
 			              "expected (it finished that call): ranks ran different algorithms or calls", r, h.seq,

@@ -58,6 +58,9 @@ typedef struct {
 	int64_t late_ns, late2_ns;
 } rt_hdr;
 _Static_assert(sizeof(rt_hdr) == 64, "rt_hdr must stay 64 bytes");
+/* rt_hdr.kind of a point-to-point message (p2p.c), outside the
+ * collectives' kinds (coll_kinds.h) */
+#define RT_KIND_P2P 0xf0
 
 /* --- transports ----------------------------------------------------------- */
 
@@ -356,6 +359,7 @@ struct coll_comm {
 	coll_choice *tuned;        /* its size table; algo names point into tuning */
 	int ntuned;
 	char tuning_src[300];      /* where it came from (coll_tuning) */
+	struct rt_p2p *p2p;        /* point-to-point state (p2p.c); NULL until the first */
 	int detected;              /* named straggler, -1: none */
 	double detected_delay;
 };
@@ -689,6 +693,12 @@ void rt_straggler_free(coll_comm *c);
 int rt_cache_dir(const char *var, char *dir, size_t len, char *why, size_t wlen);
 /* A key of the host list: every rank's host, namespace and address. */
 uint64_t rt_hostlist_hash(const coll_comm *c);
+
+/* --- p2p.c ----------------------------------------------------------------- */
+typedef struct rt_p2p rt_p2p;
+/* Free the point-to-point state: requests not waited for are dropped
+ * (after the transport closed, which held their fragments). */
+void rt_p2p_free(coll_comm *c);
 
 /* --- tuned.c, tuneinit.c ----------------------------------------------------- */
 /* `choose by measure` / COLL_TUNE=init: measure the size table of the

@@ -396,6 +396,42 @@ COLL_API coll_result coll_rail_stats(const coll_comm *comm, coll_rail_info *out)
 COLL_API coll_result coll_barrier(coll_comm *comm);
 
 /*
+ * Point-to-point messages (MPI's matching: a receive takes the first
+ * message from its peer with its tag, in sending order; messages that come
+ * first wait in memory).  count elements of dt; sizes must agree exactly
+ * (otherwise the receive fails with MISMATCH naming both, and the message
+ * is consumed).  Tags are 0 or more.  A send's buffer is read in place:
+ * keep it unchanged until the request completes.
+ *
+ * Messages and collectives share each pair of ranks' stream: between two
+ * ranks, point-to-point messages and collective calls must come in the
+ * same order on both (a rank that sends and then calls a collective is
+ * received by a peer that receives before it joins that collective).  A
+ * wait that cannot be met because the peer is inside a collective this
+ * rank has not joined fails at once with MISMATCH, and a collective that
+ * meets a message sent before it does too.  A program that needs them
+ * independent uses a second communicator for its messages (as the torch
+ * backend does).
+ *
+ * coll_isend/coll_irecv start a request; coll_wait and coll_waitall
+ * finish requests (and free them: the pointers become NULL); coll_test
+ * moves everything along once and sets *done, freeing the request when it
+ * is.  Requests not finished at coll_finalize are dropped.  Errors: as
+ * the collectives; a communicator error fails every pending request.
+ */
+typedef struct coll_request coll_request;
+COLL_API coll_result coll_isend(coll_comm *comm, const void *buf, size_t count, coll_dtype dt, int peer, int tag,
+                                coll_request **req);
+COLL_API coll_result coll_irecv(coll_comm *comm, void *buf, size_t count, coll_dtype dt, int peer, int tag,
+                                coll_request **req);
+COLL_API coll_result coll_test(coll_comm *comm, coll_request **req, int *done);
+COLL_API coll_result coll_wait(coll_comm *comm, coll_request **req);
+/* Finish reqs[0..n) (NULL entries are skipped); the first error. */
+COLL_API coll_result coll_waitall(coll_comm *comm, coll_request **reqs, int n);
+COLL_API coll_result coll_send(coll_comm *comm, const void *buf, size_t count, coll_dtype dt, int peer, int tag);
+COLL_API coll_result coll_recv(coll_comm *comm, void *buf, size_t count, coll_dtype dt, int peer, int tag);
+
+/*
  * Rank reordering.  Which physical rank (coll_rank) plays each rank of
  * the schedules: the plan set's order (cluster `reorder by cost`), one
  * probed and chosen when the communicator started (`reorder at init` or
