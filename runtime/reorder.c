@@ -636,6 +636,11 @@ int rt_reorder_init(coll_comm *c)
 	bool any = (perm_env && *perm_env) || (mode && *mode) || (s && (s->perm || s->reorder));
 	if (!any)
 		return set_order(c, NULL, "identity");
+	/* without plans (a communicator for point-to-point messages, as the
+	 * torch backend's second one) no schedule is run, so there is nothing
+	 * to order for and nothing worth probing */
+	if (!s && !(perm_env && *perm_env))
+		return set_order(c, NULL, "identity (no plan set)");
 	int rc;
 	if (perm_env && *perm_env) {
 		int32_t *perm;

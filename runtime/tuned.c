@@ -83,7 +83,9 @@ int rt_tuning_load(coll_comm *c, uint32_t *hash)
 {
 	*hash = 0;
 	const char *path = getenv("COLL_TUNING");
-	if (!path || !*path)
+	/* a communicator without plans runs no collective a table could
+	 * choose for (the torch backend's one for messages) */
+	if (!path || !*path || !c->plans)
 		return COLL_OK;
 	tune_table *t;
 	link_error e;

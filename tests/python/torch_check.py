@@ -12,7 +12,9 @@ the same input tensors in both groups and the outputs must be equal
 (inputs are small integers, so sums are exact in any order); where
 gloo 1.13 has no implementation (reduce_scatter, the tensor forms of
 allgather and reduce_scatter, list alltoall, bfloat16, AVG) the reference
-is computed locally.  One line per check: "ok NAME" or "FAIL NAME: ...".
+is computed locally.  Point-to-point (send, recv, isend, irecv,
+batch_isend_irecv), gather, scatter, uneven all_to_all_single and the
+coalesced calls are checked the same way.  One line per check: "ok NAME" or "FAIL NAME: ...".
 """
 
 import datetime
@@ -188,6 +190,148 @@ def main():
 
     report("barrier", lambda: dist.barrier(group=pg))
 
+    # --- point-to-point, and the collectives made of messages ---------------
+    nxt, prv = (rank + 1) % n, (rank - 1) % n
+
+    def send_recv():
+        """A ring shift with blocking calls (even ranks send first), 1001
+        float64 and 2 MiB of int8, in both groups."""
+        outs = {}
+        for name, g in (("gloo", gloo), ("coll", pg)):
+            res = []
+            for t in (data(rank, odd, torch.float64), data(rank, 2 << 20, torch.int8)):
+                r = torch.zeros_like(t)
+                if rank % 2 == 0:
+                    dist.send(t, nxt, group=g)
+                    dist.recv(r, prv, group=g)
+                else:
+                    dist.recv(r, prv, group=g)
+                    dist.send(t, nxt, group=g)
+                res.append(r)
+            outs[name] = res
+        for x, y in zip(outs["gloo"], outs["coll"]):
+            e = same(y, x)
+            if e:
+                return e
+    report("send-recv", send_recv)
+
+    def isend_irecv_batch():
+        """Every rank sends 4 MiB both ways around the ring before it
+        receives: isend/irecv, then batch_isend_irecv (pipeline parallelism's
+        pattern), against gloo."""
+        outs = {}
+        for name, g in (("gloo", gloo), ("coll", pg)):
+            a, b = data(rank, 1 << 20, torch.float32), data(rank, 1 << 20, torch.float32, 2)
+            ra, rb = torch.zeros_like(a), torch.zeros_like(b)
+            ws = [dist.isend(a, nxt, group=g), dist.isend(b, prv, group=g),
+                  dist.irecv(ra, prv, group=g), dist.irecv(rb, nxt, group=g)]
+            for w in ws:
+                w.wait()
+            c, rc = data(rank, 3000, torch.int64, 4), torch.zeros(3000, dtype=torch.int64)
+            ops = [dist.P2POp(dist.isend, c, nxt, group=g), dist.P2POp(dist.irecv, rc, prv, group=g)]
+            for w in dist.batch_isend_irecv(ops):
+                w.wait()
+            outs[name] = [ra, rb, rc]
+        for x, y in zip(outs["gloo"], outs["coll"]):
+            e = same(y, x)
+            if e:
+                return e
+    report("isend-irecv-batch", isend_irecv_batch)
+
+    def p2p_tags():
+        """Two messages received in the other order than sent, by tag; an
+        empty tensor; and a bool tensor (messages carry any dtype)."""
+        x, y = data(rank, 10, torch.int32), data(rank, 20, torch.int32, 1)
+        rx, ry = torch.zeros_like(x), torch.zeros_like(y)
+        w1, w2 = dist.isend(x, nxt, group=pg, tag=1), dist.isend(y, nxt, group=pg, tag=2)
+        dist.recv(ry, prv, group=pg, tag=2)
+        dist.recv(rx, prv, group=pg, tag=1)
+        w1.wait()
+        w2.wait()
+        e = same(rx, data(prv, 10, torch.int32)) or same(ry, data(prv, 20, torch.int32, 1))
+        if e:
+            return e
+        z, rz = torch.zeros(0), torch.ones(0)
+        b, rb = torch.arange(9) % (rank + 2) == 0, torch.zeros(9, dtype=torch.bool)
+        ws = [dist.isend(z, nxt, group=pg), dist.irecv(rz, prv, group=pg),
+              dist.isend(b, nxt, group=pg), dist.irecv(rb, prv, group=pg)]
+        for w in ws:
+            w.wait()
+        return same(rz, torch.ones(0)) or same(rb, torch.arange(9) % (prv + 2) == 0)
+    report("p2p-tags", p2p_tags)
+
+    def p2p_order():
+        """Rank 0 sends and then joins an allreduce; rank 1 joins the
+        allreduce and then receives: the messages' own communicator keeps
+        the two apart."""
+        t = data(rank, 100, torch.float32)
+        s = torch.zeros(100)
+        if rank == 0:
+            w = dist.isend(t, 1, group=pg)
+            dist.all_reduce(s, group=pg)
+            w.wait()
+        elif rank == 1:
+            dist.all_reduce(s, group=pg)
+            r = torch.zeros(100)
+            dist.recv(r, 0, group=pg)
+            e = same(r, data(0, 100, torch.float32))
+            if e:
+                return e
+        else:
+            dist.all_reduce(s, group=pg)
+        return ""
+    report("p2p-order", p2p_order)
+
+    def gather():
+        root = n - 1
+        outs = {}
+        for name, g in (("gloo", gloo), ("coll", pg)):
+            lst = [torch.zeros(6, dtype=torch.int64) for _ in range(n)] if rank == root else None
+            dist.gather(data(rank, 6, torch.int64), lst, dst=root, group=g)
+            outs[name] = lst or []
+        for x, y in zip(outs["gloo"], outs["coll"]):
+            e = same(y, x)
+            if e:
+                return e
+    report("gather", gather)
+
+    def scatter():
+        root = 1 % n
+        outs = {}
+        for name, g in (("gloo", gloo), ("coll", pg)):
+            out = torch.zeros(5, dtype=torch.float32)
+            lst = [data(j, 5, torch.float32, 9) for j in range(n)] if rank == root else None
+            dist.scatter(out, lst, src=root, group=g)
+            outs[name] = out
+        return same(outs["coll"], outs["gloo"])
+    report("scatter", scatter)
+
+    def all_to_all_uneven():
+        """Rank r sends (r + p) % 3 + 1 rows of 4 to rank p (self included)."""
+        ins = [(rank + p) % 3 + 1 for p in range(n)]
+        outs_n = [(p + rank) % 3 + 1 for p in range(n)]
+        res = {}
+        for name, g in (("gloo", gloo), ("coll", pg)):
+            inp = (torch.arange(sum(ins) * 4) + 1000 * rank).view(-1, 4)
+            out = torch.zeros(sum(outs_n), 4, dtype=torch.int64)
+            dist.all_to_all_single(out, inp, outs_n, ins, group=g)
+            res[name] = out
+        return same(res["coll"], res["gloo"])
+    report("all_to_all_single-uneven", all_to_all_uneven)
+
+    def all_gather_coalesced():
+        outs = {}
+        for name, g in (("gloo", gloo), ("coll", pg)):
+            lists = [[torch.zeros(3), torch.zeros(2, 2)] for _ in range(n)]
+            dist.all_gather_coalesced(lists, [data(rank, 3, torch.float32), data(rank, 4, torch.float32).view(2, 2)],
+                                      group=g)
+            outs[name] = [t for lst in lists for t in lst]
+        for x, y in zip(outs["gloo"], outs["coll"]):
+            e = same(y, x)
+            if e:
+                return e
+    report("all_gather_coalesced", all_gather_coalesced)
+
     def expect(exc, text, fn):
         try:
             fn()
@@ -202,9 +346,14 @@ def main():
         ValueError, "coll: reduce op 5 is not supported (coll has SUM, PRODUCT, MIN, MAX; AVG as SUM / size)",
         lambda: dist.all_reduce(torch.zeros(3, dtype=torch.int32), op=dist.ReduceOp.BAND, group=pg)))
     report("error-splits", lambda: expect(
-        ValueError, "coll: alltoall_base: uneven splits are not supported",
-        lambda: dist.all_to_all_single(torch.zeros(2 * n), torch.zeros(2 * n), [2] * n, [3, 1] + [2] * (n - 2),
+        ValueError, "coll: alltoall_base: the input splits add up to %d rows, the tensor has %d" % (2 * n + 1, 2 * n),
+        lambda: dist.all_to_all_single(torch.zeros(2 * n), torch.zeros(2 * n), [2] * n, [3, 2] + [2] * (n - 2),
                                        group=pg)))
+    report("error-p2p", lambda: expect(
+        ValueError, "coll: send: rank %d is not another rank of the group" % rank,
+        lambda: dist.send(torch.zeros(2), rank, group=pg)) or expect(
+        ValueError, "coll: recv without a source rank is not supported",
+        lambda: dist.recv(torch.zeros(2), group=pg)))
     report("error-algo", lambda: expect(
         RuntimeError, "coll: rank %d: allreduce: no algorithm for this collective (COLL_ERR_NOALGO): no allreduce "
         "algorithm named nosuch" % rank, lambda: nosuch_algo(plans)))

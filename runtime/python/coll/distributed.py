@@ -124,12 +124,18 @@ def create(store, rank, size, timeout):
         algos = _parse_algos(os.environ.get("COLL_ALGO", ""))
     elif isinstance(algos, str):
         algos = _parse_algos(algos)
-    with bootstrap.rendezvous(store, rank, size) as (addr, secret, done):
+    # two communicators: the collectives', and one for send/recv (whose
+    # order against collectives torch programs do not keep; see
+    # ProcessGroupColl's constructor)
+    with bootstrap.rendezvous(store, rank, size) as (addr, secret, done), \
+            bootstrap.rendezvous(store, rank, size, prefix="coll/p2p") as (p2p_addr, p2p_secret, p2p_done):
         pg = ext.ProcessGroupColl(rank, size, os.path.abspath(plans), addr, secret,
                                   symbol=_setting("symbol", "COLL_PLANS_SYMBOL") or "",
                                   transport=_settings.get("transport") or "", timeout_s=timeout_s,
-                                  algos=dict(algos), straggler=-1 if straggler is None else straggler)
+                                  algos=dict(algos), straggler=-1 if straggler is None else straggler,
+                                  p2p_addr=p2p_addr, p2p_secret=p2p_secret)
         done()
+        p2p_done()
     return pg
 
 

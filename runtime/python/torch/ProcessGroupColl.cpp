@@ -86,6 +86,11 @@ struct Runtime {
 	decltype(&coll_set_straggler) set_straggler = nullptr;
 	decltype(&coll_emulate_straggler) emulate_straggler = nullptr;
 	decltype(&coll_straggler) straggler = nullptr;
+	/* point-to-point (libraries of this version; NULL in older ones) */
+	decltype(&coll_isend) isend = nullptr;
+	decltype(&coll_irecv) irecv = nullptr;
+	decltype(&coll_test) test = nullptr;
+	decltype(&coll_waitall) waitall = nullptr;
 	const void *gpu_plans = nullptr;
 	coll_result (*gpu_init)(void **g, coll_comm *comm, const void *plans, int device) = nullptr;
 	void (*gpu_finalize)(void *g) = nullptr;
@@ -143,6 +148,10 @@ void open_runtime(Runtime &rt, const std::string &path, std::string symbol)
 	need(rt, rt.set_straggler, "coll_set_straggler");
 	need(rt, rt.emulate_straggler, "coll_emulate_straggler");
 	need(rt, rt.straggler, "coll_straggler");
+	maybe(rt, rt.isend, "coll_isend");
+	maybe(rt, rt.irecv, "coll_irecv");
+	maybe(rt, rt.test, "coll_test");
+	maybe(rt, rt.waitall, "coll_waitall");
 	rt.gpu_plans = dlsym(rt.handle, (rt.cluster + "_gpu_plans").c_str());
 	if (rt.gpu_plans) {
 		need(rt, rt.gpu_init, "coll_gpu_init");
@@ -252,7 +261,8 @@ public:
 	 * straggler >= 0 declares the persistent straggler. */
 	ProcessGroupColl(int64_t rank, int64_t size, const std::string &lib, const std::string &addr,
 	                 const std::string &secret, const std::string &symbol, const std::string &transport,
-	                 double timeout_s, std::map<std::string, std::string> algos, int64_t straggler)
+	                 double timeout_s, std::map<std::string, std::string> algos, int64_t straggler,
+	                 const std::string &p2p_addr, const std::string &p2p_secret)
 		: ProcessGroup(int_arg("rank", rank, 0, int_arg("size", size, 1, max_ranks) - 1), (int)size)
 	{
 		int_arg("straggler", straggler, -1, size - 1);
@@ -286,6 +296,27 @@ public:
 		}
 		if (straggler >= 0)
 			check("set_straggler", rt_.set_straggler(comm_, (int)straggler));
+		/* The user's messages get a communicator of their own: on one,
+		 * messages and collectives must come in the same order on every
+		 * pair of ranks (coll.h), which torch programs do not promise
+		 * (NCCL, too, runs them on separate streams).  No plans: it runs
+		 * no collective. */
+		if (!p2p_addr.empty() && rt_.isend) {
+			coll_config c2 = cfg;
+			c2.addr = p2p_addr.c_str();
+			c2.secret = p2p_secret.c_str();
+			r = rt_.init(&p2p_, nullptr, &c2);
+			if (r != COLL_OK) {
+				std::string msg = describe("coll_init (messages)", r, rt_.last_error(nullptr));
+				if (p2p_)
+					rt_.finalize(p2p_);
+				p2p_ = nullptr;
+				rt_.finalize(comm_);
+				comm_ = nullptr;
+				throw std::runtime_error(msg);
+			}
+			p2p_worker_ = std::thread([this] { p2p_loop(); });
+		}
 		worker_ = std::thread([this] { loop(); });
 		init();
 	}
@@ -299,6 +330,15 @@ public:
 		qcv_.notify_all();
 		if (worker_.joinable())
 			worker_.join();
+		{
+			std::lock_guard<std::mutex> l(p2p_mu_);
+			p2p_stop_ = true;
+		}
+		p2p_cv_.notify_all();
+		if (p2p_worker_.joinable())
+			p2p_worker_.join();
+		if (p2p_)
+			rt_.finalize(p2p_);
 		if (gpu_ && rt_.gpu_finalize)
 			rt_.gpu_finalize(gpu_);
 		if (comm_)
@@ -337,10 +377,38 @@ public:
 		});
 	}
 
+	/* One allreduce for all the tensors: they are packed into one flat
+	 * buffer (they must share a dtype, as gloo requires), reduced, and
+	 * unpacked.  CPU tensors only (CUDA ones take allreduce). */
 	c10::intrusive_ptr<c10d::Work> allreduce_coalesced(std::vector<at::Tensor> &tensors,
 	                                                   const c10d::AllreduceCoalescedOptions &opts) override
 	{
-		return allreduce(tensors, opts);
+		std::vector<at::Tensor> ts = tensors;
+		if (ts.empty())
+			throw std::invalid_argument("coll: allreduce_coalesced: no tensors");
+		bool avg = false;
+		for (auto &t : ts) {
+			check_tensor(t, "allreduce_coalesced", false);
+			check_same_type(t, ts[0], "allreduce_coalesced");
+			op_of(opts.reduceOp, t, &avg);
+		}
+		c10d::ReduceOp rop = opts.reduceOp;
+		return enqueue(c10d::OpType::ALLREDUCE_COALESCED, ts, [this, ts, rop]() {
+			bool avg;
+			coll_op op = op_of(rop, ts[0], &avg);
+			std::vector<at::Tensor> flat;
+			for (const auto &t : ts)
+				flat.push_back(host_contiguous(t).view({ -1 }));
+			at::Tensor buf = at::cat(flat);
+			run(COLL_ALLREDUCE, buf.data_ptr(), buf.data_ptr(), buf.numel(), dtype_of(buf), op, 0);
+			if (avg)
+				buf.div_(getSize());
+			int64_t off = 0;
+			for (const auto &t : ts) {
+				at::Tensor(t).copy_(buf.narrow(0, off, t.numel()).view(t.sizes()));
+				off += t.numel();
+			}
+		});
 	}
 
 	c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor> &tensors,
@@ -420,6 +488,125 @@ public:
 		});
 	}
 
+	/* One allgather for all the inputs, packed (one dtype): outputs[r][i]
+	 * gets rank r's inputs[i] (torch's layout: one list per rank). */
+	c10::intrusive_ptr<c10d::Work> allgather_coalesced(std::vector<std::vector<at::Tensor>> &outputs,
+	                                                   std::vector<at::Tensor> &inputs,
+	                                                   const c10d::AllgatherOptions &) override
+	{
+		std::vector<at::Tensor> ins = inputs;
+		std::vector<std::vector<at::Tensor>> outs = outputs;
+		if (ins.empty() || (int)outs.size() != getSize())
+			throw std::invalid_argument("coll: allgather_coalesced: one output list per rank (" +
+			                            std::to_string(getSize()) + "), got " + std::to_string(outs.size()));
+		std::vector<at::Tensor> all;
+		for (auto &t : ins) {
+			check_tensor(t, "allgather_coalesced", false);
+			check_same_type(t, ins[0], "allgather_coalesced");
+		}
+		for (auto &lst : outs) {
+			if (lst.size() != ins.size())
+				throw std::invalid_argument("coll: allgather_coalesced: every output list needs one tensor per input");
+			for (size_t i = 0; i < ins.size(); i++) {
+				check_tensor(lst[i], "allgather_coalesced", false);
+				if (lst[i].numel() != ins[i].numel() || lst[i].scalar_type() != ins[i].scalar_type())
+					throw std::invalid_argument("coll: allgather_coalesced: output tensors need the size and dtype "
+					                            "of their input");
+			}
+			all.insert(all.end(), lst.begin(), lst.end());
+		}
+		return enqueue(c10d::OpType::ALLGATHER_COALESCED, all, [this, ins, outs]() {
+			std::vector<at::Tensor> flat;
+			for (const auto &t : ins)
+				flat.push_back(host_contiguous(t).view({ -1 }));
+			at::Tensor src = at::cat(flat);
+			int64_t k = src.numel();
+			at::Tensor dst = at::empty({ getSize() * k }, src.options());
+			run(COLL_ALLGATHER, src.data_ptr(), dst.data_ptr(), k, dtype_of(src), COLL_SUM, 0);
+			for (int r = 0; r < getSize(); r++) {
+				int64_t off = r * k;
+				for (size_t i = 0; i < ins.size(); i++) {
+					int64_t m = ins[i].numel();
+					at::Tensor(outs[r][i]).copy_(dst.narrow(0, off, m).view(outs[r][i].sizes()));
+					off += m;
+				}
+			}
+		});
+	}
+
+	/* gather and scatter: the root exchanges messages with every rank over
+	 * the collective communicator (every rank is in the same call, so its
+	 * order holds; runtime/p2p.c). */
+	c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>> &outputs,
+	                                      std::vector<at::Tensor> &inputs, const c10d::GatherOptions &opts) override
+	{
+		if (inputs.size() != 1)
+			throw std::invalid_argument("coll: gather takes one input tensor per process");
+		int root = check_root(opts.rootRank, "gather");
+		at::Tensor in = inputs[0];
+		check_tensor(in, "gather", false);
+		std::vector<at::Tensor> outs;
+		if (getRank() == root) {
+			if (outputs.size() != 1)
+				throw std::invalid_argument("coll: gather: the root takes one output list");
+			outs = outputs[0];
+			check_list(outs, in, "gather");
+		} else if (!outputs.empty() && !(outputs.size() == 1 && outputs[0].empty())) {
+			throw std::invalid_argument("coll: gather: only the root takes an output list");
+		}
+		need_p2p("gather");
+		return enqueue(c10d::OpType::GATHER, outs, [this, in, outs, root]() {
+			std::vector<Msg> msgs;
+			at::Tensor src = host_contiguous(in);
+			if (getRank() != root) {
+				msgs.push_back({ true, root, src, src });
+			} else {
+				for (int r = 0; r < getSize(); r++)
+					if (r == root)
+						at::Tensor(outs[r]).copy_(in.view(outs[r].sizes()));
+					else
+						msgs.push_back({ false, r, outs[r], host_buffer(outs[r]) });
+			}
+			exchange(msgs, "gather");
+		});
+	}
+
+	c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor> &outputs,
+	                                       std::vector<std::vector<at::Tensor>> &inputs,
+	                                       const c10d::ScatterOptions &opts) override
+	{
+		if (outputs.size() != 1)
+			throw std::invalid_argument("coll: scatter takes one output tensor per process");
+		int root = check_root(opts.rootRank, "scatter");
+		at::Tensor out = outputs[0];
+		check_tensor(out, "scatter", false);
+		std::vector<at::Tensor> ins;
+		if (getRank() == root) {
+			if (inputs.size() != 1)
+				throw std::invalid_argument("coll: scatter: the root takes one input list");
+			ins = inputs[0];
+			check_list(ins, out, "scatter");
+		} else if (!inputs.empty() && !(inputs.size() == 1 && inputs[0].empty())) {
+			throw std::invalid_argument("coll: scatter: only the root takes an input list");
+		}
+		need_p2p("scatter");
+		return enqueue(c10d::OpType::SCATTER, { out }, [this, ins, out, root]() {
+			std::vector<Msg> msgs;
+			if (getRank() != root) {
+				msgs.push_back({ false, root, out, host_buffer(out) });
+			} else {
+				for (int r = 0; r < getSize(); r++)
+					if (r == root) {
+						at::Tensor(out).copy_(ins[r].view(out.sizes()));
+					} else {
+						at::Tensor h = host_contiguous(ins[r]);
+						msgs.push_back({ true, r, h, h });
+					}
+			}
+			exchange(msgs, "scatter");
+		});
+	}
+
 	c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor> &outputs,
 	                                              std::vector<std::vector<at::Tensor>> &inputs,
 	                                              const c10d::ReduceScatterOptions &opts) override
@@ -483,14 +670,17 @@ public:
 		check_tensor(in, "alltoall_base", false);
 		check_tensor(out, "alltoall_base", false);
 		check_same_type(in, out, "alltoall_base");
-		if (in.numel() != out.numel() || in.numel() % getSize() != 0)
+		int n = getSize();
+		bool even = outputSplits.empty() && inputSplits.empty();
+		for (auto *splits : { &outputSplits, &inputSplits })
+			if (!splits->empty() && (int)splits->size() != n)
+				throw std::invalid_argument("coll: alltoall_base: splits need one entry per rank (" +
+				                            std::to_string(n) + "), got " + std::to_string(splits->size()));
+		if (!even)
+			return alltoall_uneven(out, in, outputSplits, inputSplits);
+		if (in.numel() != out.numel() || in.numel() % n != 0)
 			throw std::invalid_argument("coll: alltoall_base: input and output need the same number of "
 			                            "elements, a multiple of the group size");
-		for (auto *splits : { &outputSplits, &inputSplits })
-			for (int64_t s : *splits)
-				if (s != in.size(0) / getSize())
-					throw std::invalid_argument("coll: alltoall_base: uneven splits are not supported "
-					                            "(coll's alltoall sends equal blocks)");
 		return enqueue(c10d::OpType::ALLTOALL_BASE, { out }, [this, in, out]() {
 			at::Tensor src = host_contiguous(in);
 			with_host(out, [&](at::Tensor &h) {
@@ -518,6 +708,26 @@ public:
 			for (int r = 0; r < getSize(); r++)
 				outs[r].copy_(dst.narrow(0, r * k, k).view(outs[r].sizes()));
 		});
+	}
+
+	/* Point-to-point: queued to the messages' worker, which keeps every
+	 * posted send and receive moving at once (so a pair of ranks sending
+	 * to each other before receiving never waits on the other), on the
+	 * group's second communicator (see the constructor).  Tensors of any
+	 * dtype travel as bytes; the sizes must agree. */
+	c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dstRank, int tag) override
+	{
+		return p2p_post(tensors, dstRank, tag, true);
+	}
+
+	c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int srcRank, int tag) override
+	{
+		return p2p_post(tensors, srcRank, tag, false);
+	}
+
+	c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor> &, int) override
+	{
+		throw std::invalid_argument("coll: recv without a source rank is not supported: pass src=");
 	}
 
 	c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &) override
@@ -724,8 +934,222 @@ private:
 		}
 	}
 
+	/* --- messages ------------------------------------------------------- */
+
+	/* One message of a collective made of messages (gather, scatter, uneven
+	 * alltoall): t is the caller's tensor, h the contiguous host tensor
+	 * whose bytes travel (t itself when it is one; received ones are
+	 * copied into t afterwards). */
+	struct Msg {
+		bool send;
+		int peer;
+		at::Tensor t, h;
+	};
+
+	void need_p2p(const char *what)
+	{
+		if (!rt_.isend)
+			throw std::runtime_error(std::string("coll: ") + what + ": " + rt_.path +
+			                         " has no coll_isend (a library from an older coll): rebuild it");
+	}
+
+	static at::Tensor host_buffer(const at::Tensor &t)
+	{
+		return t.is_cpu() && t.is_contiguous() ? t : at::empty(t.sizes(), t.options().device(at::kCPU));
+	}
+
+	/* Post every message on the collective communicator, wait for all,
+	 * copy received ones home (runs on the worker). */
+	void exchange(std::vector<Msg> &msgs, const char *what)
+	{
+		std::vector<coll_request *> reqs(msgs.size(), nullptr);
+		coll_result r = COLL_OK;
+		for (size_t i = 0; i < msgs.size() && r == COLL_OK; i++) {
+			Msg &m = msgs[i];
+			size_t bytes = (size_t)m.h.numel() * m.h.element_size();
+			r = m.send ? rt_.isend(comm_, m.h.data_ptr(), bytes, COLL_UINT8, m.peer, 0, &reqs[i])
+			           : rt_.irecv(comm_, m.h.data_ptr(), bytes, COLL_UINT8, m.peer, 0, &reqs[i]);
+		}
+		coll_result w = rt_.waitall(comm_, reqs.data(), (int)reqs.size());
+		check(what, r != COLL_OK ? r : w);
+		for (auto &m : msgs)
+			if (!m.send && !m.h.is_same(m.t))
+				at::Tensor(m.t).copy_(m.h);
+	}
+
+	/* all_to_all_single with splits: rows inputSplits[p] of the input go
+	 * to rank p, rows outputSplits[p] of the output come from it (empty:
+	 * equal); one message per pair, over the collective communicator. */
+	c10::intrusive_ptr<c10d::Work> alltoall_uneven(const at::Tensor &out, const at::Tensor &in,
+	                                               std::vector<int64_t> osplit, std::vector<int64_t> isplit)
+	{
+		int n = getSize();
+		auto fill = [n](std::vector<int64_t> &sp, const at::Tensor &t, const char *which) {
+			if (sp.empty()) {
+				if (t.dim() == 0 || t.size(0) % n)
+					throw std::invalid_argument(std::string("coll: alltoall_base: the ") + which +
+					                            " has no splits and its rows do not divide by the group size");
+				sp.assign(n, t.size(0) / n);
+			}
+			int64_t sum = 0;
+			for (int64_t x : sp) {
+				if (x < 0)
+					throw std::invalid_argument("coll: alltoall_base: a split is negative");
+				sum += x;
+			}
+			if (t.dim() == 0 || sum != t.size(0))
+				throw std::invalid_argument(std::string("coll: alltoall_base: the ") + which + " splits add up to " +
+				                            std::to_string(sum) + " rows, the tensor has " +
+				                            std::to_string(t.dim() ? t.size(0) : 0));
+		};
+		fill(osplit, out, "output");
+		fill(isplit, in, "input");
+		if (in.dim() != out.dim() || (in.dim() > 1 && in[0].numel() != out[0].numel()))
+			throw std::invalid_argument("coll: alltoall_base: input and output rows differ in size");
+		need_p2p("alltoall_base");
+		return enqueue(c10d::OpType::ALLTOALL_BASE, { out }, [this, in, out, osplit, isplit, n]() {
+			at::Tensor src = host_contiguous(in), dst = host_buffer(out);
+			std::vector<Msg> msgs;
+			int64_t io = 0, oo = 0;
+			for (int p = 0; p < n; p++) {
+				at::Tensor s = src.narrow(0, io, isplit[p]), d = dst.narrow(0, oo, osplit[p]);
+				if (p == getRank()) {
+					if (isplit[p] != osplit[p])
+						throw std::invalid_argument("coll: alltoall_base: this rank sends itself " +
+						                            std::to_string(isplit[p]) + " rows but receives " +
+						                            std::to_string(osplit[p]));
+					d.copy_(s);
+				} else {
+					msgs.push_back({ true, p, s, s });
+					msgs.push_back({ false, p, d, d });
+				}
+				io += isplit[p];
+				oo += osplit[p];
+			}
+			exchange(msgs, "alltoall_base");
+			if (!dst.is_same(out))
+				at::Tensor(out).copy_(dst);
+		});
+	}
+
+	/* A user's send or receive, for the messages' worker. */
+	struct P2POp {
+		c10::intrusive_ptr<CollWork> work;
+		bool send;
+		int peer, tag;
+		at::Tensor t, h;
+		coll_request *req = nullptr;
+	};
+
+	c10::intrusive_ptr<c10d::Work> p2p_post(std::vector<at::Tensor> &tensors, int peer, int tag, bool send)
+	{
+		const char *what = send ? "send" : "recv";
+		if (tensors.size() != 1)
+			throw std::invalid_argument(std::string("coll: ") + what + " takes one tensor");
+		at::Tensor t = tensors[0];
+		if (!t.defined() || t.layout() != at::kStrided || !(t.is_cpu() || t.is_cuda()))
+			throw std::invalid_argument(std::string("coll: ") + what + ": only dense CPU or CUDA tensors");
+		if (peer < 0 || peer >= getSize() || peer == getRank())
+			throw std::invalid_argument(std::string("coll: ") + what + ": rank " + std::to_string(peer) +
+			                            " is not another rank of the group (0.." + std::to_string(getSize() - 1) +
+			                            ", not " + std::to_string(getRank()) + ")");
+		if (tag < 0)
+			throw std::invalid_argument(std::string("coll: ") + what + ": tag " + std::to_string(tag) +
+			                            ": tags are 0 or more");
+		if (!p2p_)
+			throw std::runtime_error(std::string("coll: ") + what + ": " +
+			                         (rt_.isend ? "this group has no communicator for messages"
+			                                    : rt_.path + " has no coll_isend (a library from an older coll): "
+			                                                 "rebuild it"));
+		P2POp op;
+		op.work = c10::make_intrusive<CollWork>(getRank(), send ? c10d::OpType::SEND : c10d::OpType::RECV,
+		                                        std::vector<at::Tensor>{ t });
+		op.send = send, op.peer = peer, op.tag = tag, op.t = t;
+		op.h = send ? host_contiguous(t) : host_buffer(t);   /* a send's bytes are taken now, as gloo does */
+		auto w = op.work;
+		{
+			std::lock_guard<std::mutex> l(p2p_mu_);
+			p2p_q_.push_back(std::move(op));
+		}
+		p2p_cv_.notify_one();
+		return w;
+	}
+
+	/* The messages' worker: posts what is queued, moves every posted
+	 * request along (coll_test), finishes their Works.  It spins while
+	 * requests are pending (short sleeps after a while), and sleeps on
+	 * the queue otherwise. */
+	void p2p_loop()
+	{
+		std::vector<P2POp> active;
+		int idle = 0;
+		for (;;) {
+			std::deque<P2POp> fresh;
+			bool stop;
+			{
+				std::unique_lock<std::mutex> l(p2p_mu_);
+				if (active.empty())
+					p2p_cv_.wait(l, [this] { return p2p_stop_ || !p2p_q_.empty(); });
+				stop = p2p_stop_;
+				fresh.swap(p2p_q_);
+			}
+			if (stop) {
+				auto gone = std::make_exception_ptr(
+					std::runtime_error("coll: the process group was destroyed with this send or receive pending"));
+				for (auto &op : active)
+					op.work->done(gone);
+				for (auto &op : fresh)
+					op.work->done(gone);
+				return;
+			}
+			for (auto &op : fresh) {
+				size_t bytes = (size_t)op.h.numel() * op.h.element_size();
+				coll_result r = op.send ? rt_.isend(p2p_, op.h.data_ptr(), bytes, COLL_UINT8, op.peer, op.tag, &op.req)
+				                        : rt_.irecv(p2p_, op.h.data_ptr(), bytes, COLL_UINT8, op.peer, op.tag, &op.req);
+				if (r != COLL_OK)
+					op.work->done(std::make_exception_ptr(
+						std::runtime_error(describe(op.send ? "send" : "recv", r, rt_.last_error(p2p_)))));
+				else
+					active.push_back(std::move(op));
+			}
+			bool moved = !fresh.empty();
+			for (size_t i = 0; i < active.size();) {
+				P2POp &op = active[i];
+				int done = 0;
+				coll_result r = rt_.test(p2p_, &op.req, &done);
+				if (r == COLL_OK && !done) {
+					i++;
+					continue;
+				}
+				std::exception_ptr e;
+				if (r != COLL_OK)
+					e = std::make_exception_ptr(
+						std::runtime_error(describe(op.send ? "send" : "recv", r, rt_.last_error(p2p_))));
+				else if (!op.send && !op.h.is_same(op.t))
+					try {
+						op.t.copy_(op.h);
+					} catch (...) {
+						e = std::current_exception();
+					}
+				op.work->done(e);
+				active.erase(active.begin() + (long)i);
+				moved = true;
+			}
+			if (moved)
+				idle = 0;
+			else if (++idle > 1000)
+				std::this_thread::sleep_for(std::chrono::microseconds(50));
+		}
+	}
+
 	Runtime rt_;
 	coll_comm *comm_ = nullptr;
+	coll_comm *p2p_ = nullptr;   /* the messages' communicator (NULL: none) */
+	std::mutex p2p_mu_;
+	std::condition_variable p2p_cv_;
+	std::deque<P2POp> p2p_q_;
+	bool p2p_stop_ = false;
+	std::thread p2p_worker_;
 	void *gpu_ = nullptr;
 	std::string algo_[COLL_NCOLLS];
 	std::mutex qmu_, exec_mu_;
@@ -742,10 +1166,12 @@ PYBIND11_MODULE(_coll_torch, m)
 	py::module::import("torch.distributed");
 	py::class_<ProcessGroupColl, c10d::ProcessGroup, c10::intrusive_ptr<ProcessGroupColl>>(m, "ProcessGroupColl")
 		.def(py::init<int64_t, int64_t, const std::string &, const std::string &, const std::string &,
-		              const std::string &, const std::string &, double, std::map<std::string, std::string>, int64_t>(),
+		              const std::string &, const std::string &, double, std::map<std::string, std::string>, int64_t,
+		              const std::string &, const std::string &>(),
 		     py::arg("rank"), py::arg("size"), py::arg("lib"), py::arg("addr"), py::arg("secret"),
 		     py::arg("symbol") = "", py::arg("transport") = "", py::arg("timeout_s") = 0.0,
 		     py::arg("algos") = std::map<std::string, std::string>(), py::arg("straggler") = -1,
+		     py::arg("p2p_addr") = "", py::arg("p2p_secret") = "",
 		     py::call_guard<py::gil_scoped_release>())
 		.def("last_algo", &ProcessGroupColl::last_algo, py::call_guard<py::gil_scoped_release>())
 		.def("transport", &ProcessGroupColl::transport, py::call_guard<py::gil_scoped_release>())
