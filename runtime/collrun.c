@@ -7,7 +7,9 @@
  *
  * Gives every rank the bootstrap environment (COLL_RANK, COLL_NRANKS,
  * COLL_ADDR, COLL_SECRET with a fresh random secret, COLL_TRANSPORT if
- * asked), runs it in its own process group (inside network namespace
+ * asked) and torchrun's (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+ * MASTER_ADDR, MASTER_PORT: see reserve_port and main for the ports),
+ * runs it in its own process group (inside network namespace
  * FMT%rank with --netns), and prefixes each line of
  * its stdout/stderr with "[rank] ".  With --netns every rank's namespace
  * must exist (checked before anything starts) and the rank enters it with
@@ -105,7 +107,10 @@ static void usage(FILE *f)
 	fprintf(f, "usage: collrun -np N [--netns FMT] [--addr HOST[:PORT]] [--timeout S] [--grace S]\n"
 	           "               [--transport T] [--no-prefix] [--] prog [args...]\n"
 	           "       collrun --transports\n"
-	           "Starts N ranks of prog with COLL_RANK, COLL_NRANKS, COLL_ADDR and COLL_SECRET set.\n"
+	           "Starts N ranks of prog with COLL_RANK, COLL_NRANKS, COLL_ADDR and COLL_SECRET set, and\n"
+	           "torchrun's RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT\n"
+	           "(MASTER_* as given when set; else rank 0's host and a second port). The ports are\n"
+	           "reserved for the job's life, so no other process can take them before rank 0 binds.\n"
 	           "  -np N, -n N     number of ranks, 1..65536 (-n as mpirun takes it; collbench's own -n\n"
 	           "                  is its iterations, after prog)\n"
 	           "  --netns FMT     run rank r in network namespace sprintf(FMT, r), e.g. h%%d\n"
@@ -174,19 +179,32 @@ static int check_addr_port(const char *addr)
 	return 0;
 }
 
-static int free_port(void)
+/* A free port of 127.0.0.1, reserved for the job's life: *fd is a socket
+ * bound to it with SO_REUSEADDR, not listening, close-on-exec, that
+ * collrun keeps open until it exits.  While it is bound the kernel never
+ * hands the port out to anyone else (as an ephemeral port or to a bind
+ * without SO_REUSEADDR), so nothing can take it between now and the
+ * moment rank 0 listens there; rank 0's listener (net.c) and torch's
+ * TCPStore bind with SO_REUSEADDR, which Linux allows while no socket on
+ * the port listens.  (Closing a probe socket and handing out its number,
+ * as collrun once did, left a window in which another process could take
+ * the port.)  Falls back to an unreserved guess (*fd -1) if no socket can
+ * be made. */
+static int reserve_port(int *fd)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {0};
 	socklen_t l = sizeof a;
+	int one = 1;
 	a.sin_family = AF_INET;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || getsockname(fd, (struct sockaddr *)&a, &l) < 0) {
-		if (fd >= 0)
-			close(fd);
+	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0 || setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(*fd, (struct sockaddr *)&a, sizeof a) < 0 || getsockname(*fd, (struct sockaddr *)&a, &l) < 0) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 		return 20000 + getpid() % 30000;
 	}
-	close(fd);
 	return ntohs(a.sin_port);
 }
 
@@ -411,7 +429,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, ")\n");
 		return 2;
 	}
-	char addrbuf[300], secret[33], num[32];
+	char addrbuf[300], secret[33], num[32], master[300], mport[16] = "";
+	int held[2] = {-1, -1};   /* reserved ports (reserve_port), held until exit */
 	if (netns) {
 		char ns[256], path[512], err[600];
 		if (!netns_fmt_ok(netns)) {
@@ -437,11 +456,28 @@ int main(int argc, char **argv)
 	if (netns && !addr)
 		; /* found above */
 	else if (!addr)
-		snprintf(addrbuf, sizeof addrbuf, "127.0.0.1:%d", free_port());
+		snprintf(addrbuf, sizeof addrbuf, "127.0.0.1:%d", reserve_port(&held[0]));
 	else if (!strchr(addr, ':') || addr[strlen(addr) - 1] == ']')
 		snprintf(addrbuf, sizeof addrbuf, "%s:%d", addr, 20000 + (int)(getpid() % 30000));
 	else
 		snprintf(addrbuf, sizeof addrbuf, "%s", addr);
+	/* torch's launcher variables too, so that init_process_group() with
+	 * its default env:// rendezvous runs under collrun as under torchrun:
+	 * MASTER_ADDR is rank 0's host, MASTER_PORT a second reserved port
+	 * (programs that run their own server there, torch's TCPStore, never
+	 * meet coll's rendezvous on COLL_ADDR).  MASTER_ADDR and MASTER_PORT
+	 * set in collrun's own environment are passed on as they are. */
+	snprintf(master, sizeof master, "%s", addrbuf);
+	if (master[0] == '[') {
+		char *e = strchr(master, ']');
+		memmove(master, master + 1, strlen(master));
+		if (e)
+			*(e - 1) = 0;
+	} else if (strrchr(master, ':')) {
+		*strrchr(master, ':') = 0;
+	}
+	if (!getenv("MASTER_PORT"))
+		snprintf(mport, sizeof mport, "%d", reserve_port(&held[1]));
 	unsigned char rnd[16];
 	ssize_t got_rnd;
 	while ((got_rnd = getrandom(rnd, sizeof rnd, 0)) < 0 && errno == EINTR)
@@ -496,6 +532,17 @@ int main(int argc, char **argv)
 			setenv("COLL_NRANKS", num, 1);
 			setenv("COLL_ADDR", addrbuf, 1);
 			setenv("COLL_SECRET", secret, 1);
+			/* one host, or with --netns one emulated host per rank */
+			snprintf(num, sizeof num, "%d", r);
+			setenv("RANK", num, 1);
+			setenv("LOCAL_RANK", netns ? "0" : num, 1);
+			snprintf(num, sizeof num, "%d", n);
+			setenv("WORLD_SIZE", num, 1);
+			setenv("LOCAL_WORLD_SIZE", netns ? "1" : num, 1);
+			if (mport[0]) {
+				setenv("MASTER_ADDR", master, 1);
+				setenv("MASTER_PORT", mport, 1);
+			}
 			if (transport)
 				setenv("COLL_TRANSPORT", transport, 1);
 			if (netns) {

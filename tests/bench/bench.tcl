@@ -2,7 +2,7 @@
 # model, with the targets beside each number, then the runtime benchmark
 # (tests/bench/runtime.sh) when it is there.
 #
-#   tclsh tests/bench/bench.tcl [-build DIR] [-only compiler|cost|runtime|tuning]
+#   tclsh tests/bench/bench.tcl [-build DIR] [-only compiler|cost|runtime|tuning|torch]
 #
 # Every number is measured in this run.  The compiler's baseline is a
 # straightforward Python implementation of StragglAR's Algorithm 1
@@ -105,5 +105,21 @@ if {$only in {"" tuning}} {
     if {[file exists $tn]} {
         puts "== choosing by measurement (tests/bench/tuning.sh; target: the choice within 10% of the fastest)"
         exec bash $tn -build $build >@stdout 2>@stderr
+    }
+}
+
+if {$only in {"" torch}} {
+    set tb [file join $root tests bench torch_bench.py]
+    set ext [file join $build python _coll_torch.so]
+    if {[catch {exec /usr/bin/python3 -c "import torch.distributed"}] || ![file exists $ext]} {
+        puts "== torch backend against gloo: skipped (no torch, or $ext not built)"
+    } else {
+        puts "== torch backend against gloo, 4 ranks (tests/bench/torch_bench.py; above 1x: coll is faster)"
+        set out [file join /tmp coll-bench-torch-[pid]]
+        exec [file join $build collc] build [file join $root examples ddp4.coll] -o $out
+        set env(PYTHONPATH) [file join $root runtime python]
+        exec [file join $build collrun] -np 4 --timeout 900 /usr/bin/python3 $tb [file join $out libddp4.so] \
+            >@stdout 2>@stderr
+        file delete -force $out
     }
 }

@@ -4,7 +4,7 @@ Run by tests/python.test under collrun (PYTHONPATH=runtime/python):
 
     collrun -np 3 /usr/bin/python3 tests/python/torch_check.py PLANS_LIB
 
-The default group is gloo (torch's TCPStore at collrun's COLL_ADDR); a
+The default group is gloo (torch's TCPStore at collrun's MASTER_PORT); a
 second group of the same ranks is coll, created through
 torch.distributed.new_group(backend="coll"), so the backend's creator
 runs coll's rendezvous through torch's store.  Every collective runs on
@@ -49,7 +49,9 @@ def data(rank, count, dtype, base=0):
 def main():
     plans = sys.argv[1]
     rank, n = int(os.environ["COLL_RANK"]), int(os.environ["COLL_NRANKS"])
-    host, port = os.environ["COLL_ADDR"].rsplit(":", 1)
+    # torch's store at collrun's MASTER_ADDR/MASTER_PORT (coll's own
+    # rendezvous goes through the store: bootstrap.py)
+    host, port = os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"]
     store = dist.TCPStore(host, int(port), n, rank == 0, timeout=datetime.timedelta(seconds=60))
     dist.init_process_group("gloo", store=store, rank=rank, world_size=n)
     gloo = dist.group.WORLD
