@@ -67,14 +67,23 @@ typedef struct {
 	uint32_t sent, rcvd;       /* messages sent to / started from this peer */
 	rt_req in;                 /* the transport receive in flight */
 	int posted;                /* in is with the transport */
+	int busy;                  /* in rt_p2p.busy */
 	rt_p2p_msg *cur;           /* the message whose fragments are arriving */
 	rt_p2p_msg *kept, **kept_tail;
 } rt_p2p_peer;
 
+/* A pass looks only at the peers with something to do, so that its cost
+ * follows the requests, not the communicator's size: per pass, peers are
+ * marked with a fresh generation number instead of clearing n flags. */
 struct rt_p2p {
 	coll_request *reqs, **tail;
 	rt_p2p_peer *peers;        /* n entries */
-	char *direct;              /* n flags: a blocking wait waits for this peer's message */
+	uint32_t *direct;          /* == dgen: a blocking wait waits for this peer's message */
+	uint32_t *want;            /* == gen: a receive from this peer is pending */
+	uint32_t *listed;          /* == gen: in list */
+	int *list, *busy;          /* this pass's peers; peers with a receive posted or a message half here */
+	int nbusy;
+	uint32_t gen, dgen;
 };
 
 static rt_p2p *state(coll_comm *c)
@@ -82,9 +91,17 @@ static rt_p2p *state(coll_comm *c)
 	if (c->p2p)
 		return c->p2p;
 	rt_p2p *p = calloc(1, sizeof *p);
-	if (!p || !(p->peers = calloc((size_t)c->n, sizeof *p->peers)) || !(p->direct = calloc((size_t)c->n, 1))) {
-		if (p)
+	size_t n = (size_t)c->n;
+	if (!p || !(p->peers = calloc(n, sizeof *p->peers)) || !(p->direct = calloc(n, sizeof *p->direct)) ||
+	    !(p->want = calloc(n, sizeof *p->want)) || !(p->listed = calloc(n, sizeof *p->listed)) ||
+	    !(p->list = calloc(n, sizeof *p->list)) || !(p->busy = calloc(n, sizeof *p->busy))) {
+		if (p) {
 			free(p->peers);
+			free(p->direct);
+			free(p->want);
+			free(p->listed);
+			free(p->list);
+		}
 		free(p);
 		return NULL;
 	}
@@ -316,16 +333,43 @@ static coll_request *match(rt_p2p *p, int peer, int tag)
 	return NULL;
 }
 
-/* Whether anything is waiting for peer's messages: a receive not yet
- * matched, or a message half here. */
-static int wants(rt_p2p *p, int peer)
+static void make_busy(rt_p2p *p, int r)
 {
-	if (p->peers[peer].cur)
-		return 1;
+	if (!p->peers[r].busy) {
+		p->peers[r].busy = 1;
+		p->busy[p->nbusy++] = r;
+	}
+}
+
+/* This pass's peers: those with a pending receive (want), a receive with
+ * the transport or a message half here (busy); each once. */
+static int pass_peers(rt_p2p *p, int n)
+{
+	uint32_t gen = ++p->gen;
+	int k = 0;
+	if (gen == 0) {   /* wrapped: no stale mark may equal a new one */
+		p->gen = gen = 1;
+		memset(p->want, 0, sizeof *p->want * (size_t)n);
+		memset(p->listed, 0, sizeof *p->listed * (size_t)n);
+	}
 	for (coll_request *q = p->reqs; q; q = q->next)
-		if (!q->send && q->state == 0 && q->peer == peer)
-			return 1;
-	return 0;
+		if (!q->send && q->state == 0) {
+			p->want[q->peer] = gen;
+			if (p->listed[q->peer] != gen)
+				p->listed[q->peer] = gen, p->list[k++] = q->peer;
+		}
+	for (int i = 0; i < p->nbusy;) {
+		int r = p->busy[i];
+		if (!p->peers[r].posted && !p->peers[r].cur) {
+			p->peers[r].busy = 0;
+			p->busy[i] = p->busy[--p->nbusy];
+			continue;
+		}
+		if (p->listed[r] != gen)
+			p->listed[r] = gen, p->list[k++] = r;
+		i++;
+	}
+	return k;
 }
 
 /* Take the payload of a completed transport receive into dst (streamed
@@ -431,19 +475,18 @@ static int on_fragment(coll_comm *c, rt_p2p *p, int peer)
 static int pass(coll_comm *c, rt_p2p *p, int *moved, int *blocked_peer, rt_hdr *blocked, int *gated)
 {
 	rt_tp *tp = c->tp;
-	int rc;
-	for (int r = 0; r < c->n; r++) {
+	int rc, k = pass_peers(p, c->n);
+	for (int i = 0; i < k; i++) {
+		int r = p->list[i];
 		rt_p2p_peer *pp = &p->peers[r];
-		if (r == c->rank)
-			continue;
 		while (pp->posted && pp->in.done) {
 			if ((rc = on_fragment(c, p, r)))
 				return rc;
 			*moved = 1;
 		}
-		if (pp->posted || !wants(p, r))
+		if (pp->posted || (p->want[r] != p->gen && !pp->cur))
 			continue;
-		if (tp->ops->peek && !p->direct[r] && !pp->cur) {
+		if (tp->ops->peek && p->direct[r] != p->dgen && !pp->cur) {
 			rt_hdr h;
 			*gated = 1;
 			int have = 0;
@@ -462,6 +505,7 @@ static int pass(coll_comm *c, rt_p2p *p, int *moved, int *blocked_peer, rt_hdr *
 		if ((rc = tp->ops->post_recv(tp, &pp->in)))
 			return rc;
 		pp->posted = 1;
+		make_busy(p, r);
 		*moved = 1;
 		while (pp->posted && pp->in.done) {
 			if ((rc = on_fragment(c, p, r)))
@@ -490,10 +534,13 @@ static coll_result progress(coll_comm *c, coll_request **reqs, int n, int block)
 	int spins = 0;
 	if (c->broken)
 		return rt_err(c, COLL_ERR_ABORTED, "communicator failed earlier");
-	memset(p->direct, 0, (size_t)c->n);
+	if (++p->dgen == 0) {   /* wrapped */
+		memset(p->direct, 0, sizeof *p->direct * (size_t)c->n);
+		p->dgen = 1;
+	}
 	for (int i = 0; block && i < n; i++)
 		if (reqs[i] && !reqs[i]->send && reqs[i]->state != 2)
-			p->direct[reqs[i]->peer] = 1;
+			p->direct[reqs[i]->peer] = p->dgen;
 	for (;;) {
 		int moved = 0, bpeer = -1, gated = 0, rc;
 		rt_hdr bh;
@@ -643,6 +690,10 @@ void rt_p2p_free(coll_comm *c)
 	}
 	free(p->peers);
 	free(p->direct);
+	free(p->want);
+	free(p->listed);
+	free(p->list);
+	free(p->busy);
 	free(p);
 	c->p2p = NULL;
 }
