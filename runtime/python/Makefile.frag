@@ -4,6 +4,10 @@
 #
 #   runtime/python/coll/       the package itself: pure Python (ctypes over
 #                              $(B)/libcollrt.so), nothing to build
+#   runtime/python/pyproject.toml, pep517/
+#                              `pip install runtime/python`: an in-tree build
+#                              backend that packs the package and what make
+#                              built into a wheel, offline (nothing to fetch)
 #   $(B)/python/_coll_torch.so the torch.distributed backend "coll" (a c10d
 #                              ProcessGroup, ProcessGroupColl.cpp), compiled
 #                              with $(CXX) against Debian's libtorch-dev 1.13;
@@ -34,10 +38,15 @@ PYDIR ?= $(PREFIX)/lib/python3/dist-packages
 
 # Debian packages for the binding, the backend and their tests (see deps in
 # the top Makefile); the stamp is remade when this list changes.
+# python3-venv is for `python3 -m venv` + `pip install runtime/python`
+# (tests/python.test 7.*); the file it provides, ensurepip, is under the
+# interpreter's own version directory, so the interpreter names it.
+PY_STDLIB := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null)
 DEPS += /usr/lib/python3/dist-packages/numpy/__init__.py:python3-numpy \
 	/usr/lib/python3/dist-packages/torch/__init__.py:python3-torch \
 	/usr/include/torch/csrc/distributed/c10d/ProcessGroup.hpp:libtorch-dev \
-	/usr/include/pybind11/pybind11.h:pybind11-dev g++:g++
+	/usr/include/pybind11/pybind11.h:pybind11-dev g++:g++ \
+	$(or $(PY_STDLIB),/usr/lib/python3)/ensurepip/__init__.py:python3-venv
 $(B)/.deps: runtime/python/Makefile.frag
 
 CXX ?= g++

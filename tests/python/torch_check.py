@@ -56,16 +56,23 @@ def main():
     dist.init_process_group("gloo", store=store, rank=rank, world_size=n)
     gloo = dist.group.WORLD
 
-    def missing_plans():
+    def missing_collc():
+        # no plans named and no collc to build the standard library's: rank 0
+        # says what it tried, the others that rank 0 could not make them
         cd.configure(plans=None)
         os.environ.pop("COLL_PLANS", None)
+        os.environ["COLLC"] = "/nonexistent/collc"
         try:
             cd.create(store, rank, n, datetime.timedelta(seconds=10))
-        except cd.LibraryNotFound as e:
-            want = "coll backend: no plan library: call coll.distributed.configure(plans=PATH) or set COLL_PLANS"
+        except RuntimeError as e:
+            want = ("coll backend: %sno plan library was named and there is no collc to build one from the standard "
+                    "library; tried $COLLC=/nonexistent/collc (not an executable file).  Install coll"
+                    % ("" if rank == 0 else "rank 0 could not make the plans: "))
             return "" if str(e).startswith(want) else "message %r" % str(e)
-        return "no LibraryNotFound"
-    report("error-noplans", missing_plans)
+        finally:
+            del os.environ["COLLC"]
+        return "no RuntimeError"
+    report("error-nocollc", missing_collc)
 
     cd.configure(plans=plans)
     pg = dist.new_group(backend="coll")

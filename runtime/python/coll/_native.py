@@ -57,15 +57,16 @@ def _package_root():
     return os.path.dirname(os.path.abspath(__file__))
 
 
-def runtime_candidates():
+def runtime_candidates(linker=True):
     """Where libcollrt.so is looked for, in order (after an explicit path
-    and $COLL_LIBCOLLRT): the source tree's build directory (this package
-    lives in runtime/python/coll), then PREFIX/lib for every ancestor
-    PREFIX of the package (an installed package sits somewhere under the
-    prefix whose lib/ holds libcollrt.so), then the dynamic linker's
-    cache and the usual prefixes."""
+    and $COLL_LIBCOLLRT): beside this file (a wheel from `pip install
+    runtime/python` carries it there), the source tree's build directory
+    (this package lives in runtime/python/coll), then PREFIX/lib for every
+    ancestor PREFIX of the package (an installed package sits somewhere
+    under the prefix whose lib/ holds libcollrt.so), then (linker=True)
+    the dynamic linker's cache, and the usual prefixes."""
     here = _package_root()
-    out = []
+    out = [os.path.join(here, "libcollrt.so")]
     repo = os.path.normpath(os.path.join(here, "..", "..", ".."))
     out.append(os.path.join(repo, "build", "libcollrt.so"))
     d = here
@@ -75,7 +76,7 @@ def runtime_candidates():
             break
         d = parent
         out.append(os.path.join(d, "lib", "libcollrt.so"))
-    found = ctypes.util.find_library("collrt")
+    found = linker and ctypes.util.find_library("collrt")
     if found:
         out.append(found)
     for p in ("/usr/local/lib/libcollrt.so", "/usr/lib/libcollrt.so"):

@@ -1,18 +1,21 @@
 """distributed.py - registers the torch.distributed backend "coll".
 
     import coll.distributed                      # registers "coll" (torch 1.13's register_backend)
+    torch.distributed.init_process_group("coll") # the standard library's plans (stdplans.py), or first:
     coll.distributed.configure(plans="out/libddp4.so", algos={"allreduce": "ring"})   # or COLL_PLANS=...
-    torch.distributed.init_process_group("coll", ...)
 
 The backend itself is C++ (runtime/python/torch/ProcessGroupColl.cpp, a
 c10d ProcessGroup built by `make` into build/python/_coll_torch.so).  This
 file finds and imports that extension and supplies the creator function
-torch calls with (store, rank, world_size, timeout): it runs coll's
-rendezvous through that store (bootstrap.py: rank 0 publishes its address
-and a secret) and constructs the ProcessGroup, which calls coll_init.
+torch calls with (store, rank, world_size, timeout): when no plan library
+is named it has stdplans.py make (rank 0) or fetch (the others, through
+that store) the standard library's; it runs coll's rendezvous through the
+store (bootstrap.py: rank 0 publishes its address and a secret) and
+constructs the ProcessGroup, which calls coll_init.
 
 Settings, from configure() or else the environment:
-  plans      COLL_PLANS       lib<cluster>.so from `collc build` for world_size ranks (required)
+  plans      COLL_PLANS       lib<cluster>.so from `collc build` for world_size ranks; without one,
+                              the standard library's plans, built and cached (stdplans.py)
   symbol     COLL_PLANS_SYMBOL its plan-set symbol (default <cluster>_plans)
   algos      COLL_ALGO        force algorithms: "ring" (allreduce) or "allreduce=ring,broadcast=binomial_bcast"
   transport  COLL_TRANSPORT   shm, tcp or auto (read by libcollrt itself)
@@ -28,7 +31,7 @@ import os
 
 import torch.distributed as dist
 
-from . import bootstrap
+from . import bootstrap, stdplans
 from ._native import PLANS_ENV, LibraryNotFound
 from .comm import MAX_RANKS, MAX_TIMEOUT, _int_arg
 
@@ -116,9 +119,9 @@ def create(store, rank, size, timeout):
     ext = load_extension()
     plans = _setting("plans", PLANS_ENV)
     if not plans:
-        raise LibraryNotFound("coll backend: no plan library: call coll.distributed.configure(plans=PATH) or "
-                              "set %s=PATH, a lib<cluster>.so made by `collc build CLUSTER.coll -o DIR` for %d "
-                              "ranks" % (PLANS_ENV, size))
+        # none named: the standard library's, built by rank 0 (once per
+        # machine, then cached) and shared through the store
+        plans = stdplans.plans_for(store, rank, size)
     algos = _settings.get("algos")
     if algos is None:
         algos = _parse_algos(os.environ.get("COLL_ALGO", ""))
