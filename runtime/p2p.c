@@ -406,8 +406,14 @@ static int on_fragment(coll_comm *c, rt_p2p *p, int peer)
 {
 	rt_p2p_peer *pp = &p->peers[peer];
 	rt_req *in = &pp->in;
-	const rt_hdr *h = in->data;
-	if (in->len < sizeof *h || h->magic != RT_HDR_MAGIC)
+	/* a copy: the transport may reuse its memory once released (below),
+	 * and the sender then writes its next message there */
+	rt_hdr hcopy;
+	const rt_hdr *h = &hcopy;
+	if (in->len < sizeof hcopy)
+		return rt_err(c, COLL_ERR_PROTOCOL, "point-to-point: malformed message from rank %d", peer);
+	memcpy(&hcopy, in->data, sizeof hcopy);
+	if (h->magic != RT_HDR_MAGIC)
 		return rt_err(c, COLL_ERR_PROTOCOL, "point-to-point: malformed message from rank %d", peer);
 	if (h->kind != RT_KIND_P2P)
 		return rt_err(c, COLL_ERR_MISMATCH,
@@ -479,11 +485,18 @@ static int pass(coll_comm *c, rt_p2p *p, int *moved, int *blocked_peer, rt_hdr *
 	for (int i = 0; i < k; i++) {
 		int r = p->list[i];
 		rt_p2p_peer *pp = &p->peers[r];
+		int took = 0;
 		while (pp->posted && pp->in.done) {
 			if ((rc = on_fragment(c, p, r)))
 				return rc;
-			*moved = 1;
+			*moved = took = 1;
 		}
+		/* want[] was taken before that fragment, which may have finished
+		 * the last receive from r: post again only in the next pass, which
+		 * looks afresh (a receive posted for nothing would take r's next
+		 * message, a collective's, from under the executor) */
+		if (took && !pp->cur)
+			continue;
 		if (pp->posted || (p->want[r] != p->gen && !pp->cur))
 			continue;
 		if (tp->ops->peek && p->direct[r] != p->dgen && !pp->cur) {

@@ -153,6 +153,23 @@ static void around_collectives(void)
 	free(r);
 }
 
+/* A ring allreduce right after the messages: every rank receives from its
+ * neighbour at once, so a receive the messages left posted would take the
+ * ring's first message (PLAN error: "rank 1 sent round 1 ..."). */
+static void ring_after(void)
+{
+	float v[64];
+	for (int i = 0; i < 64; i++)
+		v[i] = (float)(rank + i);
+	if (ok(coll_allreduce_algo(comm, "ring", v, v, 64, COLL_FLOAT, COLL_SUM), "ring allreduce after messages"))
+		for (int i = 0; i < 64; i++)
+			if (v[i] != (float)(n * (n - 1) / 2 + n * i)) {
+				printf("FAIL rank %d: ring allreduce after messages: element %d is %g\n", rank, i, v[i]);
+				fails++;
+				break;
+			}
+}
+
 static void bad_args(void)
 {
 	coll_request *q = (coll_request *)&q;
@@ -278,8 +295,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "all")) {
 		bad_args();
 		exchange();
+		ring_after();
 		around_collectives();
 		exchange();
+		ring_after();
 	} else if (!strcmp(mode, "size")) {
 		size_mismatch();
 	} else if (!strcmp(mode, "late") || !strcmp(mode, "early")) {
