@@ -66,8 +66,12 @@
  *     datatype (vectors with gaps, MPI_BOTTOM with absolute addresses, a
  *     non-commutative op on a 2-int type), predefined ops coll lacks,
  *     16-bit and long double reductions, MPI_Reduce_scatter with unequal
- *     counts, mixed send/receive types, a negative count and a bad root
- *     (MPI's error code, the same in both runs).
+ *     counts, mixed send/receive types, and erroneous calls every rank
+ *     makes alike: a negative count, a bad root, a null op or datatype,
+ *     MPI_IN_PLACE as the receive buffer, aliased send and receive
+ *     buffers (MPI's error class, the same in both runs; for aliased
+ *     buffers that class alone, since what MPI leaves in them depends on
+ *     its timing); and every call with count 0 and NULL buffers.
  *
  * The inputs depend on the rank, the element's index and the case, so a
  * misplaced element or block shows.  Floating-point inputs are chosen so
@@ -282,7 +286,7 @@ static void record(const char *name, int rc, arena *a)
 	if (fwrite(&nl, 4, 1, out) != 1 || fwrite(name, nl, 1, out) != 1 || fwrite(&c, 4, 1, out) != 1 ||
 	    fwrite(&ok, 4, 1, out) != 1 || fwrite(&ro, 8, 1, out) != 1 || fwrite(&rl, 8, 1, out) != 1 ||
 	    fwrite(&kok, 4, 1, out) != 1 || fwrite(&ko, 8, 1, out) != 1 || fwrite(&kl, 8, 1, out) != 1 ||
-	    fwrite(&l, 8, 1, out) != 1 || fwrite(a->mem, a->len, 1, out) != 1) {
+	    fwrite(&l, 8, 1, out) != 1 || (a->len && fwrite(a->mem, a->len, 1, out) != 1)) {
 		fprintf(stderr, "diff: rank %d: cannot write the record of %s\n", wrank, name);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
@@ -549,7 +553,7 @@ static const ty t_int = { 0, "MPI_INT", 'i', (int)sizeof(int), (MPI_Aint)sizeof(
 
 static void passed(const cm *w)
 {
-	int n = w->size, me = w->rank, rc;
+	int n = w->size, me = w->rank, rc, cls = 0;
 	arena a;
 	char name[128];
 	MPI_Op usum, ufirst, uaffine;
@@ -689,7 +693,6 @@ static void passed(const cm *w)
 	salt++;
 	arena_make(&a, 8 * sizeof(int), 8 * sizeof(int));
 	rc = MPI_Allreduce(a.s, a.r, -1, MPI_INT, MPI_SUM, w->comm);
-	int cls = 0;
 	MPI_Error_class(rc, &cls);
 	expect(PASS(R_INVALID));
 	record("allreduce/world/MPI_INT/sum/n-1", cls, &a);
@@ -699,6 +702,86 @@ static void passed(const cm *w)
 	MPI_Error_class(rc, &cls);
 	expect(PASS(R_INVALID));
 	record("bcast/world/MPI_INT/n8/root_n", cls, &a);
+
+	/* erroneous buffers every rank passes alike: MPI_IN_PLACE as the
+	 * receive buffer, send and receive buffers that alias (MPI rejects
+	 * some, runs others as it runs them); the library must hand them to
+	 * MPI, whatever MPI then does */
+	{
+		int cnts[64];
+		for (int i = 0; i < n; i++)
+			cnts[i] = 4;
+		for (int alias = 0; alias < 2; alias++) {
+			for (int f = 0; f < 5; f++) {
+				static const char *const fnn[5] = { "allreduce", "rsb", "rs", "allgather", "alltoall" };
+				int counts[2] = { 4, 1 };
+				for (int k = 0; k < (f == 0 && alias ? 2 : 1); k++) {
+					int cnt = counts[k];
+					salt++;
+					arena_make(&a, 4 * sizeof(int) * (size_t)n, 4 * sizeof(int) * (size_t)n);
+					fill_red(&tint, O_SUM, a.s, 4 * (size_t)n, me, salt);
+					fill_red(&tint, O_SUM, a.r, 4 * (size_t)n, me, salt + 1);
+					void *sb = a.s, *rb = alias ? (void *)a.s : MPI_IN_PLACE;
+					if (f == 0)
+						rc = MPI_Allreduce(sb, rb, cnt, MPI_INT, MPI_SUM, w->comm);
+					else if (f == 1)
+						rc = MPI_Reduce_scatter_block(sb, rb, cnt, MPI_INT, MPI_SUM, w->comm);
+					else if (f == 2)
+						rc = MPI_Reduce_scatter(sb, rb, cnts, MPI_INT, MPI_SUM, w->comm);
+					else if (f == 3)
+						rc = MPI_Allgather(sb, cnt, MPI_INT, rb, cnt, MPI_INT, w->comm);
+					else
+						rc = MPI_Alltoall(sb, cnt, MPI_INT, rb, cnt, MPI_INT, w->comm);
+					MPI_Error_class(rc, &cls);
+					expect(PASS(R_INVALID));
+					snprintf(name, sizeof name, "%s/world/MPI_INT/n%d/%s", fnn[f], cnt,
+					         alias ? "send=recv" : "recv=MPI_IN_PLACE");
+					/* what MPI leaves in aliased buffers depends on its timing
+					 * (plain runs differ from each other): the code alone */
+					if (alias)
+						a.len = 0;
+					record(name, cls, &a);
+				}
+			}
+		}
+	}
+	/* a null op or datatype */
+	salt++;
+	arena_make(&a, 8 * sizeof(int), 8 * sizeof(int));
+	rc = MPI_Allreduce(a.s, a.r, 8, MPI_INT, MPI_OP_NULL, w->comm);
+	MPI_Error_class(rc, &cls);
+	expect(PASS(R_INVALID));
+	record("allreduce/world/MPI_INT/MPI_OP_NULL/n8", cls, &a);
+	salt++;
+	arena_make(&a, 0, 8 * sizeof(int));
+	rc = MPI_Bcast(a.r, 8, MPI_DATATYPE_NULL, 0, w->comm);
+	MPI_Error_class(rc, &cls);
+	expect(PASS(R_INVALID));
+	record("bcast/world/MPI_DATATYPE_NULL/n8/root0", cls, &a);
+
+	/* count 0 with NULL buffers (MPI_BOTTOM here): nothing to move,
+	 * served, MPI_SUCCESS */
+	{
+		int zeros[64] = { 0 };
+		arena none = { 0 };
+		int r[7];
+		r[0] = MPI_Allreduce(NULL, NULL, 0, MPI_INT, MPI_SUM, w->comm);
+		r[1] = MPI_Reduce_scatter_block(NULL, NULL, 0, MPI_INT, MPI_SUM, w->comm);
+		r[2] = MPI_Reduce_scatter(NULL, NULL, zeros, MPI_INT, MPI_SUM, w->comm);
+		r[3] = MPI_Allgather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, w->comm);
+		r[4] = MPI_Bcast(NULL, 0, MPI_INT, n - 1, w->comm);
+		r[5] = MPI_Reduce(NULL, NULL, 0, MPI_INT, MPI_SUM, n - 1, w->comm);
+		r[6] = MPI_Alltoall(NULL, 0, MPI_INT, NULL, 0, MPI_INT, w->comm);
+		static const char *const fnn[7] = { "allreduce", "rsb", "rs", "allgather", "bcast", "reduce", "alltoall" };
+		for (int f = 0; f < 7; f++) {
+			expect(SERVE(f));
+			snprintf(name, sizeof name, "%s/world/MPI_INT/n0/NULL", fnn[f]);
+			none.mem = malloc(1);
+			none.len = 0;
+			none.res_ok = none.keep_ok = -1;
+			record(name, r[f], &none);
+		}
+	}
 
 	MPI_Type_free(&pair);
 	MPI_Op_free(&usum);
@@ -855,8 +938,9 @@ static int next(FILE *f, rec *r)
 	    fread(&r->len, 8, 1, f) != 1 || r->len > ((uint64_t)1 << 32))
 		return -1;
 	r->name[nl] = 0;
-	if (!(r->bytes = malloc(r->len ? r->len : 1)) || fread(r->bytes, r->len, 1, f) != 1) {
+	if (!(r->bytes = malloc(r->len ? r->len : 1)) || (r->len && fread(r->bytes, r->len, 1, f) != 1)) {
 		free(r->bytes);
+		r->bytes = NULL;
 		return -1;
 	}
 	return 1;
