@@ -549,7 +549,7 @@ static void user_affine(void *in, void *inout, int *len, MPI_Datatype *dt)
 	}
 }
 
-static const ty t_int = { 0, "MPI_INT", 'i', (int)sizeof(int), (MPI_Aint)sizeof(int) };
+static const ty t_int = { MPI_INT, "MPI_INT", 'i', (int)sizeof(int), (MPI_Aint)sizeof(int) };
 
 static void passed(const cm *w)
 {
@@ -560,8 +560,7 @@ static void passed(const cm *w)
 	MPI_Op_create(user_sum, 1, &usum);
 	MPI_Op_create(user_first, 0, &ufirst);
 	MPI_Op_create(user_affine, 0, &uaffine);
-	ty tint = t_int, tlong = { MPI_LONG, "MPI_LONG", 'i', 8, 8 };
-	tint.dt = MPI_INT;
+	ty tint = t_int, tlong = { MPI_LONG, "MPI_LONG", 'i', (int)sizeof(long), (MPI_Aint)sizeof(long) };
 
 	/* user ops, every reduction */
 	for (int inplace = 0; inplace < 2; inplace++) {
@@ -801,7 +800,6 @@ static void intercomm(void)
 	MPI_Comm_size(half, &c.size);
 	MPI_Comm_rank(half, &c.rank);
 	ty tint = t_int;
-	tint.dt = MPI_INT;
 	reduction(&c, F_ALLREDUCE, &tint, O_SUM, MPI_SUM, "sum", 7, 0, 0, PASS(R_COMM));
 	MPI_Comm_free(&inter);
 	MPI_Comm_free(&half);
