@@ -15,6 +15,9 @@
 #   $(B)/tests/pmpi_app    the C test program (tests/pmpi/app.c): mixes served
 #                          and passed-through calls, checks every result
 #                          against PMPI's own
+#   $(B)/tests/pmpi_diff   the differential test (tests/pmpi/diff.c): every byte
+#                          a collective leaves, written per rank, for two runs
+#                          (plain and interposed) to compare
 #   pmpi (phony)           the library, or a line saying why it is not built
 #                          (no mpicc); part of `all`
 
@@ -32,10 +35,14 @@ $(B)/tests/pmpi_app: tests/pmpi/app.c
 	@mkdir -p $(dir $@)
 	OMPI_CC=$(CC) $(MPICC) $(CFLAGS) -pthread -o $@ $< -lm
 
+$(B)/tests/pmpi_diff: tests/pmpi/diff.c
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(MPICC) $(CFLAGS) -o $@ $<
+
 .PHONY: pmpi
 ifneq ($(HAVE_MPICC),)
 pmpi: $(B)/libcoll_mpi.so
-rt-tests: $(B)/tests/pmpi_app
+rt-tests: $(B)/tests/pmpi_app $(B)/tests/pmpi_diff
 rt-syms: $(B)/libcoll_mpi.so
 else
 pmpi:

@@ -21,7 +21,10 @@
  *     size, moved as bytes; send and receive sides must name the same type
  *     and count (or MPI_IN_PLACE);
  *   - its op is MPI_SUM, MPI_PROD, MPI_MIN or MPI_MAX;
- *   - its arguments are valid (else MPI reports the error as it would);
+ *   - its arguments are valid (else MPI reports the error as it would, or
+ *     does what it does): no negative count or bad root, no MPI_IN_PLACE
+ *     as a receive buffer, no NULL (MPI_BOTTOM) buffer with data to move,
+ *     no send buffer overlapping the receive buffer;
  *   - the plans have an algorithm for the collective;
  *   - MPI_Reduce_scatter's counts are all equal.
  * Everything else goes to PMPI_ unchanged, counted per reason.  Every rank
@@ -490,12 +493,34 @@ static int reduction(MPI_Datatype datatype, MPI_Op mop, coll_dtype *dt, coll_op 
 	return why >= 0 ? why : map_op(mop, op);
 }
 
+/* The buffers of a call that moves sbytes from sendbuf (MPI_IN_PLACE:
+ * none) and rbytes into recvbuf: 1 when MPI must see them instead,
+ * because the call is erroneous and MPI reports it or does what it does
+ * (coll would write through a bad pointer, or compute from a buffer it is
+ * overwriting): recvbuf MPI_IN_PLACE (only the send side may be), a NULL
+ * buffer (MPI_BOTTOM: a predefined type there has nothing to address)
+ * with bytes to move, or send and receive buffers that overlap (MPI
+ * forbids aliasing; Open MPI rejects some of it, MPI_Allreduce's
+ * sendbuf == recvbuf for one).  Every rank of a correct program passes
+ * this alike. */
+static int bad_buffers(const void *sendbuf, size_t sbytes, const void *recvbuf, size_t rbytes)
+{
+	if (recvbuf == MPI_IN_PLACE || (rbytes && !recvbuf))
+		return 1;
+	if (sendbuf == MPI_IN_PLACE)
+		return 0;
+	if (sbytes && !sendbuf)
+		return 1;
+	uintptr_t s = (uintptr_t)sendbuf, r = (uintptr_t)recvbuf;
+	return sbytes && rbytes && s < r + rbytes && r < s + sbytes;
+}
+
 /* Gathers and exchanges (allgather, alltoall): the send side must be the
  * receive side's type and count (or MPI_IN_PLACE), the type one coll
  * moves; *count is then in coll elements.  -1 when served, else the
  * reason. */
-static int exchange(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const void *recvbuf, int recvcount,
-                    MPI_Datatype recvtype, coll_dtype *dt, size_t *count)
+static int exchange(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                    coll_dtype *dt, size_t *count)
 {
 	size_t scale;
 	int why;
@@ -503,8 +528,6 @@ static int exchange(const void *sendbuf, int sendcount, MPI_Datatype sendtype, c
 		return PM_MIXED;
 	if ((why = map_type(recvtype, 0, dt, &scale)) >= 0)
 		return why;
-	if (recvcount && !recvbuf)
-		return PM_INVALID;
 	*count = (size_t)recvcount * scale;
 	return -1;
 }
@@ -523,7 +546,12 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 	int why;
 	if (!e)
 		goto pmpi;
-	if ((why = reduction(datatype, op, &dt, &cop)) >= 0 || (count && !recvbuf && (why = PM_INVALID))) {
+	if ((why = reduction(datatype, op, &dt, &cop)) < 0) {
+		size_t bytes = (size_t)count * coll_dtype_size(dt);
+		if (bad_buffers(sendbuf, bytes, recvbuf, bytes))
+			why = PM_INVALID;
+	}
+	if (why >= 0) {
 		pass(why);
 		goto pmpi;
 	}
@@ -576,7 +604,12 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 	int why;
 	if (!e)
 		goto pmpi;
-	if ((why = reduction(datatype, op, &dt, &cop)) >= 0 || (recvcount && !recvbuf && (why = PM_INVALID))) {
+	if ((why = reduction(datatype, op, &dt, &cop)) < 0) {
+		size_t bytes = (size_t)recvcount * coll_dtype_size(dt);
+		if (bad_buffers(sendbuf, bytes * (size_t)G.n, recvbuf, bytes))
+			why = PM_INVALID;
+	}
+	if (why >= 0) {
 		pass(why);
 		goto pmpi;
 	}
@@ -603,7 +636,12 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 			pass(PM_COUNTS);
 			goto pmpi;
 		}
-	if ((why = reduction(datatype, op, &dt, &cop)) >= 0 || ((count < 0 || (count && !recvbuf)) && (why = PM_INVALID))) {
+	if ((why = reduction(datatype, op, &dt, &cop)) < 0) {
+		size_t bytes = (size_t)(count < 0 ? 0 : count) * coll_dtype_size(dt);
+		if (count < 0 || bad_buffers(sendbuf, bytes * (size_t)G.n, recvbuf, bytes))
+			why = PM_INVALID;
+	}
+	if (why >= 0) {
 		pass(why);
 		goto pmpi;
 	}
@@ -623,7 +661,8 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	int why;
 	if (!e)
 		goto pmpi;
-	if ((why = exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &dt, &count)) >= 0) {
+	if ((why = exchange(sendbuf, sendcount, sendtype, recvcount, recvtype, &dt, &count)) >= 0 ||
+	    (bad_buffers(sendbuf, count, recvbuf, count * (size_t)G.n) && (why = PM_INVALID))) {
 		pass(why);
 		goto pmpi;
 	}
@@ -665,9 +704,14 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	if (!e)
 		goto pmpi;
 	int is_root = G.rank == root;
-	if ((why = reduction(datatype, op, &dt, &cop)) >= 0 ||
-	    ((root < 0 || root >= G.n || (sendbuf == MPI_IN_PLACE && !is_root) || (count && is_root && !recvbuf)) &&
-	     (why = PM_INVALID))) {
+	if ((why = reduction(datatype, op, &dt, &cop)) < 0) {
+		size_t bytes = (size_t)count * coll_dtype_size(dt);
+		/* off the root recvbuf means nothing: only the send side counts */
+		if (root < 0 || root >= G.n ||
+		    (is_root ? bad_buffers(sendbuf, bytes, recvbuf, bytes) : sendbuf == MPI_IN_PLACE || (bytes && !sendbuf)))
+			why = PM_INVALID;
+	}
+	if (why >= 0) {
 		pass(why);
 		goto pmpi;
 	}
@@ -689,7 +733,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	int why;
 	if (!e)
 		goto pmpi;
-	if ((why = exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &dt, &count)) >= 0) {
+	if ((why = exchange(sendbuf, sendcount, sendtype, recvcount, recvtype, &dt, &count)) >= 0 ||
+	    (bad_buffers(sendbuf, count * (size_t)G.n, recvbuf, count * (size_t)G.n) && (why = PM_INVALID))) {
 		pass(why);
 		goto pmpi;
 	}
