@@ -2,7 +2,7 @@
 
 Run by tests/python.test (PYTHONPATH=runtime/python):
 
-    /usr/bin/python3 tests/python/init_check.py N CACHE [subgroup]
+    /usr/bin/python3 tests/python/init_check.py N CACHE [subgroup] [tcp]
 
 starts N worker processes of this file the way torchrun does (RANK,
 WORLD_SIZE, MASTER_ADDR, MASTER_PORT; LOCAL_RANK too), each of which calls
@@ -13,7 +13,9 @@ different hosts would: rank 0 the default one under XDG_CACHE_HOME=CACHE/xdg,
 rank r > 0 COLL_PLANS_CACHE=CACHE/rank-r, and only rank 0 may run collc
 (the others get COLLC=/nonexistent).  With `subgroup`, ranks 0 and 1 then
 make a group of two with new_group(backend="coll"), which an earlier start
-for 2 ranks has cached.  Workers print "ok NAME" or "FAIL NAME: ...";
+for 2 ranks has cached.  With `tcp`, init_process_group gets
+init_method="tcp://MASTER_ADDR:MASTER_PORT" and rank and world_size as
+arguments instead of the environment.  Workers print "ok NAME" or "FAIL NAME: ...";
 the launcher prints every line of rank r's stdout and stderr as "[r] LINE"
 (collrun's format, which py_checks reads) and exits non-zero if a worker did.
 """
@@ -34,7 +36,7 @@ def report(name, fn):
     print("ok %s" % name if not err else "FAIL %s: %s" % (name, err), flush=True)
 
 
-def worker(subgroup):
+def worker(subgroup, tcp):
     import torch
     import torch.distributed as dist
 
@@ -43,7 +45,15 @@ def worker(subgroup):
     rank, n = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 
     def init():
-        dist.init_process_group("coll", timeout=datetime.timedelta(seconds=60))
+        if tcp:
+            # init_method="tcp://...", rank and world_size as arguments, as a
+            # batch system's script would pass them (no RANK/WORLD_SIZE)
+            url = "tcp://%s:%s" % (os.environ.pop("MASTER_ADDR"), os.environ.pop("MASTER_PORT"))
+            del os.environ["RANK"], os.environ["WORLD_SIZE"]
+            dist.init_process_group("coll", init_method=url, rank=rank, world_size=n,
+                                    timeout=datetime.timedelta(seconds=60))
+        else:
+            dist.init_process_group("coll", timeout=datetime.timedelta(seconds=60))
         return "" if dist.get_backend() == "coll" else "backend %r" % dist.get_backend()
     report("init", init)
     pg = dist.distributed_c10d._get_default_group()
@@ -84,7 +94,7 @@ def worker(subgroup):
     dist.destroy_process_group()
 
 
-def launch(n, cache, subgroup):
+def launch(n, cache, subgroup, tcp):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -98,7 +108,8 @@ def launch(n, cache, subgroup):
         if r > 0:
             env["COLL_PLANS_CACHE"] = os.path.join(cache, "rank-%d" % r)
             env["COLLC"] = "/nonexistent/collc"
-        argv = [sys.executable, os.path.abspath(__file__), "work"] + (["subgroup"] if subgroup else [])
+        argv = [sys.executable, os.path.abspath(__file__), "work"] + (["subgroup"] if subgroup else []) + \
+            (["tcp"] if tcp else [])
         procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
     lock = threading.Lock()
 
@@ -128,6 +139,6 @@ def launch(n, cache, subgroup):
 
 if __name__ == "__main__":
     if sys.argv[1] == "work":
-        worker("subgroup" in sys.argv[2:])
+        worker("subgroup" in sys.argv[2:], "tcp" in sys.argv[2:])
     else:
-        sys.exit(launch(int(sys.argv[1]), sys.argv[2], "subgroup" in sys.argv[3:]))
+        sys.exit(launch(int(sys.argv[1]), sys.argv[2], "subgroup" in sys.argv[3:], "tcp" in sys.argv[3:]))
