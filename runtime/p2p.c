@@ -111,11 +111,19 @@ static rt_p2p *state(coll_comm *c)
 	return c->p2p = p;
 }
 
-/* Payload bytes per fragment: what one transport message carries. */
+/* Payload bytes per fragment: the executor's segment (what one transport
+ * message carries, or COLL_SEG_BYTES); at most 128 KiB over a transport
+ * that holds whole messages in its own memory (no read(): shm), where
+ * smaller pieces let the receiver copy one out while the sender copies the
+ * next in.  Over shm on the 2-core development VM (rt_p2p bench,
+ * 2026-12-02) one 256 KiB message took 52-58 us in one 256 KiB slot and
+ * 13.9 us as two fragments of 128 KiB (64 KiB: 13.4 us, but 2 MiB and
+ * 16 MiB took 94 and 930 us against 128 KiB's 82 and 721).  Over tcp,
+ * which streams, the cap only added headers: 2 MiB 293 -> 332 us. */
 static uint64_t frag_bytes(const coll_comm *c)
 {
-	size_t m = c->tp->max_msg > sizeof(rt_hdr) ? c->tp->max_msg - sizeof(rt_hdr) : 1;
-	return m > ((size_t)1 << 30) ? (uint64_t)1 << 30 : m;
+	uint64_t m = c->seg_bytes ? c->seg_bytes : 1, cap = (uint64_t)128 << 10;
+	return !c->tp->ops->read && m > cap ? cap : m;
 }
 
 static void finish(coll_request *q, coll_result rc)

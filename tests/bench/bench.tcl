@@ -2,7 +2,7 @@
 # model, with the targets beside each number, then the runtime benchmark
 # (tests/bench/runtime.sh) when it is there.
 #
-#   tclsh tests/bench/bench.tcl [-build DIR] [-only compiler|cost|runtime|tuning|torch]
+#   tclsh tests/bench/bench.tcl [-build DIR] [-only compiler|cost|runtime|tuning|p2p|torch]
 #
 # Every number is measured in this run.  The compiler's baseline is a
 # straightforward Python implementation of StragglAR's Algorithm 1
@@ -106,6 +106,11 @@ if {$only in {"" tuning}} {
         puts "== choosing by measurement (tests/bench/tuning.sh; target: the choice within 10% of the fastest)"
         exec bash $tn -build $build >@stdout 2>@stderr
     }
+}
+
+if {$only in {"" p2p}} {
+    puts "== point-to-point messages against Open MPI's MPI_Send/MPI_Recv (tests/bench/p2p.sh; ping-pong, one-way us)"
+    exec bash [file join $root tests bench p2p.sh] -build $build >@stdout 2>@stderr
 }
 
 if {$only in {"" torch}} {
