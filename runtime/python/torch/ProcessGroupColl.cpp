@@ -1076,13 +1076,18 @@ private:
 	}
 
 	/* The messages' worker: posts what is queued, moves every posted
-	 * request along (coll_test), finishes their Works.  It spins while
-	 * requests are pending (short sleeps after a while), and sleeps on
-	 * the queue otherwise. */
+	 * request along (coll_test), finishes their Works.  While requests
+	 * are pending it polls, yielding the core between passes (coll_test
+	 * cannot say that fragments moved, only that a request finished, and
+	 * a 4 MiB message is 32 fragments: sleeping between passes made one
+	 * take 2.7 ms where gloo took 2.2); after 20 ms without a request
+	 * finishing it sleeps 50 us between passes, so a long wait for a late
+	 * peer does not keep a core.  With nothing pending it sleeps on the
+	 * queue. */
 	void p2p_loop()
 	{
 		std::vector<P2POp> active;
-		int idle = 0;
+		auto last = std::chrono::steady_clock::now();
 		for (;;) {
 			std::deque<P2POp> fresh;
 			bool stop;
@@ -1135,10 +1140,13 @@ private:
 				active.erase(active.begin() + (long)i);
 				moved = true;
 			}
-			if (moved)
-				idle = 0;
-			else if (++idle > 1000)
+			auto now = std::chrono::steady_clock::now();
+			if (moved || active.empty())
+				last = now;
+			else if (now - last > std::chrono::milliseconds(20))
 				std::this_thread::sleep_for(std::chrono::microseconds(50));
+			else
+				std::this_thread::yield();
 		}
 	}
 
