@@ -203,6 +203,26 @@ def main():
 
     report("barrier", lambda: c.barrier())
 
+    def messages():
+        """A ring shift with sendrecv (1001 float64), then send/recv in rank
+        order with two tags received the other way round."""
+        nxt, prv = (r + 1) % n, (r - 1) % n
+        got = c.sendrecv(data(r, 1001, "float64"), nxt, np.zeros(1001), prv)
+        e = same(got, data(prv, 1001, "float64"))
+        if e:
+            return "sendrecv: " + e
+        if n < 2:
+            return ""
+        if r == 0:
+            c.send(data(0, 7, "int32"), 1, tag=1)
+            c.send(data(0, 5, "int32", 1), 1, tag=2)
+        elif r == 1:
+            b = c.recv(np.zeros(5, dtype=np.int32), 0, tag=2)
+            a = c.recv(np.zeros(7, dtype=np.int32), 0, tag=1)
+            return same(a, data(0, 7, "int32")) or same(b, data(0, 5, "int32", 1))
+        return ""
+    report("messages", messages)
+
     def from_store():
         with coll.Comm.from_store(DirStore(storedir), r, n, plans=plans) as c2:
             return same(c2.allreduce(data(r, 11, "float32")), OPS["sum"](all_inputs(n, 11, "float32")))

@@ -113,6 +113,11 @@ def _declare(lib):
         "coll_set_straggler": (c_int, [P, c_int]),
         "coll_emulate_straggler": (c_int, [P, c_int, c_double]),
         "coll_barrier": (c_int, [P]),
+        "coll_send": (c_int, [P, P, c_size, c_int, c_int, c_int]),
+        "coll_recv": (c_int, [P, P, c_size, c_int, c_int, c_int]),
+        "coll_isend": (c_int, [P, P, c_size, c_int, c_int, c_int, ctypes.POINTER(c_void_p)]),
+        "coll_irecv": (c_int, [P, P, c_size, c_int, c_int, c_int, ctypes.POINTER(c_void_p)]),
+        "coll_waitall": (c_int, [P, ctypes.POINTER(c_void_p), c_int]),
     }
     for name, (res, args) in protos.items():
         try:

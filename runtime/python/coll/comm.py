@@ -539,6 +539,65 @@ class Comm:
         """Block until every rank reached the barrier."""
         check(self._lib, self._c, "barrier", self._lib.coll_barrier(self._ptr()))
 
+    # --- point-to-point (coll_send/coll_recv: MPI's tag matching; between
+    # two ranks, messages and collectives in the same order on both) ------
+    def _peer(self, what, peer):
+        peer = _int_arg(what, peer, 0, self.nranks - 1)
+        if peer == self.rank:
+            raise ValueError("%s: rank %d is this rank" % (what, peer))
+        return peer
+
+    def send(self, buf, dest, tag=0, dtype=None):
+        """Send buf to rank dest; returns when buf may be reused."""
+        dest, tag = self._peer("dest", dest), _int_arg("tag", tag, 0, 2 ** 31 - 1)
+        if _is_numpy(buf) and not buf.flags.c_contiguous:
+            buf = _np.ascontiguousarray(buf)
+        b = _Pinned(buf, "send buffer", False, _dtype_arg(dtype))
+        try:
+            rc = self._lib.coll_send(self._ptr(), b.addr, b.count, b.dtype, dest, tag)
+        finally:
+            b.release()
+        check(self._lib, self._c, "send", rc)
+
+    def recv(self, buf, source, tag=0, dtype=None):
+        """Receive into buf (writable, exactly the message's size) from rank
+        source.  Returns buf."""
+        source, tag = self._peer("source", source), _int_arg("tag", tag, 0, 2 ** 31 - 1)
+        b = _Pinned(buf, "recv buffer", True, _dtype_arg(dtype))
+        try:
+            rc = self._lib.coll_recv(self._ptr(), b.addr, b.count, b.dtype, source, tag)
+        finally:
+            b.release()
+        check(self._lib, self._c, "recv", rc)
+        return buf
+
+    def sendrecv(self, send, dest, recv, source, sendtag=0, recvtag=0, dtype=None):
+        """Send send to dest and receive recv from source at once (MPI_Sendrecv:
+        a ring shift never waits on its neighbour).  Returns recv."""
+        dest, source = self._peer("dest", dest), self._peer("source", source)
+        sendtag, recvtag = _int_arg("sendtag", sendtag, 0, 2 ** 31 - 1), _int_arg("recvtag", recvtag, 0, 2 ** 31 - 1)
+        if _is_numpy(send) and not send.flags.c_contiguous:
+            send = _np.ascontiguousarray(send)
+        s = _Pinned(send, "send buffer", False, _dtype_arg(dtype))
+        try:
+            r = _Pinned(recv, "recv buffer", True, _dtype_arg(dtype))
+        except Exception:
+            s.release()
+            raise
+        qs, qr = ctypes.c_void_p(), ctypes.c_void_p()
+        try:
+            rc = self._lib.coll_isend(self._ptr(), s.addr, s.count, s.dtype, dest, sendtag, ctypes.byref(qs))
+            if rc == 0:
+                rc = self._lib.coll_irecv(self._ptr(), r.addr, r.count, r.dtype, source, recvtag, ctypes.byref(qr))
+            # whatever was started is finished (or failed) before the buffers go
+            reqs = (ctypes.c_void_p * 2)(qs, qr)
+            rc2 = self._lib.coll_waitall(self._ptr(), reqs, 2)
+        finally:
+            s.release()
+            r.release()
+        check(self._lib, self._c, "sendrecv", rc or rc2)
+        return recv
+
 
 class _Peek:
     """dtype and element count of a buffer without keeping it pinned."""
