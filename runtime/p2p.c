@@ -26,8 +26,12 @@
  * on both (see coll.h).  To keep a posted receive from ever taking a
  * collective's message, a receive is handed to the transport only once the
  * next message from that peer has arrived and is a point-to-point one
- * (tp->peek); transports without peek (rails, the plugins) hand it over at
- * once, and there no collective may start while a receive is pending.  A
+ * (tp->peek), or by a blocking wait for it (coll_wait, coll_waitall),
+ * which returns only after that receive completed, so that the transport's
+ * own wait can end when the message comes; transports without peek (rails,
+ * the plugins) hand every receive over at once, and there no collective
+ * may start while a receive is pending.  Receives waiting on peek are not
+ * known to the transport, so a wait for them polls (see progress).  A
  * blocking wait whose peer is inside a collective call this rank has not
  * joined fails at once with COLL_ERR_MISMATCH: that peer sends nothing
  * else until this rank joins the call, so waiting could only hang.

@@ -563,7 +563,7 @@ public:
 			} else {
 				for (int r = 0; r < getSize(); r++)
 					if (r == root)
-						at::Tensor(outs[r]).copy_(in.view(outs[r].sizes()));
+						at::Tensor(outs[r]).copy_(in.reshape(outs[r].sizes()));
 					else
 						msgs.push_back({ false, r, outs[r], host_buffer(outs[r]) });
 			}
@@ -597,7 +597,7 @@ public:
 			} else {
 				for (int r = 0; r < getSize(); r++)
 					if (r == root) {
-						at::Tensor(out).copy_(ins[r].view(out.sizes()));
+						at::Tensor(out).copy_(ins[r].reshape(out.sizes()));
 					} else {
 						at::Tensor h = host_contiguous(ins[r]);
 						msgs.push_back({ true, r, h, h });
