@@ -550,20 +550,32 @@ static int pass(coll_comm *c, rt_p2p *p, int *moved, int *blocked_peer, rt_hdr *
 	return COLL_OK;
 }
 
-/* Move things along until every request of reqs[0..n) is finished (block)
- * or once (!block).  A NULL entry counts as finished. */
-static coll_result progress(coll_comm *c, coll_request **reqs, int n, int block)
+/* How long progress waits: once, until all of reqs finished, or until one
+ * of them finished or a time limit passed. */
+enum { P_ONCE, P_ALL, P_SOME };
+
+/* Move things along per mode (a NULL entry counts as finished; P_SOME
+ * stops at limit_ms, < 0: none).  Receives a wait waits for are posted at
+ * once (see the file's header) by P_ALL, which returns only when they
+ * completed, and by every mode on a communicator without plans, which
+ * runs no collective a posted receive could take a message from; the
+ * others wait on peek. */
+static coll_result progress(coll_comm *c, coll_request **reqs, int n, int mode, int limit_ms)
 {
 	rt_p2p *p = c->p2p;
-	int64_t last = rt_now_ms();
-	int spins = 0;
+	int64_t last = rt_now_ms(), start = last;
+	int spins = 0, block = mode != P_ONCE;
 	if (c->broken)
 		return rt_err(c, COLL_ERR_ABORTED, "communicator failed earlier");
 	if (++p->dgen == 0) {   /* wrapped */
 		memset(p->direct, 0, sizeof *p->direct * (size_t)c->n);
 		p->dgen = 1;
 	}
-	for (int i = 0; block && i < n; i++)
+	if (!c->plans)
+		for (coll_request *q = p->reqs; q; q = q->next)
+			if (!q->send && q->state != 2)
+				p->direct[q->peer] = p->dgen;
+	for (int i = 0; mode == P_ALL && i < n; i++)
 		if (reqs[i] && !reqs[i]->send && reqs[i]->state != 2)
 			p->direct[reqs[i]->peer] = p->dgen;
 	for (;;) {
@@ -571,11 +583,18 @@ static coll_result progress(coll_comm *c, coll_request **reqs, int n, int block)
 		rt_hdr bh;
 		if ((rc = pass(c, p, &moved, &bpeer, &bh, &gated)))
 			return fail_all(c, rc);
-		int left = 0;
+		int left = 0, any = 0;
 		for (int i = 0; i < n; i++)
-			left += reqs[i] && reqs[i]->state != 2;
-		if (!left)
+			if (reqs[i])
+				reqs[i]->state != 2 ? left++ : any++;
+		if (!left || (mode == P_SOME && any))
 			return COLL_OK;
+		if (mode == P_SOME && limit_ms >= 0 && rt_now_ms() - start >= limit_ms) {
+			/* the last look, as P_ONCE takes */
+			if ((rc = c->tp->ops->progress(c->tp, 0)) || (rc = pass(c, p, &moved, &bpeer, &bh, &gated)))
+				return fail_all(c, rc);
+			return COLL_OK;
+		}
 		if (!block) {
 			/* once through the transport too (its queues move only in
 			 * progress), and take what that brought */
@@ -583,10 +602,11 @@ static coll_result progress(coll_comm *c, coll_request **reqs, int n, int block)
 				return fail_all(c, rc);
 			return COLL_OK;
 		}
-		if (bpeer >= 0) {
+		if (bpeer >= 0 && mode == P_ALL) {
 			/* a receive from bpeer is waiting while bpeer is in a
 			 * collective this rank has not joined: it sends nothing else
-			 * until then */
+			 * until then (P_SOME returns at its limit instead: its caller
+			 * may join that collective next) */
 			int tag = -1;
 			for (int i = 0; i < n && tag < 0; i++)
 				if (reqs[i] && !reqs[i]->send && reqs[i]->state != 2 && reqs[i]->peer == bpeer)
@@ -619,6 +639,8 @@ static coll_result progress(coll_comm *c, coll_request **reqs, int n, int block)
 		int wait = moved ? 0 : gated ? (spins++ < 2000 ? 0 : 1) : 100;
 		if (wait && c->timeout_ms > 0 && c->timeout_ms - (now - last) < wait)
 			wait = (int)(c->timeout_ms - (now - last));
+		if (wait && mode == P_SOME && limit_ms >= 0 && limit_ms - (now - start) < wait)
+			wait = (int)(limit_ms - (now - start));
 		if ((rc = c->tp->ops->progress(c->tp, wait > 0 ? wait : 0)))
 			return fail_all(c, rc);
 	}
@@ -652,7 +674,7 @@ coll_result coll_waitall(coll_comm *c, coll_request **reqs, int n)
 		any |= reqs[i] != NULL;
 	if (!any)
 		return COLL_OK;
-	coll_result rc = progress(c, reqs, n, 1);
+	coll_result rc = progress(c, reqs, n, P_ALL, -1);
 	coll_result r2 = reap(c, reqs, n);
 	return rc ? rc : r2;
 }
@@ -671,13 +693,37 @@ coll_result coll_test(coll_comm *c, coll_request **req, int *done)
 	*done = 1;
 	if (!*req)
 		return COLL_OK;
-	coll_result rc = progress(c, req, 1, 0);
+	coll_result rc = progress(c, req, 1, P_ONCE, 0);
 	if (rc) {
 		reap(c, req, 1);
 		return rc;
 	}
 	*done = (*req)->state == 2;
 	return *done ? reap(c, req, 1) : COLL_OK;
+}
+
+coll_result coll_waitsome(coll_comm *c, coll_request **reqs, int n, int timeout_ms, coll_result *results,
+                          int *nfinished)
+{
+	if (!c || (n > 0 && !reqs) || n < 0 || !nfinished)
+		return rt_err(c, COLL_ERR_INVALID, "coll_waitsome: %s", !c ? "NULL communicator" : "bad argument");
+	*nfinished = 0;
+	int any = 0;
+	for (int i = 0; i < n; i++)
+		any |= reqs[i] != NULL;
+	if (!any)
+		return COLL_OK;
+	coll_result rc = progress(c, reqs, n, P_SOME, timeout_ms);
+	for (int i = 0; i < n; i++) {
+		coll_request *q = reqs[i];
+		if (!q || q->state != 2)
+			continue;
+		if (results)
+			results[i] = q->rc;
+		(*nfinished)++;
+		reap(c, &reqs[i], 1);
+	}
+	return rc;
 }
 
 coll_result coll_send(coll_comm *c, const void *buf, size_t count, coll_dtype dt, int peer, int tag)

@@ -428,6 +428,16 @@ COLL_API coll_result coll_test(coll_comm *comm, coll_request **req, int *done);
 COLL_API coll_result coll_wait(coll_comm *comm, coll_request **req);
 /* Finish reqs[0..n) (NULL entries are skipped); the first error. */
 COLL_API coll_result coll_waitall(coll_comm *comm, coll_request **reqs, int n);
+/* Move everything along until at least one of reqs[0..n) has finished or
+ * timeout_ms have passed (0: look once; < 0: no limit).  Each finished
+ * request is freed, its slot set to NULL and its outcome written to
+ * results[i] (results may be NULL); *nfinished counts them.  Returns an
+ * error only when the communicator failed (every pending request then
+ * finishes with it).  A loop of these with a short timeout serves a
+ * queue of requests that grows while it waits (the torch backend's
+ * messages). */
+COLL_API coll_result coll_waitsome(coll_comm *comm, coll_request **reqs, int n, int timeout_ms,
+                                   coll_result *results, int *nfinished);
 COLL_API coll_result coll_send(coll_comm *comm, const void *buf, size_t count, coll_dtype dt, int peer, int tag);
 COLL_API coll_result coll_recv(coll_comm *comm, void *buf, size_t count, coll_dtype dt, int peer, int tag);
 

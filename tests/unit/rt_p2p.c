@@ -135,9 +135,19 @@ static void around_collectives(void)
 	if (!ok(coll_irecv(comm, r, w, COLL_UINT32, prev, 42, &q), "coll_irecv"))
 		return;
 	ok(coll_send(comm, s, w, COLL_UINT32, next, 42), "coll_send");
-	for (int done = 0; !done;)
-		if (!ok(coll_test(comm, &q, &done), "coll_test"))
+	int done = 0;
+	ok(coll_test(comm, &q, &done), "coll_test");
+	/* then coll_waitsome with a short limit until it finished */
+	for (int nf = 0; !done && !nf;) {
+		coll_result res = COLL_ERR_INVALID;
+		if (!ok(coll_waitsome(comm, &q, 1, 5, &res, &nf), "coll_waitsome"))
 			break;
+		if (nf && (res != COLL_OK || q != NULL)) {
+			printf("FAIL rank %d: coll_waitsome finished the receive with %s, request %s\n", rank,
+			       coll_strerror(res), q ? "not freed" : "freed");
+			fails++;
+		}
+	}
 	check(r, w, prev, rank, 42);
 	float x = (float)rank;
 	if (ok(coll_allreduce(comm, &x, &x, 1, COLL_FLOAT, COLL_SUM), "coll_allreduce") && x != (float)(n * (n - 1) / 2)) {

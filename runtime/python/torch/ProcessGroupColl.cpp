@@ -89,8 +89,8 @@ struct Runtime {
 	/* point-to-point (libraries of this version; NULL in older ones) */
 	decltype(&coll_isend) isend = nullptr;
 	decltype(&coll_irecv) irecv = nullptr;
-	decltype(&coll_test) test = nullptr;
 	decltype(&coll_waitall) waitall = nullptr;
+	decltype(&coll_waitsome) waitsome = nullptr;
 	const void *gpu_plans = nullptr;
 	coll_result (*gpu_init)(void **g, coll_comm *comm, const void *plans, int device) = nullptr;
 	void (*gpu_finalize)(void *g) = nullptr;
@@ -150,8 +150,10 @@ void open_runtime(Runtime &rt, const std::string &path, std::string symbol)
 	need(rt, rt.straggler, "coll_straggler");
 	maybe(rt, rt.isend, "coll_isend");
 	maybe(rt, rt.irecv, "coll_irecv");
-	maybe(rt, rt.test, "coll_test");
 	maybe(rt, rt.waitall, "coll_waitall");
+	maybe(rt, rt.waitsome, "coll_waitsome");
+	if (!rt.irecv || !rt.waitall || !rt.waitsome)
+		rt.isend = nullptr;   /* messages need all of them */
 	rt.gpu_plans = dlsym(rt.handle, (rt.cluster + "_gpu_plans").c_str());
 	if (rt.gpu_plans) {
 		need(rt, rt.gpu_init, "coll_gpu_init");
@@ -1076,17 +1078,21 @@ private:
 	}
 
 	/* The messages' worker: posts what is queued, moves every posted
-	 * request along (coll_test), finishes their Works.  While requests
-	 * are pending it polls, yielding the core between passes (coll_test
-	 * cannot say that fragments moved, only that a request finished, and
-	 * a 4 MiB message is 32 fragments: sleeping between passes made one
-	 * take 2.7 ms where gloo took 2.2); after 20 ms without a request
-	 * finishing it sleeps 50 us between passes, so a long wait for a late
-	 * peer does not keep a core.  With nothing pending it sleeps on the
-	 * queue. */
+	 * request along (coll_waitsome), finishes their Works.  While a
+	 * request finished in the last 20 ms it looks once per pass and
+	 * yields the core between passes, so that an op queued meanwhile is
+	 * posted at once (a 4 MiB message is 32 fragments; sleeping between
+	 * passes made one take 2.7 ms where gloo took 2.2).  After that it
+	 * waits in the transport for up to 2 ms a pass (this communicator has
+	 * no plans, so its receives are with the transport and a message
+	 * wakes the wait), so a long wait for a late peer keeps no core busy;
+	 * an op queued then waits at most those 2 ms.  With nothing pending
+	 * it sleeps on the queue. */
 	void p2p_loop()
 	{
 		std::vector<P2POp> active;
+		std::vector<coll_request *> reqs;
+		std::vector<coll_result> res;
 		auto last = std::chrono::steady_clock::now();
 		for (;;) {
 			std::deque<P2POp> fresh;
@@ -1117,19 +1123,36 @@ private:
 				else
 					active.push_back(std::move(op));
 			}
-			bool moved = !fresh.empty();
-			for (size_t i = 0; i < active.size();) {
+			if (active.empty())
+				continue;
+			auto now = std::chrono::steady_clock::now();
+			if (!fresh.empty())
+				last = now;   /* a new op is activity: an idle spell before it does not count */
+			bool quiet = now - last > std::chrono::milliseconds(20);
+			reqs.resize(active.size());
+			res.assign(active.size(), COLL_OK);
+			for (size_t i = 0; i < active.size(); i++)
+				reqs[i] = active[i].req;
+			int nf = 0;
+			coll_result r = rt_.waitsome(p2p_, reqs.data(), (int)reqs.size(), quiet ? 2 : 0, res.data(), &nf);
+			std::string why = r != COLL_OK ? rt_.last_error(p2p_) : "";
+			size_t keep = 0;
+			for (size_t i = 0; i < active.size(); i++) {
 				P2POp &op = active[i];
-				int done = 0;
-				coll_result r = rt_.test(p2p_, &op.req, &done);
-				if (r == COLL_OK && !done) {
-					i++;
+				if (reqs[i] && r == COLL_OK) {   /* still pending */
+					op.req = reqs[i];
+					if (keep != i)
+						active[keep] = std::move(op);
+					keep++;
 					continue;
 				}
+				/* finished (or the communicator failed: waitsome freed
+				 * what finished, and nothing else moves again) */
+				coll_result rc = reqs[i] ? r : res[i];
 				std::exception_ptr e;
-				if (r != COLL_OK)
-					e = std::make_exception_ptr(
-						std::runtime_error(describe(op.send ? "send" : "recv", r, rt_.last_error(p2p_))));
+				if (rc != COLL_OK)
+					e = std::make_exception_ptr(std::runtime_error(
+						describe(op.send ? "send" : "recv", rc, why.empty() ? rt_.last_error(p2p_) : why.c_str())));
 				else if (!op.send && !op.h.is_same(op.t))
 					try {
 						op.t.copy_(op.h);
@@ -1137,15 +1160,11 @@ private:
 						e = std::current_exception();
 					}
 				op.work->done(e);
-				active.erase(active.begin() + (long)i);
-				moved = true;
 			}
-			auto now = std::chrono::steady_clock::now();
-			if (moved || active.empty())
-				last = now;
-			else if (now - last > std::chrono::milliseconds(20))
-				std::this_thread::sleep_for(std::chrono::microseconds(50));
-			else
+			active.resize(keep);
+			if (nf > 0)
+				last = std::chrono::steady_clock::now();
+			else if (!quiet)
 				std::this_thread::yield();
 		}
 	}
