@@ -94,6 +94,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "statline.h"
+
 #define SLACK 256
 
 static int wrank, wsize;
@@ -807,26 +809,7 @@ static void intercomm(void)
 
 static void print_expect(void)
 {
-	long ns = 0, np = 0;
-	char line[2048];
-	size_t o = 0;
-	for (int f = 0; f < NF; f++)
-		ns += want_served[f];
-	for (int r = 0; r < NR; r++)
-		np += want_passed[r];
-	o += (size_t)snprintf(line + o, sizeof line - o, "diff: expect: served %ld", ns);
-	for (int f = 0, k = 0; f < NF; f++)
-		if (want_served[f])
-			o += (size_t)snprintf(line + o, sizeof line - o, "%s%s %ld", k++ ? ", " : " (", fname[f], want_served[f]);
-	if (ns)
-		o += (size_t)snprintf(line + o, sizeof line - o, ")");
-	o += (size_t)snprintf(line + o, sizeof line - o, ", passed to MPI %ld", np);
-	for (int r = 0, k = 0; r < NR; r++)
-		if (want_passed[r])
-			o += (size_t)snprintf(line + o, sizeof line - o, "%s%s %ld", k++ ? ", " : " (", rname[r], want_passed[r]);
-	if (np)
-		snprintf(line + o, sizeof line - o, ")");
-	printf("%s\n", line);
+	pm_print_expect("diff", fname, want_served, NF, rname, want_passed, NR);
 }
 
 static int run(const char *dir)
