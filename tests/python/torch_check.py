@@ -42,6 +42,15 @@ def same(got, want):
     return ""
 
 
+def same_all(got, want):
+    """same() over two lists of tensors: the first difference, or ""."""
+    for y, x in zip(got, want):
+        e = same(y, x)
+        if e:
+            return e
+    return ""
+
+
 def data(rank, count, dtype, base=0):
     return ((torch.arange(count) * 7 + rank * 3 + base) % 5 + 1).to(dtype)
 
@@ -154,10 +163,7 @@ def main():
         for name, g in (("gloo", gloo), ("coll", pg)):
             outs[name] = [torch.zeros(7, dtype=torch.float32) for _ in range(n)]
             dist.all_gather(outs[name], data(rank, 7, torch.float32), group=g)
-        for x, y in zip(outs["gloo"], outs["coll"]):
-            e = same(y, x)
-            if e:
-                return e
+        return same_all(outs["coll"], outs["gloo"])
     report("all_gather", all_gather)
 
     def all_gather_into_tensor():
@@ -218,10 +224,7 @@ def main():
                     dist.send(t, nxt, group=g)
                 res.append(r)
             outs[name] = res
-        for x, y in zip(outs["gloo"], outs["coll"]):
-            e = same(y, x)
-            if e:
-                return e
+        return same_all(outs["coll"], outs["gloo"])
     report("send-recv", send_recv)
 
     def isend_irecv_batch():
@@ -241,10 +244,7 @@ def main():
             for w in dist.batch_isend_irecv(ops):
                 w.wait()
             outs[name] = [ra, rb, rc]
-        for x, y in zip(outs["gloo"], outs["coll"]):
-            e = same(y, x)
-            if e:
-                return e
+        return same_all(outs["coll"], outs["gloo"])
     report("isend-irecv-batch", isend_irecv_batch)
 
     def p2p_tags():
@@ -298,10 +298,7 @@ def main():
             lst = [torch.zeros(6, dtype=torch.int64) for _ in range(n)] if rank == root else None
             dist.gather(data(rank, 6, torch.int64), lst, dst=root, group=g)
             outs[name] = lst or []
-        for x, y in zip(outs["gloo"], outs["coll"]):
-            e = same(y, x)
-            if e:
-                return e
+        return same_all(outs["coll"], outs["gloo"])
     report("gather", gather)
 
     def scatter():
@@ -335,10 +332,7 @@ def main():
             dist.all_gather_coalesced(lists, [data(rank, 3, torch.float32), data(rank, 4, torch.float32).view(2, 2)],
                                       group=g)
             outs[name] = [t for lst in lists for t in lst]
-        for x, y in zip(outs["gloo"], outs["coll"]):
-            e = same(y, x)
-            if e:
-                return e
+        return same_all(outs["coll"], outs["gloo"])
     report("all_gather_coalesced", all_gather_coalesced)
 
     def expect(exc, text, fn):
